@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Anvil",
+    products: [
+        .library(name: "Anvil", targets: ["Anvil"]),
+        .library(name: "AnvilVision", targets: ["AnvilVision"]),
+        .executable(name: "anvil", targets: ["anvil"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // OpenBLAS through pkg-config; Debian's libopenblas-dev provides it.
+        .systemLibrary(
+            name: "COpenBLAS",
+            pkgConfig: "openblas",
+            providers: [.apt(["libopenblas-dev"])]
+        ),
+        // stb_image (PNG/JPEG decoding) from Debian's libstb-dev.
+        .systemLibrary(
+            name: "CStb",
+            pkgConfig: "stb",
+            providers: [.apt(["libstb-dev"])]
+        ),
+        .target(
+            name: "Anvil",
+            dependencies: ["COpenBLAS"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "AnvilVision",
+            dependencies: ["CStb"]
+        ),
+        .executableTarget(
+            name: "anvil",
+            dependencies: [
+                "Anvil",
+                "AnvilVision",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "AnvilVisionTests",
+            dependencies: ["AnvilVision"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "AnvilTests",
+            dependencies: ["Anvil", "AnvilVision"],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v5]
+)

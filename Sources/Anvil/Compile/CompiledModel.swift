@@ -1,0 +1,79 @@
+import Synchronization
+
+/// A model ready to run: kernels in order and a buffer plan. Immutable, so any number of
+/// threads can run it at once; each run borrows a ``Workspace`` for its batch size from a
+/// pool, so after the first call at a batch size `run` allocates nothing.
+final class CompiledModel: @unchecked Sendable {
+    struct Step: @unchecked Sendable {
+        let kernel: any Kernel
+        let inputs: [Int]
+        let output: Int
+        let inputShapes: [Shape]
+        let outputShape: Shape
+    }
+
+    let steps: [Step]
+    let inputTensors: [Int]
+    let outputTensors: [Int]
+    let shapes: [Shape]
+    let slot: [Int]
+    let slotOffsets: [Int]
+    let floatsPerImage: Int
+    private let pool = Mutex<[Int: [Workspace]]>([:])
+
+    init(graph: Graph, plan: ExecutionPlan, steps: [Step]) {
+        self.steps = steps
+        self.inputTensors = Array(0 ..< graph.inputCount)
+        self.outputTensors = graph.outputs.map { plan.storage[$0] }
+        self.shapes = graph.shapes
+        self.slot = plan.slot
+        var offsets: [Int] = []
+        var total = 0
+        for size in plan.slotSizes { offsets.append(total); total += size }
+        self.slotOffsets = offsets
+        self.floatsPerImage = total
+    }
+
+    /// Runs the model. `fill` copies the inputs into the workspace's input buffers, `drain`
+    /// reads the outputs; both get one pointer per input/output.
+    func run(batch: Int, fill: ([UnsafeMutablePointer<Float>]) -> Void, drain: ([UnsafePointer<Float>]) -> Void) {
+        let workspace = pool.withLock { $0[batch]?.popLast() } ?? Workspace(model: self, batch: batch)
+        fill(workspace.inputs)
+        for (step, io) in zip(steps, workspace.io) { step.kernel.run(io) }
+        drain(workspace.outputs)
+        pool.withLock { $0[batch, default: []].append(workspace) }
+    }
+
+    /// Frees every pooled workspace.
+    func releaseWorkspaces() {
+        pool.withLock { $0.removeAll() }
+    }
+
+    /// Buffers for one batch size, and the kernel arguments pointing into them.
+    final class Workspace: @unchecked Sendable {
+        let memory: UnsafeMutablePointer<Float>
+        let io: [KernelIO]
+        let inputs: [UnsafeMutablePointer<Float>]
+        let outputs: [UnsafePointer<Float>]
+
+        init(model: CompiledModel, batch: Int) {
+            let scratch = model.steps.map { $0.kernel.scratchCount(batch: batch) }.max() ?? 0
+            let activations = model.floatsPerImage * batch
+            let memory = UnsafeMutablePointer<Float>.allocate(capacity: activations + scratch + 1)
+            memory.initialize(repeating: 0, count: activations + scratch + 1)
+            self.memory = memory
+            func buffer(_ tensor: Int) -> UnsafeMutablePointer<Float> {
+                memory + model.slotOffsets[model.slot[tensor]] * batch
+            }
+            io = model.steps.map { step in
+                KernelIO(inputs: step.inputs.map { UnsafePointer(buffer($0)) }, output: buffer(step.output),
+                         scratch: memory + activations, batch: batch, inputShapes: step.inputShapes,
+                         outputShape: step.outputShape)
+            }
+            inputs = model.inputTensors.map(buffer)
+            outputs = model.outputTensors.map { UnsafePointer(buffer($0)) }
+        }
+
+        deinit { memory.deallocate() }
+    }
+}

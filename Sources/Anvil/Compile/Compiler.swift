@@ -1,0 +1,88 @@
+/// Turns a graph and a parameter source into a ``CompiledModel``: loads and checks every
+/// parameter tensor, folds and fuses, and builds the kernels. Either everything succeeds or
+/// an error is thrown and nothing is kept.
+struct Compiler {
+    let graph: Graph
+    let plan: ExecutionPlan
+    let layout: WeightLayout
+    let validateParameters: Bool
+
+    func compile(_ source: any ParameterSource) throws -> CompiledModel {
+        let parameters = try loadParameters(source)
+        var steps: [CompiledModel.Step] = []
+        for step in plan.steps {
+            let node = graph.nodes[step.node]
+            let loaded = parameters[ObjectIdentifier(node.layer)] ?? [:]
+            var context = KernelContext(layerName: node.name, inputShapes: node.inputs.map { graph.shapes[$0] },
+                                        outputShape: graph.shapes[node.output], layout: layout, parameters: loaded)
+            do {
+                if let index = step.foldedNormalization {
+                    let normalization = graph.nodes[index]
+                    let bn = normalization.layer as! BatchNormalization
+                    let bnContext = KernelContext(layerName: normalization.name, inputShapes: [graph.shapes[node.output]],
+                                                  outputShape: graph.shapes[normalization.output], layout: layout,
+                                                  parameters: parameters[ObjectIdentifier(bn)] ?? [:])
+                    context.foldedAffine = try bn.affine(bnContext)
+                }
+                if let index = step.fusedActivation {
+                    context.fusedActivation = (graph.nodes[index].layer as! Activation).function
+                }
+                let kernel = try node.layer.makeKernel(context)
+                steps.append(CompiledModel.Step(kernel: kernel, inputs: step.inputs, output: step.output,
+                                                inputShapes: context.inputShapes, outputShape: context.outputShape))
+            } catch let error as AnvilError {
+                throw error.message.contains("'\(node.name)'") ? error
+                    : AnvilError(error.code, "layer '\(node.name)' (\(node.layer.typeName)): \(error.message)")
+            }
+        }
+        return CompiledModel(graph: graph, plan: plan, steps: steps)
+    }
+
+    /// Requests every parameter of every distinct layer once; checks counts, values (when
+    /// asked) and that the source holds nothing unused.
+    private func loadParameters(_ source: any ParameterSource) throws -> [ObjectIdentifier: [ParameterKind: ParameterData]] {
+        var loaded: [ObjectIdentifier: [ParameterKind: ParameterData]] = [:]
+        var specsByLayer: [ObjectIdentifier: [ParameterSpec]] = [:]
+        var used = Set<String>()
+        for node in graph.nodes {
+            let id = ObjectIdentifier(node.layer)
+            let specs = node.layer.parameters(for: node.inputs.map { graph.shapes[$0] })
+            if let previous = specsByLayer[id] {
+                guard previous == specs else {
+                    throw AnvilError(.invalidShape, "layer '\(node.name)' is applied twice to inputs that need different parameters (\(previous.map(\.count)) vs \(specs.map(\.count)))")
+                }
+                continue
+            }
+            specsByLayer[id] = specs
+            var tensors: [ParameterKind: ParameterData] = [:]
+            for spec in specs {
+                let request = ParameterRequest(layer: node.name, kind: spec.kind, count: spec.count)
+                let data: ParameterData
+                do {
+                    data = try source.data(for: request)
+                } catch let error as AnvilError {
+                    throw error
+                } catch {
+                    throw AnvilError(.missingParameter, "cannot load \(request): \(error)")
+                }
+                guard data.count == spec.count, spec.count == 0 || data.buffer.baseAddress != nil else {
+                    throw AnvilError(.invalidParameter, "\(request) was given \(data.count) values")
+                }
+                if validateParameters, let bad = data.buffer.firstIndex(where: { !$0.isFinite }) {
+                    throw AnvilError(.invalidParameter, "\(request) has a non-finite value \(data.buffer[bad]) at index \(bad)")
+                }
+                tensors[spec.kind] = data
+                used.insert(source.tensorName(for: request))
+            }
+            loaded[id] = tensors
+        }
+        if let available = source.tensorNames {
+            let unused = Set(available).subtracting(used).sorted()
+            if !unused.isEmpty {
+                let listed = unused.prefix(5).map { "'\($0)'" }.joined(separator: ", ")
+                throw AnvilError(.unusedParameter, "the parameter source holds \(unused.count) tensor(s) no layer uses: \(listed)\(unused.count > 5 ? ", ..." : "")")
+            }
+        }
+        return loaded
+    }
+}

@@ -1,0 +1,98 @@
+/// What runs and where its data lives, decided from the graph alone (no parameters):
+/// which nodes fuse into their producer, the order of steps, and the buffer slot of every
+/// tensor, reused once a tensor is dead.
+struct ExecutionPlan {
+    /// A node that runs, with the nodes fused into it.
+    struct Step {
+        let node: Int
+        /// A BatchNormalization node folded into this one.
+        var foldedNormalization: Int?
+        /// An Activation node fused into this one.
+        var fusedActivation: Int?
+        /// Tensors read (already resolved through fusion).
+        var inputs: [Int]
+        /// Tensor written.
+        let output: Int
+    }
+
+    let steps: [Step]
+    /// For each graph tensor, the tensor whose buffer holds it (itself unless fused away).
+    let storage: [Int]
+    /// Slot of each stored tensor (`-1` for tensors never stored).
+    let slot: [Int]
+    /// Floats per image of each slot.
+    let slotSizes: [Int]
+
+    /// Floats per image for all activation buffers.
+    var floatsPerImage: Int { slotSizes.reduce(0, +) }
+
+    init(graph: Graph) {
+        let tensorCount = graph.shapes.count
+        var consumers = [Int](repeating: 0, count: tensorCount)
+        for node in graph.nodes { for input in node.inputs { consumers[input] += 1 } }
+        let outputs = Set(graph.outputs)
+        /// The single node consuming `tensor`, if it has exactly one and is not a model output.
+        func soleConsumer(of tensor: Int) -> Int? {
+            guard consumers[tensor] == 1, !outputs.contains(tensor) else { return nil }
+            return graph.nodes.firstIndex { $0.inputs.contains(tensor) }
+        }
+
+        var storage = Array(0 ..< tensorCount)
+        var fused = Set<Int>()
+        var steps: [Step] = []
+        for (index, node) in graph.nodes.enumerated() where !fused.contains(index) {
+            var step = Step(node: index, inputs: node.inputs.map { storage[$0] }, output: node.output)
+            if let fusable = node.layer as? any FusableLayer, fusable.activation == .none {
+                var tail = node.output
+                if let next = soleConsumer(of: tail), graph.nodes[next].layer is BatchNormalization {
+                    step.foldedNormalization = next
+                    fused.insert(next)
+                    tail = graph.nodes[next].output
+                    storage[tail] = node.output
+                }
+                if let next = soleConsumer(of: tail), graph.nodes[next].layer is Activation {
+                    step.fusedActivation = next
+                    fused.insert(next)
+                    storage[graph.nodes[next].output] = node.output
+                }
+            }
+            steps.append(step)
+        }
+        self.steps = steps
+        self.storage = storage
+
+        // Liveness: a tensor lives from the step that writes it to the last step that reads
+        // it; model inputs are written before step 0, outputs live to the end.
+        var lastUse = [Int](repeating: -1, count: tensorCount)
+        for (position, step) in steps.enumerated() { for input in step.inputs { lastUse[input] = position } }
+        for output in graph.outputs { lastUse[storage[output]] = steps.count }
+        var slot = [Int](repeating: -1, count: tensorCount)
+        var sizes: [Int] = []
+        var free: [Int] = []
+        func allocate(_ tensor: Int) {
+            let size = graph.shapes[tensor].count
+            // Best fit among free slots; otherwise grow the largest free one or add a slot.
+            if let best = free.filter({ sizes[$0] >= size }).min(by: { sizes[$0] < sizes[$1] }) {
+                slot[tensor] = best
+                free.removeAll { $0 == best }
+            } else if let largest = free.max(by: { sizes[$0] < sizes[$1] }) {
+                sizes[largest] = size
+                slot[tensor] = largest
+                free.removeAll { $0 == largest }
+            } else {
+                slot[tensor] = sizes.count
+                sizes.append(size)
+            }
+        }
+        for input in 0 ..< graph.inputCount { allocate(input) }
+        for (position, step) in steps.enumerated() {
+            allocate(step.output)
+            for tensor in Set(step.inputs) + [step.output] where lastUse[tensor] <= position {
+                free.append(slot[tensor])
+            }
+        }
+        // Inputs no step reads (a model whose output is its input) keep their slot.
+        self.slot = slot
+        self.slotSizes = sizes
+    }
+}

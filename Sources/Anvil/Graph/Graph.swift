@@ -1,0 +1,149 @@
+/// A network as Anvil computes it: tensors numbered inputs first, then one per node in
+/// topological order, every shape inferred and every layer named.
+struct Graph {
+    /// One application of a layer.
+    struct Node {
+        let layer: any Layer
+        let name: String
+        let inputs: [Int]
+        let output: Int
+    }
+
+    let inputNames: [String]
+    let nodes: [Node]
+    let outputs: [Int]
+    let shapes: [Shape]
+
+    var inputCount: Int { inputNames.count }
+
+    func name(ofTensor tensor: Int) -> String {
+        tensor < inputCount ? inputNames[tensor] : nodes[tensor - inputCount].name
+    }
+
+    func node(producing tensor: Int) -> Node? {
+        tensor < inputCount ? nil : nodes[tensor - inputCount]
+    }
+
+    /// Collects the tensors `outputs` depend on, sorts them, names them and infers shapes.
+    init(inputs: [Input], outputs: [SymbolicTensor]) throws {
+        guard !inputs.isEmpty else { throw AnvilError(.invalidGraph, "a model needs at least one input") }
+        guard !outputs.isEmpty else { throw AnvilError(.invalidGraph, "a model needs at least one output") }
+        var index: [ObjectIdentifier: Int] = [:]
+        for (i, input) in inputs.enumerated() {
+            guard index.updateValue(i, forKey: ObjectIdentifier(input)) == nil else {
+                throw AnvilError(.invalidGraph, "input \(i + 1) is listed twice")
+            }
+        }
+        // Iterative post-order walk from the outputs: a node is emitted after its inputs.
+        var order: [SymbolicTensor] = []
+        var onPath: Set<ObjectIdentifier> = []
+        var stack: [(SymbolicTensor, Bool)] = outputs.reversed().map { ($0, false) }
+        var usedInputs: Set<Int> = []
+        while let (tensor, expanded) = stack.popLast() {
+            let id = ObjectIdentifier(tensor)
+            if expanded {
+                onPath.remove(id)
+                if index[id] == nil {
+                    index[id] = inputs.count + order.count
+                    order.append(tensor)
+                }
+                continue
+            }
+            if let known = index[id] {
+                if known < inputs.count { usedInputs.insert(known) }
+                continue
+            }
+            switch tensor.origin {
+            case .input(let shape, let name):
+                throw AnvilError(.invalidGraph, "an output depends on input '\(name ?? "unnamed")' \(shape), which is not one of the model's inputs")
+            case .layer(let layer, let sources):
+                guard !onPath.contains(id) else {
+                    throw AnvilError(.invalidGraph, "the graph has a cycle through layer '\(layer.name ?? layer.typeName)'")
+                }
+                onPath.insert(id)
+                stack.append((tensor, true))
+                for source in sources.reversed() { stack.append((source, false)) }
+            }
+        }
+        for (i, input) in inputs.enumerated() where !usedInputs.contains(i) && !outputs.contains(where: { $0 === input }) {
+            throw AnvilError(.invalidGraph, "input '\(input.name ?? "input \(i + 1)")' is not used by any output")
+        }
+
+        inputNames = try Self.inputNames(inputs)
+        let names = try Self.layerNames(order, reserved: Set(inputNames))
+        var shapes = inputs.map(\.shape)
+        for (i, shape) in shapes.enumerated() where !shape.isValid {
+            throw AnvilError(.invalidShape, "input '\(inputNames[i])' has invalid shape \(shape)")
+        }
+        var nodes: [Node] = []
+        for (position, tensor) in order.enumerated() {
+            guard case .layer(let layer, let sources) = tensor.origin else { continue }
+            let name = names[position]
+            let inputIndices = sources.map { index[ObjectIdentifier($0)]! }
+            let inputShapes = inputIndices.map { shapes[$0] }
+            let shape: Shape
+            do {
+                guard layer.inputCountRange.contains(inputShapes.count) else {
+                    let range = layer.inputCountRange
+                    let expected = range.upperBound == Int.max ? "at least \(range.lowerBound)" : range.count == 1 ? "\(range.lowerBound)" : "\(range.lowerBound)-\(range.upperBound)"
+                    throw AnvilError(.invalidGraph, "takes \(expected) input(s), was given \(inputShapes.count)")
+                }
+                shape = try layer.outputShape(for: inputShapes)
+            } catch let error as AnvilError {
+                throw AnvilError(error.code, "layer '\(name)' (\(layer.typeName)) on input \(inputShapes.map(\.description).joined(separator: ", ")): \(error.message)")
+            }
+            guard shape.isValid else {
+                throw AnvilError(.invalidShape, "layer '\(name)' (\(layer.typeName)) on input \(inputShapes.map(\.description).joined(separator: ", ")) gives invalid shape \(shape)")
+            }
+            shapes.append(shape)
+            nodes.append(Node(layer: layer, name: name, inputs: inputIndices, output: inputs.count + nodes.count))
+        }
+        self.nodes = nodes
+        self.shapes = shapes
+        self.outputs = outputs.map { index[ObjectIdentifier($0)]! }
+    }
+
+    private static func inputNames(_ inputs: [Input]) throws -> [String] {
+        var names: [String] = []
+        for (i, input) in inputs.enumerated() {
+            let name = input.name ?? (inputs.count == 1 ? "input" : "input_\(i + 1)")
+            guard !names.contains(name) else { throw AnvilError(.invalidGraph, "two inputs are named '\(name)'") }
+            names.append(name)
+        }
+        return names
+    }
+
+    /// User names where given; otherwise `<prefix>_<n>`, counted per prefix in topological
+    /// order, skipping names already taken. A layer instance applied twice keeps one name.
+    private static func layerNames(_ order: [SymbolicTensor], reserved: Set<String>) throws -> [String] {
+        var owner: [String: ObjectIdentifier] = [:]
+        for name in reserved { owner[name] = ObjectIdentifier(Graph.self) }
+        var layers: [(any Layer)] = []
+        for tensor in order { if case .layer(let layer, _) = tensor.origin { layers.append(layer) } }
+        for layer in layers {
+            guard let name = layer.name else { continue }
+            guard !name.isEmpty else { throw AnvilError(.invalidGraph, "a \(layer.typeName) layer has an empty name") }
+            if let existing = owner[name], existing != ObjectIdentifier(layer) {
+                throw AnvilError(.invalidGraph, "two different layers are named '\(name)'")
+            }
+            owner[name] = ObjectIdentifier(layer)
+        }
+        var assigned: [ObjectIdentifier: String] = [:]
+        var counters: [String: Int] = [:]
+        return layers.map { layer in
+            let id = ObjectIdentifier(layer)
+            if let name = layer.name { return name }
+            if let name = assigned[id] { return name }
+            var n = counters[layer.namePrefix, default: 0]
+            var candidate: String
+            repeat {
+                n += 1
+                candidate = "\(layer.namePrefix)_\(n)"
+            } while owner[candidate] != nil
+            counters[layer.namePrefix] = n
+            owner[candidate] = id
+            assigned[id] = candidate
+            return candidate
+        }
+    }
+}

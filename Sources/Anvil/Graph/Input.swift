@@ -1,0 +1,23 @@
+/// The input of a network: one image of a fixed shape (the batch size is chosen at `predict`).
+///
+/// ```swift
+/// let input = Input(width: 28, height: 28, channels: 1)
+/// ```
+public final class Input: SymbolicTensor {
+    /// The shape of one input image.
+    public let shape: Shape
+    /// The name given by the caller, or `nil` for an automatic one (`input`, `input_2`, ...).
+    public let name: String?
+
+    /// Creates an input of `height × width × channels`.
+    public init(width: Int, height: Int, channels: Int, name: String? = nil) {
+        self.shape = Shape(height: height, width: width, channels: channels)
+        self.name = name
+        super.init(origin: .input(shape: shape, name: name))
+    }
+
+    /// Creates an input of the given shape.
+    public convenience init(shape: Shape, name: String? = nil) {
+        self.init(width: shape.width, height: shape.height, channels: shape.channels, name: name)
+    }
+}

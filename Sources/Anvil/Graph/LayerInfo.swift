@@ -1,0 +1,22 @@
+/// A description of one layer application in a ``Model``: what the summary prints.
+public struct LayerInfo {
+    /// The resolved name.
+    public let name: String
+    /// The layer.
+    public let layer: any Layer
+    /// Names of the tensors it reads.
+    public let inputNames: [String]
+    /// Shapes of its inputs.
+    public let inputShapes: [Shape]
+    /// Shape of its output.
+    public let outputShape: Shape
+    /// Its parameter tensors (empty for a second application of a shared layer).
+    public let parameters: [ParameterSpec]
+    /// True when this application reuses the parameters of an earlier one.
+    public let sharesParameters: Bool
+    /// Multiply-accumulates per image.
+    public let macs: Int
+
+    /// Total parameter values.
+    public var parameterCount: Int { parameters.reduce(0) { $0 + $1.count } }
+}

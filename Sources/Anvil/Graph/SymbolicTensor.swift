@@ -1,0 +1,22 @@
+/// A tensor in a network definition: it has no values, only a place in the graph.
+///
+/// You get one from ``Input`` and from applying a layer with `-->`; ``Model`` turns the
+/// symbolic tensors reachable from its outputs into a graph and infers every shape.
+public class SymbolicTensor {
+    enum Origin {
+        case input(shape: Shape, name: String?)
+        case layer(any Layer, inputs: [SymbolicTensor])
+    }
+
+    let origin: Origin
+
+    init(origin: Origin) {
+        self.origin = origin
+    }
+
+    /// The tensors this one is computed from.
+    var sources: [SymbolicTensor] {
+        if case .layer(_, let inputs) = origin { return inputs }
+        return []
+    }
+}

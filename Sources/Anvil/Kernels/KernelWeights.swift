@@ -1,0 +1,34 @@
+/// Weights and biases prepared for a kernel: borrowed from the parameter source when they are
+/// already in the kernel's layout, copied otherwise. `weights` rows are output channels.
+struct KernelWeights: @unchecked Sendable {
+    let weights: ParameterData
+    let bias: ParameterData?
+
+    var weightPointer: UnsafePointer<Float> { weights.buffer.baseAddress! }
+    var biasPointer: UnsafePointer<Float>? { bias?.buffer.baseAddress }
+
+    /// Builds the weights from raw parameters: `reordered` replaces the source when a layout
+    /// change was needed; a folded affine map scales each output row and shifts its bias.
+    init(source: ParameterData, reordered: [Float]?, bias: ParameterData?, outputs: Int,
+         weightsPerOutput: Int, rowStride: Int? = nil, affine: (scale: [Float], shift: [Float])?) {
+        guard let affine else {
+            self.weights = reordered.map { ParameterData($0) } ?? source
+            self.bias = bias
+            return
+        }
+        var values = reordered ?? Array(source.buffer)
+        // Forge-layout rows are contiguous per output channel, except depthwise where the
+        // output channel is the fastest index; `rowStride` says which.
+        if let rowStride {
+            for i in 0 ..< values.count { values[i] *= affine.scale[i % rowStride] }
+        } else {
+            for o in 0 ..< outputs {
+                for k in 0 ..< weightsPerOutput { values[o * weightsPerOutput + k] *= affine.scale[o] }
+            }
+        }
+        var shifted = affine.shift
+        if let bias { for o in 0 ..< outputs { shifted[o] += bias.buffer[o] * affine.scale[o] } }
+        self.weights = ParameterData(values)
+        self.bias = ParameterData(shifted)
+    }
+}

@@ -1,0 +1,27 @@
+/// Applies an activation function element-wise: `--> Activation(.relu)`.
+///
+/// Right after a convolution or dense layer that has no activation of its own, it is
+/// fused into that layer's kernel at compile time.
+public final class Activation: Layer {
+    /// The function.
+    public let function: ActivationFunction
+    /// The user's name for the layer.
+    public let name: String?
+
+    /// Creates the layer.
+    public init(_ function: ActivationFunction, name: String? = nil) {
+        self.function = function
+        self.name = name
+    }
+
+    /// `activation`.
+    public var namePrefix: String { "activation" }
+
+    /// The input shape.
+    public func outputShape(for inputs: [Shape]) throws -> Shape { inputs[0] }
+
+    /// An element-wise kernel.
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+        CopyKernel(shape: context.inputShapes[0], channelsFirst: false, activation: function)
+    }
+}

@@ -1,0 +1,79 @@
+/// A 2-D convolution with optional bias and fused activation.
+///
+/// ```swift
+/// input --> Convolution(kernel: (3, 3), channels: 64, activation: .relu, name: "conv1_1")
+/// ```
+///
+/// Pairs are `(height, width)`. Padding defaults to `.same`, as in Forge. Weights hold
+/// `channels × kh × kw × (inputChannels / groups)` values (layout declared at compile time).
+public final class Convolution: Layer, FusableLayer {
+    /// Kernel size.
+    public let kernel: (height: Int, width: Int)
+    /// Output channels.
+    public let channels: Int
+    /// Step between windows.
+    public let stride: (height: Int, width: Int)
+    /// Border handling.
+    public let padding: Padding
+    /// Spacing between kernel taps.
+    public let dilation: (height: Int, width: Int)
+    /// Channel groups: input and output channels split into this many independent convolutions.
+    public let groups: Int
+    /// Whether the layer adds a bias per output channel.
+    public let useBias: Bool
+    /// The activation applied to the output.
+    public let activation: ActivationFunction
+    /// The user's name for the layer.
+    public let name: String?
+
+    /// Creates a convolution.
+    public init(kernel: (Int, Int), channels: Int, stride: (Int, Int) = (1, 1), padding: Padding = .same,
+                dilation: (Int, Int) = (1, 1), groups: Int = 1, useBias: Bool = true,
+                activation: ActivationFunction = .none, name: String? = nil) {
+        self.kernel = kernel
+        self.channels = channels
+        self.stride = stride
+        self.padding = padding
+        self.dilation = dilation
+        self.groups = groups
+        self.useBias = useBias
+        self.activation = activation
+        self.name = name
+    }
+
+    /// `conv`.
+    public var namePrefix: String { "conv" }
+
+    func geometry(_ input: Shape) throws -> WindowGeometry {
+        guard channels > 0 else { throw AnvilError(.invalidOption, "channels must be positive, got \(channels)") }
+        guard groups > 0, input.channels % groups == 0, channels % groups == 0 else {
+            throw AnvilError(.invalidShape, "groups \(groups) must divide input channels \(input.channels) and output channels \(channels)")
+        }
+        return try WindowGeometry(input: input, kernel: kernel, stride: stride, dilation: dilation, padding: padding)
+    }
+
+    /// Height and width from the window geometry; `channels` channels.
+    public func outputShape(for inputs: [Shape]) throws -> Shape {
+        let g = try geometry(inputs[0])
+        _ = try checkedProduct([channels, kernel.0, kernel.1, inputs[0].channels / groups], what: "weight tensor")
+        return Shape(height: g.outputHeight, width: g.outputWidth, channels: channels)
+    }
+
+    /// Weights and (if `useBias`) biases.
+    public func parameters(for inputs: [Shape]) -> [ParameterSpec] {
+        let weights = ParameterSpec(.weights, count: channels * kernel.0 * kernel.1 * (inputs[0].channels / groups))
+        return useBias ? [weights, ParameterSpec(.biases, count: channels)] : [weights]
+    }
+
+    /// Output pixels × channels × taps per output.
+    public func macs(for inputs: [Shape], output: Shape) -> Int {
+        output.count * kernel.0 * kernel.1 * (inputs[0].channels / groups)
+    }
+
+    /// im2col + GEMM, or the depthwise kernel when `groups` equals the input channels.
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+        let input = context.inputShapes[0]
+        return try makeConvolutionKernel(context, geometry: try geometry(input), inputChannels: input.channels,
+                                         outputChannels: channels, groups: groups, useBias: useBias, activation: activation)
+    }
+}

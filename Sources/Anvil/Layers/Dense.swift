@@ -1,0 +1,52 @@
+/// A fully connected layer. A spatial input is flattened in `H, W, C` order (Forge's);
+/// declare `.pytorch` at compile time for weights trained on `C, H, W`-flattened inputs.
+///
+/// The output is `1 × 1 × neurons`.
+public final class Dense: Layer, FusableLayer {
+    /// Output features.
+    public let neurons: Int
+    /// Whether the layer adds a bias per output.
+    public let useBias: Bool
+    /// The activation applied to the output.
+    public let activation: ActivationFunction
+    /// The user's name for the layer.
+    public let name: String?
+
+    /// Creates a dense layer.
+    public init(neurons: Int, useBias: Bool = true, activation: ActivationFunction = .none, name: String? = nil) {
+        self.neurons = neurons
+        self.useBias = useBias
+        self.activation = activation
+        self.name = name
+    }
+
+    /// `dense`.
+    public var namePrefix: String { "dense" }
+
+    /// `1 × 1 × neurons`.
+    public func outputShape(for inputs: [Shape]) throws -> Shape {
+        guard neurons > 0 else { throw AnvilError(.invalidOption, "neurons must be positive, got \(neurons)") }
+        _ = try checkedProduct([neurons, inputs[0].count], what: "weight tensor")
+        return .vector(neurons)
+    }
+
+    /// Weights `neurons × inputs` and (if `useBias`) biases.
+    public func parameters(for inputs: [Shape]) -> [ParameterSpec] {
+        let weights = ParameterSpec(.weights, count: neurons * inputs[0].count)
+        return useBias ? [weights, ParameterSpec(.biases, count: neurons)] : [weights]
+    }
+
+    /// Inputs × outputs.
+    public func macs(for inputs: [Shape], output: Shape) -> Int { inputs[0].count * neurons }
+
+    /// `sgemv` / `sgemm`.
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+        let input = context.inputShapes[0]
+        let raw = try context.parameter(.weights)
+        let reordered = WeightReorder.dense(raw.buffer, layout: context.layout, outputs: neurons, inputShape: input)
+        let weights = KernelWeights(source: raw, reordered: reordered, bias: useBias ? try context.parameter(.biases) : nil,
+                                    outputs: neurons, weightsPerOutput: input.count, affine: context.foldedAffine)
+        return DenseKernel(inputs: input.count, outputs: neurons, weights: weights,
+                           activation: context.fusedActivation ?? activation)
+    }
+}

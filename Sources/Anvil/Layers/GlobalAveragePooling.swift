@@ -1,0 +1,20 @@
+/// The mean of each channel over all pixels: `H × W × C → 1 × 1 × C`.
+public final class GlobalAveragePooling: Layer {
+    /// The user's name for the layer.
+    public let name: String?
+
+    /// Creates the layer.
+    public init(name: String? = nil) { self.name = name }
+
+    /// `gap`.
+    public var namePrefix: String { "gap" }
+
+    /// `1 × 1 × C`.
+    public func outputShape(for inputs: [Shape]) throws -> Shape { .vector(inputs[0].channels) }
+
+    /// The global pooling kernel.
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+        let input = context.inputShapes[0]
+        return GlobalPoolingKernel(pixels: input.height * input.width, channels: input.channels, average: true)
+    }
+}

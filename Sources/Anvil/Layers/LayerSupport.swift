@@ -1,0 +1,48 @@
+/// Layers whose output can absorb a following BatchNormalization (folded into weights and
+/// bias) and a following activation (fused into the epilogue) at compile time.
+protocol FusableLayer: Layer {
+    /// The activation the layer applies itself; fusion happens only when it is `.none`.
+    var activation: ActivationFunction { get }
+}
+
+/// Multiplies sizes, throwing instead of trapping when the product overflows.
+func checkedProduct(_ factors: [Int], what: String) throws -> Int {
+    var product = 1
+    for factor in factors {
+        let (result, overflow) = product.multipliedReportingOverflow(by: factor)
+        guard !overflow, factor >= 0 else {
+            throw AnvilError(.invalidShape, "\(what) is too large (\(factors.map(String.init).joined(separator: " × ")))")
+        }
+        product = result
+    }
+    return product
+}
+
+/// Builds the kernel for any convolution: depthwise when each group has one input channel,
+/// otherwise im2col + GEMM.
+func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, inputChannels: Int,
+                           outputChannels: Int, groups: Int, useBias: Bool,
+                           activation: ActivationFunction) throws -> any Kernel {
+    let raw = try context.parameter(.weights)
+    let bias = useBias ? try context.parameter(.biases) : nil
+    let finalActivation = context.fusedActivation ?? activation
+    if groups == inputChannels && groups > 1 {
+        let reordered = WeightReorder.depthwise(raw.buffer, layout: context.layout, channels: outputChannels,
+                                                kernelHeight: geometry.kernelHeight, kernelWidth: geometry.kernelWidth)
+        let weights = KernelWeights(source: raw, reordered: reordered, bias: bias, outputs: outputChannels,
+                                    weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth,
+                                    rowStride: outputChannels, affine: context.foldedAffine)
+        return DepthwiseConvolutionKernel(geometry: geometry, inputChannels: inputChannels,
+                                          multiplier: outputChannels / inputChannels, weights: weights,
+                                          activation: finalActivation)
+    }
+    let groupInputs = inputChannels / groups
+    let reordered = WeightReorder.convolution(raw.buffer, layout: context.layout, outputs: outputChannels,
+                                              kernelHeight: geometry.kernelHeight, kernelWidth: geometry.kernelWidth,
+                                              inputs: groupInputs)
+    let weights = KernelWeights(source: raw, reordered: reordered, bias: bias, outputs: outputChannels,
+                                weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth * groupInputs,
+                                affine: context.foldedAffine)
+    return ConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+                             groups: groups, weights: weights, activation: finalActivation)
+}

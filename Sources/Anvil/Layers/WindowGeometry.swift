@@ -1,0 +1,75 @@
+/// The resolved geometry of a sliding window (convolution or pooling) over one input shape:
+/// kernel, stride, dilation, the pads on each side and the output size.
+struct WindowGeometry: Hashable, Sendable {
+    var inputHeight: Int, inputWidth: Int
+    var kernelHeight: Int, kernelWidth: Int
+    var strideHeight: Int, strideWidth: Int
+    var dilationHeight: Int, dilationWidth: Int
+    var padTop: Int, padLeft: Int, padBottom: Int, padRight: Int
+    var outputHeight: Int, outputWidth: Int
+
+    /// The extent of a dilated kernel.
+    var effectiveKernelHeight: Int { (kernelHeight - 1) * dilationHeight + 1 }
+    var effectiveKernelWidth: Int { (kernelWidth - 1) * dilationWidth + 1 }
+
+    /// Resolves the geometry, or throws a message naming the sizes that do not fit.
+    init(input: Shape, kernel: (Int, Int), stride: (Int, Int), dilation: (Int, Int),
+         padding: Padding, ceilMode: Bool = false) throws {
+        guard kernel.0 > 0, kernel.1 > 0 else {
+            throw AnvilError(.invalidOption, "kernel \(kernel.0)x\(kernel.1) must be positive")
+        }
+        guard stride.0 > 0, stride.1 > 0 else {
+            throw AnvilError(.invalidOption, "stride \(stride.0)x\(stride.1) must be positive")
+        }
+        guard dilation.0 > 0, dilation.1 > 0 else {
+            throw AnvilError(.invalidOption, "dilation \(dilation.0)x\(dilation.1) must be positive")
+        }
+        guard kernel.0 < 1 << 20, kernel.1 < 1 << 20, dilation.0 < 1 << 20, dilation.1 < 1 << 20 else {
+            throw AnvilError(.invalidOption, "kernel \(kernel.0)x\(kernel.1) with dilation \(dilation.0)x\(dilation.1) is too large")
+        }
+        inputHeight = input.height; inputWidth = input.width
+        (kernelHeight, kernelWidth) = kernel
+        (strideHeight, strideWidth) = stride
+        (dilationHeight, dilationWidth) = dilation
+        let (h, ph0, ph1) = try Self.axis(input.height, kernel: kernel.0, stride: stride.0, dilation: dilation.0,
+                                          padding: padding, leading: \.0, trailing: \.1, ceilMode: ceilMode, axis: "height")
+        let (w, pw0, pw1) = try Self.axis(input.width, kernel: kernel.1, stride: stride.1, dilation: dilation.1,
+                                          padding: padding, leading: \.2, trailing: \.3, ceilMode: ceilMode, axis: "width")
+        outputHeight = h; outputWidth = w
+        padTop = ph0; padBottom = ph1; padLeft = pw0; padRight = pw1
+    }
+
+    private static func axis(_ size: Int, kernel: Int, stride: Int, dilation: Int, padding: Padding,
+                             leading: KeyPath<(Int, Int, Int, Int), Int>, trailing: KeyPath<(Int, Int, Int, Int), Int>,
+                             ceilMode: Bool, axis: String) throws -> (Int, Int, Int) {
+        let extent = (kernel - 1) * dilation + 1
+        switch padding {
+        case .same:
+            let output = (size + stride - 1) / stride
+            let total = max((output - 1) * stride + extent - size, 0)
+            return (output, total / 2, total - total / 2)
+        case .valid:
+            return (try outputSize(size, extent: extent, stride: stride, before: 0, after: 0, ceilMode: ceilMode, axis: axis), 0, 0)
+        case .explicit(let t, let l, let b, let r):
+            let pads = (t, l, b, r)
+            let before = pads[keyPath: leading], after = pads[keyPath: trailing]
+            guard before >= 0, after >= 0, before < 1 << 24, after < 1 << 24 else {
+                throw AnvilError(.invalidOption, "padding \(padding) must be non-negative and reasonable")
+            }
+            return (try outputSize(size, extent: extent, stride: stride, before: before, after: after, ceilMode: ceilMode, axis: axis), before, after)
+        }
+    }
+
+    private static func outputSize(_ size: Int, extent: Int, stride: Int, before: Int, after: Int,
+                                   ceilMode: Bool, axis: String) throws -> Int {
+        let padded = size + before + after
+        guard extent <= padded else {
+            throw AnvilError(.invalidShape, "kernel extent \(extent) is larger than the padded input \(axis) \(padded)")
+        }
+        let span = padded - extent
+        var output = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1
+        // In ceil mode the last window must start inside the input or its leading pad.
+        if ceilMode, (output - 1) * stride >= size + before { output -= 1 }
+        return output
+    }
+}

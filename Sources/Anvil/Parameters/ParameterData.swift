@@ -1,0 +1,51 @@
+/// The values of one parameter tensor, wherever they live: a Swift array, a memory-mapped
+/// file, a buffer you manage.
+///
+/// `ParameterData` keeps its storage alive; Anvil may keep referring to it after
+/// `compile` (to avoid copying weights already in the layout it computes in).
+public struct ParameterData: @unchecked Sendable {
+    /// The values.
+    public let buffer: UnsafeBufferPointer<Float>
+    /// Whatever keeps `buffer` valid (an array box, a mapped file), retained with it.
+    public let owner: AnyObject?
+
+    /// Wraps an array (no copy beyond Swift's own storage).
+    public init(_ values: [Float]) {
+        let box = FloatBox(values)
+        self.buffer = box.buffer
+        self.owner = box
+    }
+
+    /// Wraps memory that `owner` keeps alive (for example a mapped file).
+    public init(buffer: UnsafeBufferPointer<Float>, owner: AnyObject?) {
+        self.buffer = buffer
+        self.owner = owner
+    }
+
+    /// The number of values.
+    public var count: Int { buffer.count }
+}
+
+/// An owned, immovable float buffer.
+final class FloatBox: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Float>
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        pointer = .allocate(capacity: max(count, 1))
+        pointer.initialize(repeating: 0, count: max(count, 1))
+    }
+
+    convenience init(_ values: [Float]) {
+        self.init(count: values.count)
+        values.withUnsafeBufferPointer { source in
+            if let base = source.baseAddress { pointer.update(from: base, count: values.count) }
+        }
+    }
+
+    var buffer: UnsafeBufferPointer<Float> { UnsafeBufferPointer(start: pointer, count: count) }
+    var mutableBuffer: UnsafeMutableBufferPointer<Float> { UnsafeMutableBufferPointer(start: pointer, count: count) }
+
+    deinit { pointer.deallocate() }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+extension Model {
+    /// A Keras-style table: each layer's name, type, output shape, parameters and
+    /// multiply-accumulates, then totals (layers, parameters, MACs, weight bytes, peak
+    /// activation bytes per image). Returns the text; print it yourself.
+    public func summary() -> String {
+        var rows: [[String]] = [["Layer (type)", "Output shape", "Params", "MACs"]]
+        for (i, name) in inputNames.enumerated() {
+            rows.append(["\(name) (Input)", inputShapes[i].description, "0", "0"])
+        }
+        for layer in layers {
+            rows.append(["\(layer.name) (\(layer.layer.typeName))", layer.outputShape.description,
+                         layer.sharesParameters ? "shared" : Self.grouped(layer.parameterCount), Self.grouped(layer.macs)])
+        }
+        let widths = (0 ..< 4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        func line(_ row: [String]) -> String {
+            let left = row[0].padding(toLength: widths[0], withPad: " ", startingAt: 0)
+            let shape = row[1].padding(toLength: widths[1], withPad: " ", startingAt: 0)
+            let params = String(repeating: " ", count: widths[2] - row[2].count) + row[2]
+            let macs = String(repeating: " ", count: widths[3] - row[3].count) + row[3]
+            return "\(left)   \(shape)   \(params)   \(macs)"
+        }
+        let width = widths.reduce(9, +)
+        var text = [line(rows[0]), String(repeating: "=", count: width)]
+        text += rows.dropFirst().map(line)
+        text.append(String(repeating: "=", count: width))
+        let weightBytes = parameterCount * MemoryLayout<Float>.size
+        text.append("Layers: \(layers.count)")
+        text.append("Parameters: \(Self.grouped(parameterCount)) (\(Self.bytes(weightBytes)))")
+        text.append("MACs per image: \(Self.grouped(macs)) (\(Self.grouped(2 * macs)) FLOPs)")
+        text.append("Peak activation memory per image: \(Self.bytes(activationBytesPerImage))")
+        return text.joined(separator: "\n") + "\n"
+    }
+
+    /// `1234567` → `1,234,567`.
+    static func grouped(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var result = ""
+        for (i, digit) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { result.append(",") }
+            result.append(digit)
+        }
+        return value < 0 ? "-" + result : result
+    }
+
+    /// Bytes in B, KB, MB or GB (powers of 1024), two decimals.
+    static func bytes(_ value: Int) -> String {
+        let units = ["B", "KB", "MB", "GB"]
+        var amount = Double(value)
+        var unit = 0
+        while amount >= 1024 && unit < units.count - 1 { amount /= 1024; unit += 1 }
+        return unit == 0 ? "\(value) B" : String(format: "%.2f %@", amount, units[unit])
+    }
+}
