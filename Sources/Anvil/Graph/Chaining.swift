@@ -1,5 +1,6 @@
 precedencegroup ChainingPrecedence {
     associativity: left
+    higherThan: ComparisonPrecedence
     lowerThan: AdditionPrecedence
 }
 

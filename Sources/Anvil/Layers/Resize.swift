@@ -82,7 +82,10 @@ public final class Resize: Layer {
             switch coordinates {
             case .halfPixel: source = (Double(x) + 0.5) / scale - 0.5
             case .pytorchHalfPixel: source = output > 1 ? (Double(x) + 0.5) / scale - 0.5 : 0
-            case .alignCorners: source = output > 1 ? Double(x) * Double(input - 1) / Double(output - 1) : 0
+            // ONNX uses the unrounded resized length (input × scale) here.
+            case .alignCorners:
+                let length = Double(input) * scale
+                source = length > 1 ? Double(x) * Double(input - 1) / (length - 1) : 0
             case .asymmetric: source = Double(x) / scale
             }
             source = min(max(source, 0), Double(input - 1))

@@ -32,9 +32,9 @@ struct WindowGeometry: Hashable, Sendable {
         (strideHeight, strideWidth) = stride
         (dilationHeight, dilationWidth) = dilation
         let (h, ph0, ph1) = try Self.axis(input.height, kernel: kernel.0, stride: stride.0, dilation: dilation.0,
-                                          padding: padding, leading: \.0, trailing: \.1, ceilMode: ceilMode, axis: "height")
+                                          padding: padding, leading: \.0, trailing: \.2, ceilMode: ceilMode, axis: "height")
         let (w, pw0, pw1) = try Self.axis(input.width, kernel: kernel.1, stride: stride.1, dilation: dilation.1,
-                                          padding: padding, leading: \.2, trailing: \.3, ceilMode: ceilMode, axis: "width")
+                                          padding: padding, leading: \.1, trailing: \.3, ceilMode: ceilMode, axis: "width")
         outputHeight = h; outputWidth = w
         padTop = ph0; padBottom = ph1; padLeft = pw0; padRight = pw1
     }

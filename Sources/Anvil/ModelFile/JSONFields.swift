@@ -1,0 +1,144 @@
+/// Typed, checked access to the members of a JSON object; every failure names the object
+/// (`layer 'conv1'`) and the field.
+struct JSONFields {
+    let value: JSONValue
+    let context: String
+
+    init(_ value: JSONValue, context: String) throws {
+        guard case .object = value else { throw AnvilError(.invalidFile, "\(context) must be a JSON object") }
+        self.value = value
+        self.context = context
+    }
+
+    func has(_ key: String) -> Bool { value[key] != nil }
+
+    private func fail(_ key: String, _ expected: String) -> AnvilError {
+        AnvilError(.invalidFile, "\(context): field '\(key)' must be \(expected)")
+    }
+
+    func string(_ key: String) throws -> String {
+        guard let member = value[key] else { throw AnvilError(.invalidFile, "\(context): missing field '\(key)'") }
+        guard case .string(let text) = member else { throw fail(key, "a string") }
+        return text
+    }
+
+    func string(_ key: String, default fallback: String) throws -> String {
+        has(key) ? try string(key) : fallback
+    }
+
+    func int(_ key: String) throws -> Int {
+        guard let member = value[key] else { throw AnvilError(.invalidFile, "\(context): missing field '\(key)'") }
+        guard case .int(let number) = member else { throw fail(key, "an integer") }
+        return number
+    }
+
+    func int(_ key: String, default fallback: Int) throws -> Int {
+        has(key) ? try int(key) : fallback
+    }
+
+    func float(_ key: String, default fallback: Float) throws -> Float {
+        guard let member = value[key] else { return fallback }
+        switch member {
+        case .int(let number): return Float(number)
+        case .double(let number): return Float(number)
+        default: throw fail(key, "a number")
+        }
+    }
+
+    func bool(_ key: String, default fallback: Bool) throws -> Bool {
+        guard let member = value[key] else { return fallback }
+        guard case .bool(let flag) = member else { throw fail(key, "true or false") }
+        return flag
+    }
+
+    func array(_ key: String) throws -> [JSONValue] {
+        guard let member = value[key] else { throw AnvilError(.invalidFile, "\(context): missing field '\(key)'") }
+        guard case .array(let values) = member else { throw fail(key, "an array") }
+        return values
+    }
+
+    func strings(_ key: String) throws -> [String] {
+        try array(key).map { element in
+            guard case .string(let text) = element else { throw fail(key, "an array of strings") }
+            return text
+        }
+    }
+
+    func ints(_ key: String, count: Int) throws -> [Int] {
+        let values = try array(key)
+        guard values.count == count else { throw fail(key, "an array of \(count) integers") }
+        return try values.map { element in
+            guard case .int(let number) = element else { throw fail(key, "an array of \(count) integers") }
+            return number
+        }
+    }
+
+    func pair(_ key: String) throws -> (Int, Int) {
+        let values = try ints(key, count: 2)
+        return (values[0], values[1])
+    }
+
+    func pair(_ key: String, default fallback: (Int, Int)) throws -> (Int, Int) {
+        has(key) ? try pair(key) : fallback
+    }
+
+    func floatPair(_ key: String) throws -> (Float, Float) {
+        let values = try array(key)
+        let numbers: [Float] = try values.map { element in
+            switch element {
+            case .int(let number): return Float(number)
+            case .double(let number): return Float(number)
+            default: throw fail(key, "an array of 2 numbers")
+            }
+        }
+        guard numbers.count == 2 else { throw fail(key, "an array of 2 numbers") }
+        return (numbers[0], numbers[1])
+    }
+
+    func object(_ key: String) throws -> JSONFields {
+        guard let member = value[key] else { throw AnvilError(.invalidFile, "\(context): missing field '\(key)'") }
+        return try JSONFields(member, context: "\(context), field '\(key)'")
+    }
+
+    func padding(_ key: String, default fallback: Padding) throws -> Padding {
+        guard let member = value[key] else { return fallback }
+        switch member {
+        case .string("same"): return .same
+        case .string("valid"): return .valid
+        case .array:
+            let pads = try ints(key, count: 4)
+            return .explicit(top: pads[0], left: pads[1], bottom: pads[2], right: pads[3])
+        default: throw fail(key, "\"same\", \"valid\" or [top, left, bottom, right]")
+        }
+    }
+
+    func activation(_ key: String, default fallback: ActivationFunction) throws -> ActivationFunction {
+        guard let member = value[key] else { return fallback }
+        let name: String
+        var constants: JSONFields? = nil
+        switch member {
+        case .string(let text): name = text
+        case .object:
+            let fields = try JSONFields(member, context: "\(context), field '\(key)'")
+            name = try fields.string("type")
+            constants = fields
+        default: throw fail(key, "an activation name or object")
+        }
+        func constant(_ field: String, _ fallback: Float) throws -> Float { try constants?.float(field, default: fallback) ?? fallback }
+        switch name {
+        case "none": return .none
+        case "relu": return .relu
+        case "relu6": return .relu6
+        case "sigmoid": return .sigmoid
+        case "tanh": return .tanh
+        case "selu": return .selu
+        case "hardSwish": return .hardSwish
+        case "clip": return .clip(min: try constant("min", -.greatestFiniteMagnitude), max: try constant("max", .greatestFiniteMagnitude))
+        case "leakyRelu": return .leakyRelu(alpha: try constant("alpha", 0.01))
+        case "elu": return .elu(alpha: try constant("alpha", 1))
+        case "hardSigmoid": return .hardSigmoid(alpha: try constant("alpha", 0.2), beta: try constant("beta", 0.5))
+        case "linear": return .linear(a: try constant("a", 1), b: try constant("b", 0))
+        default: throw AnvilError(.invalidFile, "\(context): unknown activation '\(name)'")
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+
+/// A model file (`docs/model-format.md`): a JSON graph plus where its parameters live.
+///
+/// ```swift
+/// let file = try ModelFile(contentsOf: URL(fileURLWithPath: "Weights/mnist/model.json"))
+/// let model = try file.compiledModel()
+/// ```
+public struct ModelFile {
+    /// The network, not yet compiled.
+    public let model: Model
+    /// The label in the file, if any.
+    public let name: String?
+    /// The layout of the weight tensors.
+    public let layout: WeightLayout
+    /// The parameter source the file points to, or `nil` for a model without parameters.
+    public let parameters: (any ParameterSource)?
+
+    /// Reads and checks a model file; parameter files are opened (mapped) but not yet used.
+    public init(contentsOf url: URL, loading: ParameterLoading = .memoryMapped) throws {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw AnvilError(.fileError, "cannot read model file '\(url.path)': \(error.localizedDescription)")
+        }
+        try self.init(json: try JSONValue.parse(data, source: url.path), source: url.path,
+                      directory: url.deletingLastPathComponent(), loading: loading)
+    }
+
+    /// Builds from parsed JSON; relative parameter paths resolve against `directory`.
+    public init(json: JSONValue, source: String, directory: URL, loading: ParameterLoading = .memoryMapped) throws {
+        let root = try JSONFields(json, context: "model file '\(source)'")
+        guard try root.string("format") == "anvil.model" else {
+            throw AnvilError(.invalidFile, "'\(source)' is not an Anvil model file (format must be \"anvil.model\")")
+        }
+        let version = try root.int("version")
+        guard version == 1 else { throw AnvilError(.invalidFile, "'\(source)' has version \(version); this Anvil reads version 1") }
+        name = root.has("name") ? try root.string("name") : nil
+        model = try Self.buildModel(root)
+        if root.has("parameters") {
+            let parameters = try root.object("parameters")
+            let layoutName = try parameters.string("layout", default: "forge")
+            guard let layout = WeightLayout(rawValue: layoutName) else {
+                throw AnvilError(.invalidFile, "\(parameters.context): unknown layout '\(layoutName)' (forge, pytorch or tensorflow)")
+            }
+            self.layout = layout
+            self.parameters = try Self.parameterSource(try parameters.object("source"), directory: directory, loading: loading)
+        } else {
+            layout = .forge
+            parameters = nil
+        }
+    }
+
+    /// Compiles the model with the file's parameters and returns it.
+    public func compiledModel(validateParameters: Bool = false) throws -> Model {
+        try model.compile(layout: layout, validateParameters: validateParameters,
+                          from: parameters ?? ArrayParameterSource([:]))
+        return model
+    }
+
+    private static func buildModel(_ root: JSONFields) throws -> Model {
+        var tensors: [String: SymbolicTensor] = [:]
+        var inputs: [Input] = []
+        for (i, entry) in try root.array("inputs").enumerated() {
+            let fields = try JSONFields(entry, context: "input \(i + 1)")
+            let name = try fields.string("name")
+            let shape = try fields.ints("shape", count: 3)
+            guard tensors[name] == nil else { throw AnvilError(.invalidFile, "two inputs are named '\(name)'") }
+            let input = Input(width: shape[1], height: shape[0], channels: shape[2], name: name)
+            inputs.append(input)
+            tensors[name] = input
+        }
+        var layerFields: [String: JSONFields] = [:]
+        var order: [String] = []
+        for (i, entry) in try root.array("layers").enumerated() {
+            let probe = try JSONFields(entry, context: "layer \(i + 1)")
+            let name = try probe.string("name")
+            let fields = try JSONFields(entry, context: "layer '\(name)'")
+            guard tensors[name] == nil, layerFields[name] == nil else {
+                throw AnvilError(.invalidFile, "the name '\(name)' is used twice")
+            }
+            layerFields[name] = fields
+            order.append(name)
+        }
+        // Create layer objects first so `sharesParametersWith` can point anywhere.
+        var layers: [String: any Layer] = [:]
+        for name in order {
+            let fields = layerFields[name]!
+            if fields.has("sharesParametersWith") { continue }
+            layers[name] = try LayerCoding.decode(fields, name: name)
+        }
+        for name in order where layers[name] == nil {
+            let fields = layerFields[name]!
+            let target = try fields.string("sharesParametersWith")
+            guard let shared = layers[target], let targetFields = layerFields[target],
+                  try targetFields.string("type") == fields.string("type") else {
+                throw AnvilError(.invalidFile, "layer '\(name)' shares parameters with '\(target)', which is not a layer of the same type that owns parameters")
+            }
+            layers[name] = shared
+        }
+        // Resolve references depth-first without recursion, detecting cycles and dangling names.
+        var state: [String: Bool] = [:]  // false: in progress, true: done
+        for start in order {
+            var stack: [(String, Bool)] = [(start, false)]
+            while let (name, expanded) = stack.popLast() {
+                if tensors[name] != nil && !expanded { continue }
+                let fields = layerFields[name]!
+                let sources = try fields.strings("inputs")
+                if expanded {
+                    let layer = layers[name]!
+                    tensors[name] = sources.count == 1 ? (tensors[sources[0]]! --> layer) : (sources.map { tensors[$0]! } --> layer)
+                    state[name] = true
+                    continue
+                }
+                if state[name] == false { throw AnvilError(.invalidGraph, "the graph has a cycle through layer '\(name)'") }
+                state[name] = false
+                stack.append((name, true))
+                for source in sources.reversed() where tensors[source] == nil {
+                    guard layerFields[source] != nil else {
+                        throw AnvilError(.invalidGraph, "layer '\(name)' reads '\(source)', which is neither an input nor a layer")
+                    }
+                    if state[source] == false { throw AnvilError(.invalidGraph, "the graph has a cycle through layer '\(source)'") }
+                    stack.append((source, false))
+                }
+            }
+        }
+        let outputNames = try root.strings("outputs")
+        let outputs = try outputNames.map { name in
+            guard let tensor = tensors[name] else { throw AnvilError(.invalidGraph, "output '\(name)' is neither an input nor a layer") }
+            return tensor
+        }
+        let model = try Model(inputs: inputs, outputs: outputs)
+        if model.layers.count != order.count {
+            let reached = Set(model.layers.map(\.name))
+            let unused = order.filter { !reached.contains($0) && !reached.contains(layers[$0]!.name ?? "") }
+            throw AnvilError(.invalidGraph, "no output depends on layer(s) \(unused.prefix(5).map { "'\($0)'" }.joined(separator: ", "))")
+        }
+        return model
+    }
+
+    private static func parameterSource(_ fields: JSONFields, directory: URL, loading: ParameterLoading) throws -> any ParameterSource {
+        let type = try fields.string("type")
+        let path = try fields.string("path")
+        let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : directory.appendingPathComponent(path)
+        switch type {
+        case "directory":
+            return try DirectoryParameterSource(directory: url, prefix: try fields.string("prefix", default: ""),
+                                                suffix: try fields.string("suffix", default: ""),
+                                                fileExtension: try fields.string("extension", default: "bin"), loading: loading)
+        case "blob":
+            let tensors = try fields.object("tensors")
+            guard case .object(let members) = tensors.value else { throw AnvilError(.invalidFile, "\(tensors.context) must be an object") }
+            var index: [String: BlobParameterSource.Entry] = [:]
+            for (name, value) in members {
+                let entry = try JSONFields(value, context: "\(tensors.context), tensor '\(name)'")
+                index[name] = BlobParameterSource.Entry(offset: try entry.int("offset"), count: try entry.int("count"))
+            }
+            return try BlobParameterSource(url: url, index: index, loading: loading)
+        default:
+            throw AnvilError(.invalidFile, "\(fields.context): unknown parameter source type '\(type)' (directory or blob)")
+        }
+    }
+}
