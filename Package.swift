@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "Anvil", targets: ["Anvil"]),
         .library(name: "AnvilVision", targets: ["AnvilVision"]),
+        .library(name: "AnvilModels", targets: ["AnvilModels"]),
         .executable(name: "anvil", targets: ["anvil"]),
     ],
     dependencies: [
@@ -33,11 +34,16 @@ let package = Package(
             name: "AnvilVision",
             dependencies: ["CStb"]
         ),
+        .target(
+            name: "AnvilModels",
+            dependencies: ["Anvil"]
+        ),
         .executableTarget(
             name: "anvil",
             dependencies: [
                 "Anvil",
                 "AnvilVision",
+                "AnvilModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,7 +54,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AnvilTests",
-            dependencies: ["Anvil", "AnvilVision"],
+            dependencies: ["Anvil", "AnvilVision", "AnvilModels"],
             resources: [.copy("Fixtures")]
         ),
     ],
