@@ -13,6 +13,8 @@ final class CompiledModel: @unchecked Sendable {
     }
 
     let steps: [Step]
+    /// The graph node index of each step (for names in profiles).
+    let stepNodes: [Int]
     let inputTensors: [Int]
     let outputTensors: [Int]
     let shapes: [Shape]
@@ -23,6 +25,7 @@ final class CompiledModel: @unchecked Sendable {
 
     init(graph: Graph, plan: ExecutionPlan, steps: [Step]) {
         self.steps = steps
+        self.stepNodes = plan.steps.map(\.node)
         self.inputTensors = Array(0 ..< graph.inputCount)
         self.outputTensors = graph.outputs.map { plan.storage[$0] }
         self.shapes = graph.shapes
@@ -42,6 +45,22 @@ final class CompiledModel: @unchecked Sendable {
         for (step, io) in zip(steps, workspace.io) { step.kernel.run(io) }
         drain(workspace.outputs)
         pool.withLock { $0[batch, default: []].append(workspace) }
+    }
+
+    /// Runs the steps `iterations` times on a workspace for `batch` and returns each step's
+    /// median time in seconds (inputs are whatever the workspace holds).
+    func profile(batch: Int, iterations: Int) -> [Double] {
+        let workspace = pool.withLock { $0[batch]?.popLast() } ?? Workspace(model: self, batch: batch)
+        defer { pool.withLock { $0[batch, default: []].append(workspace) } }
+        var samples = Array(repeating: [Double](), count: steps.count)
+        let clock = ContinuousClock()
+        for _ in 0 ..< max(1, iterations) {
+            for (index, (step, io)) in zip(steps, workspace.io).enumerated() {
+                let elapsed = clock.measure { step.kernel.run(io) }
+                samples[index].append(Double(elapsed.components.attoseconds) * 1e-18 + Double(elapsed.components.seconds))
+            }
+        }
+        return samples.map { $0.sorted()[$0.count / 2] }
     }
 
     /// Frees every pooled workspace.

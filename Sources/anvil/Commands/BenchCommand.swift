@@ -1,0 +1,95 @@
+import Anvil
+import AnvilModels
+import ArgumentParser
+import Foundation
+
+/// `anvil bench`: times a model's predictions (median over runs), optionally per layer.
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Time a zoo network or a model file (random weights unless the file has its own).",
+        discussion: "Zoo names: \(ModelCatalog.names.joined(separator: ", ")). The last line is `median_ms: X (min Y, max Z) over K runs`."
+    )
+
+    @Argument(help: "A zoo name or a model file.")
+    var model: String
+
+    @Option(help: "Images per prediction.")
+    var batch = 1
+
+    @Option(help: "Threads for OpenBLAS and Anvil's loops (default: all cores).")
+    var threads: Int?
+
+    @Option(help: "Timed runs.")
+    var iterations = 10
+
+    @Option(help: "Untimed warm-up runs.")
+    var warmup = 2
+
+    @Flag(help: "Print the median time of each layer.")
+    var layers = false
+
+    @Flag(help: "Use random weights even when the model file has parameters.")
+    var randomWeights = false
+
+    func validate() throws {
+        guard batch >= 1, iterations >= 1, warmup >= 0 else { throw ValidationError("--batch and --iterations must be at least 1") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+    }
+
+    func run() throws {
+        if let threads { Compute.threadCount = threads }
+        let clock = ContinuousClock()
+        do {
+            var built: Model!
+            let compileTime = try clock.measure { built = try loadForBenchmark() }
+            let model = built!
+            let shape = model.inputShapes[0]
+            let input = (0 ..< batch * shape.count).map { Float(($0 * 7919) % 255) / 255 }
+            var output = [Float](repeating: 0, count: batch * model.outputShapes[0].count)
+            func once() throws {
+                try input.withUnsafeBufferPointer { source in
+                    try output.withUnsafeMutableBufferPointer { try model.predict(source, batch: batch, into: $0) }
+                }
+            }
+            for _ in 0 ..< warmup { try once() }
+            var times: [Double] = []
+            for _ in 0 ..< iterations { times.append(milliseconds(try clock.measure { try once() })) }
+            times.sort()
+            let median = times[times.count / 2]
+            let flops = 2 * Double(model.macs) * Double(batch)
+            print("model: \(model.outputNames.joined(separator: ", ")) from \(self.model); batch \(batch); threads \(Compute.threadCount)")
+            print(String(format: "load+compile_ms: %.1f", milliseconds(compileTime)))
+            if layers {
+                for timing in try model.profile(batch: batch, iterations: iterations) {
+                    let name = timing.name.padding(toLength: max(28, timing.name.count), withPad: " ", startingAt: 0)
+                    let type = timing.typeName.padding(toLength: max(22, timing.typeName.count), withPad: " ", startingAt: 0)
+                    print("  \(name) \(type) " + String(format: "%9.3f ms", timing.seconds * 1000))
+                }
+            }
+            print(String(format: "images_per_s: %.1f", Double(batch) * 1000 / median))
+            print(String(format: "gflops: %.1f", flops / (median / 1000) / 1e9))
+            print(String(format: "median_ms: %.3f (min %.3f, max %.3f) over %d runs", median, times.first!, times.last!, iterations))
+        } catch let error as AnvilError {
+            throw ValidationError(error.message)
+        }
+    }
+
+    private func loadForBenchmark() throws -> Model {
+        if let model = try ModelCatalog.model(named: model) {
+            try model.compile(from: RandomParameterSource())
+            return model
+        }
+        let file = try loadModelFile(model)
+        if randomWeights || file.parameters == nil {
+            try file.model.compile(from: RandomParameterSource())
+            return file.model
+        }
+        return try file.compiledModel()
+    }
+}
+
+/// Milliseconds in a duration.
+func milliseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) * 1e-15
+}
