@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A model ready to run: kernels in order and a buffer plan. Immutable, so any number of
@@ -39,8 +40,8 @@ final class CompiledModel: @unchecked Sendable {
 
     /// Runs the model. `fill` copies the inputs into the workspace's input buffers, `drain`
     /// reads the outputs; both get one pointer per input/output.
-    func run(batch: Int, fill: ([UnsafeMutablePointer<Float>]) -> Void, drain: ([UnsafePointer<Float>]) -> Void) {
-        let workspace = pool.withLock { $0[batch]?.popLast() } ?? Workspace(model: self, batch: batch)
+    func run(batch: Int, fill: ([UnsafeMutablePointer<Float>]) -> Void, drain: ([UnsafePointer<Float>]) -> Void) throws {
+        let workspace = try pool.withLock { $0[batch]?.popLast() } ?? Workspace(model: self, batch: batch)
         fill(workspace.inputs)
         for (step, io) in zip(steps, workspace.io) { step.kernel.run(io) }
         drain(workspace.outputs)
@@ -49,8 +50,8 @@ final class CompiledModel: @unchecked Sendable {
 
     /// Runs the steps `iterations` times on a workspace for `batch` and returns each step's
     /// median time in seconds (inputs are whatever the workspace holds).
-    func profile(batch: Int, iterations: Int) -> [Double] {
-        let workspace = pool.withLock { $0[batch]?.popLast() } ?? Workspace(model: self, batch: batch)
+    func profile(batch: Int, iterations: Int) throws -> [Double] {
+        let workspace = try pool.withLock { $0[batch]?.popLast() } ?? Workspace(model: self, batch: batch)
         defer { pool.withLock { $0[batch, default: []].append(workspace) } }
         var samples = Array(repeating: [Double](), count: steps.count)
         let clock = ContinuousClock()
@@ -75,11 +76,17 @@ final class CompiledModel: @unchecked Sendable {
         let inputs: [UnsafeMutablePointer<Float>]
         let outputs: [UnsafePointer<Float>]
 
-        init(model: CompiledModel, batch: Int) {
+        /// Allocates the buffers; throws when they would not fit in memory (a huge batch).
+        init(model: CompiledModel, batch: Int) throws {
             let scratch = model.steps.map { $0.kernel.scratchCount(batch: batch) }.max() ?? 0
-            let activations = model.floatsPerImage * batch
-            let memory = UnsafeMutablePointer<Float>.allocate(capacity: activations + scratch + 1)
-            memory.initialize(repeating: 0, count: activations + scratch + 1)
+            let (activations, overflow1) = model.floatsPerImage.multipliedReportingOverflow(by: batch)
+            let (floats, overflow2) = activations.addingReportingOverflow(scratch + 1)
+            let (bytes, overflow3) = floats.multipliedReportingOverflow(by: MemoryLayout<Float>.stride)
+            guard !overflow1, !overflow2, !overflow3, let raw = malloc(bytes) else {
+                throw AnvilError(.invalidInput, "batch \(batch) needs more buffer memory than can be allocated (\(model.floatsPerImage) floats per image)")
+            }
+            let memory = raw.bindMemory(to: Float.self, capacity: floats)
+            memory.initialize(repeating: 0, count: floats)
             self.memory = memory
             func buffer(_ tensor: Int) -> UnsafeMutablePointer<Float> {
                 memory + model.slotOffsets[model.slot[tensor]] * batch
@@ -93,6 +100,6 @@ final class CompiledModel: @unchecked Sendable {
             outputs = model.outputTensors.map { UnsafePointer(buffer($0)) }
         }
 
-        deinit { memory.deallocate() }
+        deinit { free(memory) }
     }
 }

@@ -8,6 +8,9 @@ struct Compiler {
     let validateParameters: Bool
 
     func compile(_ source: any ParameterSource) throws -> CompiledModel {
+        guard plan.floatsPerImage < Int.max / 16 else {
+            throw AnvilError(.invalidShape, "the activations of one image are too large to allocate")
+        }
         let parameters = try loadParameters(source)
         var steps: [CompiledModel.Step] = []
         for step in plan.steps {

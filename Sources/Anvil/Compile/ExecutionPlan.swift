@@ -24,7 +24,7 @@ struct ExecutionPlan {
     let slotSizes: [Int]
 
     /// Floats per image for all activation buffers.
-    var floatsPerImage: Int { slotSizes.reduce(0, +) }
+    var floatsPerImage: Int { saturatingSum(slotSizes) }
 
     init(graph: Graph) {
         let tensorCount = graph.shapes.count

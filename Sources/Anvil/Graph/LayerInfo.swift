@@ -18,5 +18,5 @@ public struct LayerInfo {
     public let macs: Int
 
     /// Total parameter values.
-    public var parameterCount: Int { parameters.reduce(0) { $0 + $1.count } }
+    public var parameterCount: Int { saturatingSum(parameters.map(\.count)) }
 }

@@ -56,13 +56,13 @@ public final class Model: @unchecked Sendable {
     }
 
     /// Parameters in all layers (a shared layer counts once).
-    public var parameterCount: Int { layers.reduce(0) { $0 + $1.parameterCount } }
+    public var parameterCount: Int { saturatingSum(layers.map(\.parameterCount)) }
 
     /// Multiply-accumulates per image.
-    public var macs: Int { layers.reduce(0) { $0 + $1.macs } }
+    public var macs: Int { saturatingSum(layers.map(\.macs)) }
 
     /// Bytes of activation buffers per image, after buffer reuse (the peak Anvil allocates).
-    public var activationBytesPerImage: Int { plan.floatsPerImage * MemoryLayout<Float>.size }
+    public var activationBytesPerImage: Int { saturatingProduct(plan.floatsPerImage, MemoryLayout<Float>.size) }
 
     /// Whether `compile` has succeeded.
     public var isCompiled: Bool { compiled.withLock { $0 != nil } }
@@ -107,7 +107,7 @@ public final class Model: @unchecked Sendable {
             try checkInput(i, shape: tensor.shape, batch: tensor.batch, count: tensor.values.count, expectedBatch: batch)
         }
         var results = outputShapes.map { Tensor(zeros: $0, batch: batch) }
-        model.run(batch: batch, fill: { buffers in
+        try model.run(batch: batch, fill: { buffers in
             for (buffer, tensor) in zip(buffers, inputs) {
                 tensor.values.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: $0.count) }
             }
@@ -127,11 +127,11 @@ public final class Model: @unchecked Sendable {
             throw AnvilError(.invalidInput, "the model has \(graph.inputCount) inputs and \(graph.outputs.count) outputs")
         }
         try checkInput(0, shape: inputShapes[0], batch: batch, count: input.count, expectedBatch: batch)
-        let needed = batch * outputShapes[0].count
-        guard output.count == needed, let outputBase = output.baseAddress, let inputBase = input.baseAddress else {
+        let (needed, overflow) = batch.multipliedReportingOverflow(by: outputShapes[0].count)
+        guard !overflow, output.count == needed, let outputBase = output.baseAddress, let inputBase = input.baseAddress else {
             throw AnvilError(.invalidInput, "output buffer has \(output.count) floats; batch \(batch) × \(outputShapes[0]) needs \(needed)")
         }
-        model.run(batch: batch, fill: { $0[0].update(from: inputBase, count: input.count) },
+        try model.run(batch: batch, fill: { $0[0].update(from: inputBase, count: input.count) },
                   drain: { outputBase.update(from: $0[0], count: needed) })
     }
 
@@ -140,7 +140,7 @@ public final class Model: @unchecked Sendable {
     public func profile(batch: Int = 1, iterations: Int = 10) throws -> [LayerTiming] {
         let model = try compiledModel()
         guard batch >= 1 else { throw AnvilError(.invalidInput, "batch must be at least 1, got \(batch)") }
-        return zip(model.stepNodes, model.profile(batch: batch, iterations: iterations)).map { node, seconds in
+        return zip(model.stepNodes, try model.profile(batch: batch, iterations: iterations)).map { node, seconds in
             LayerTiming(name: graph.nodes[node].name, typeName: graph.nodes[node].layer.typeName, seconds: seconds)
         }
     }

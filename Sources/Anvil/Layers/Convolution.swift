@@ -46,7 +46,8 @@ public final class Convolution: Layer, FusableLayer {
 
     func geometry(_ input: Shape) throws -> WindowGeometry {
         guard channels > 0 else { throw AnvilError(.invalidOption, "channels must be positive, got \(channels)") }
-        guard groups > 0, input.channels % groups == 0, channels % groups == 0 else {
+        guard groups > 0 else { throw AnvilError(.invalidOption, "groups must be positive, got \(groups)") }
+        guard input.channels % groups == 0, channels % groups == 0 else {
             throw AnvilError(.invalidShape, "groups \(groups) must divide input channels \(input.channels) and output channels \(channels)")
         }
         return try WindowGeometry(input: input, kernel: kernel, stride: stride, dilation: dilation, padding: padding)
@@ -67,7 +68,7 @@ public final class Convolution: Layer, FusableLayer {
 
     /// Output pixels × channels × taps per output.
     public func macs(for inputs: [Shape], output: Shape) -> Int {
-        output.count * kernel.0 * kernel.1 * (inputs[0].channels / groups)
+        saturatingProduct(output.count, kernel.0, kernel.1, inputs[0].channels / groups)
     }
 
     /// im2col + GEMM, or the depthwise kernel when `groups` equals the input channels.

@@ -37,7 +37,7 @@ public final class Dense: Layer, FusableLayer {
     }
 
     /// Inputs × outputs.
-    public func macs(for inputs: [Shape], output: Shape) -> Int { inputs[0].count * neurons }
+    public func macs(for inputs: [Shape], output: Shape) -> Int { saturatingProduct(inputs[0].count, neurons) }
 
     /// `sgemv` / `sgemm`.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {

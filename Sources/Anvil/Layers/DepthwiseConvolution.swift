@@ -58,7 +58,7 @@ public final class DepthwiseConvolution: Layer, FusableLayer {
     }
 
     /// Output elements × taps.
-    public func macs(for inputs: [Shape], output: Shape) -> Int { output.count * kernel.0 * kernel.1 }
+    public func macs(for inputs: [Shape], output: Shape) -> Int { saturatingProduct(output.count, kernel.0, kernel.1) }
 
     /// The direct depthwise kernel.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {

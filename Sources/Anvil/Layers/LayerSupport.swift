@@ -43,6 +43,34 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
     let weights = KernelWeights(source: raw, reordered: reordered, bias: bias, outputs: outputChannels,
                                 weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth * groupInputs,
                                 affine: context.foldedAffine)
+    if let variant = WinogradConvolutionKernel.preferredVariant(geometry: geometry, inputChannels: inputChannels,
+                                                                outputChannels: outputChannels, groups: groups) {
+        return WinogradConvolutionKernel(variant: variant, geometry: geometry, inputChannels: inputChannels,
+                                         outputChannels: outputChannels, weights: weights, activation: finalActivation)
+    }
     return ConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
                              groups: groups, weights: weights, activation: finalActivation)
+}
+
+/// The product of `factors`, saturating at `Int.max` (for statistics such as MAC counts,
+/// which must never trap on a huge but valid model).
+func saturatingProduct(_ factors: Int...) -> Int {
+    var product = 1
+    for factor in factors {
+        let (result, overflow) = product.multipliedReportingOverflow(by: factor)
+        if overflow { return Int.max }
+        product = result
+    }
+    return product
+}
+
+/// The sum of `values`, saturating at `Int.max`.
+func saturatingSum<S: Sequence>(_ values: S) -> Int where S.Element == Int {
+    var total = 0
+    for value in values {
+        let (result, overflow) = total.addingReportingOverflow(value)
+        if overflow { return Int.max }
+        total = result
+    }
+    return total
 }

@@ -35,7 +35,7 @@ public final class PointwiseConvolution: Layer, FusableLayer {
     }
 
     /// Output elements × input channels.
-    public func macs(for inputs: [Shape], output: Shape) -> Int { output.count * inputs[0].channels }
+    public func macs(for inputs: [Shape], output: Shape) -> Int { saturatingProduct(output.count, inputs[0].channels) }
 
     /// One GEMM over the input.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {

@@ -63,7 +63,7 @@ public final class Resize: Layer {
     }
 
     /// Four multiply-adds per output element.
-    public func macs(for inputs: [Shape], output: Shape) -> Int { output.count * 4 }
+    public func macs(for inputs: [Shape], output: Shape) -> Int { saturatingProduct(output.count, 4) }
 
     /// The bilinear kernel with precomputed taps.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {

@@ -45,9 +45,12 @@ struct WindowGeometry: Hashable, Sendable {
         let extent = (kernel - 1) * dilation + 1
         switch padding {
         case .same:
-            let output = (size + stride - 1) / stride
-            let total = max((output - 1) * stride + extent - size, 0)
-            return (output, total / 2, total - total / 2)
+            let output = ceilingDivide(size, stride)
+            // (output - 1) * stride < size, so only adding the extent can overflow.
+            let (total, overflow) = ((output - 1) * stride).addingReportingOverflow(extent)
+            guard !overflow else { throw AnvilError(.invalidShape, "kernel extent \(extent) is too large for the \(axis)") }
+            let pad = max(total - size, 0)
+            return (output, pad / 2, pad - pad / 2)
         case .valid:
             return (try outputSize(size, extent: extent, stride: stride, before: 0, after: 0, ceilMode: ceilMode, axis: axis), 0, 0)
         case .explicit(let t, let l, let b, let r):
@@ -62,14 +65,22 @@ struct WindowGeometry: Hashable, Sendable {
 
     private static func outputSize(_ size: Int, extent: Int, stride: Int, before: Int, after: Int,
                                    ceilMode: Bool, axis: String) throws -> Int {
-        let padded = size + before + after
+        let (partial, overflow1) = size.addingReportingOverflow(before)
+        let (padded, overflow2) = partial.addingReportingOverflow(after)
+        guard !overflow1, !overflow2 else { throw AnvilError(.invalidShape, "padded \(axis) is too large") }
         guard extent <= padded else {
             throw AnvilError(.invalidShape, "kernel extent \(extent) is larger than the padded input \(axis) \(padded)")
         }
         let span = padded - extent
-        var output = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1
-        // In ceil mode the last window must start inside the input or its leading pad.
-        if ceilMode, (output - 1) * stride >= size + before { output -= 1 }
+        var output = (ceilMode ? ceilingDivide(span, stride) : span / stride) + 1
+        // In ceil mode the last window must start inside the input or its leading pad;
+        // (output - 1) * stride <= span + stride - 1 cannot overflow after the division.
+        if ceilMode, (output - 1).multipliedReportingOverflow(by: stride).partialValue >= size + before { output -= 1 }
         return output
     }
+}
+
+/// `ceil(a / b)` for non-negative `a` and positive `b`, without the overflow of `(a + b - 1) / b`.
+func ceilingDivide(_ a: Int, _ b: Int) -> Int {
+    a / b + (a % b == 0 ? 0 : 1)
 }

@@ -28,7 +28,7 @@ extension Model {
         let weightBytes = parameterCount * MemoryLayout<Float>.size
         text.append("Layers: \(layers.count)")
         text.append("Parameters: \(Self.grouped(parameterCount)) (\(Self.bytes(weightBytes)))")
-        text.append("MACs per image: \(Self.grouped(macs)) (\(Self.grouped(2 * macs)) FLOPs)")
+        text.append("MACs per image: \(Self.grouped(macs)) (\(Self.grouped(saturatingProduct(2, macs))) FLOPs)")
         text.append("Peak activation memory per image: \(Self.bytes(activationBytesPerImage))")
         return text.joined(separator: "\n") + "\n"
     }

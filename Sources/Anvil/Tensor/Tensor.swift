@@ -12,8 +12,9 @@ public struct Tensor: Equatable, Sendable {
         guard batch > 0, shape.isValid else {
             throw AnvilError(.invalidInput, "tensor batch \(batch) × \(shape) has a non-positive dimension")
         }
-        guard values.count == batch * shape.count else {
-            throw AnvilError(.invalidInput, "tensor \(batch) × \(shape) needs \(batch * shape.count) values, got \(values.count)")
+        let (needed, overflow) = batch.multipliedReportingOverflow(by: shape.count)
+        guard !overflow, values.count == needed else {
+            throw AnvilError(.invalidInput, "tensor \(batch) × \(shape) needs \(overflow ? "too many" : String(needed)) values, got \(values.count)")
         }
         self.batch = batch
         self.shape = shape

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import Anvil
+
+/// End-to-end: the built `anvil` tool on the model file in the repository.
+@Suite struct CommandLineTests {
+    /// The `anvil` executable built next to the test bundle, if it was built.
+    static var tool: URL? {
+        var directory = Bundle.module.bundleURL.deletingLastPathComponent()
+        for _ in 0 ..< 3 {
+            let candidate = directory.appendingPathComponent("anvil")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = try #require(tool)
+        process.arguments = arguments
+        process.currentDirectoryURL = Fixtures.repository
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func summaryPrintsTheTable() throws {
+        let (status, output) = try Self.run(["summary", "Weights/mnist/model.json"])
+        #expect(status == 0)
+        #expect(output.contains("3,274,634"))
+        #expect(output.contains("fc1 (Dense)"))
+        #expect(output.contains("(7, 7, 64)"))
+    }
+
+    @Test func runMatchesTheLibrary() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("anvil-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pixels = try Fixtures.bytes(Fixtures.root.appendingPathComponent("mnist/images_first256.u8")).prefix(3 * 784)
+        let input = pixels.map { Float($0) / 255 }
+        let inputFile = directory.appendingPathComponent("in.f32"), outputFile = directory.appendingPathComponent("out.f32")
+        try input.withUnsafeBufferPointer { Data(buffer: $0) }.write(to: inputFile)
+        let (status, output) = try Self.run(["run", "--model", "Weights/mnist/model.json", "--input", inputFile.path, "--output", outputFile.path])
+        #expect(status == 0, "\(output)")
+        let written = try Fixtures.floats(outputFile)
+        let model = try ModelFile(contentsOf: Fixtures.repository.appendingPathComponent("Weights/mnist/model.json")).compiledModel()
+        let expected = try model.predict(Tensor(batch: 3, shape: model.inputShapes[0], values: input))
+        #expect(written == expected.values)
+    }
+
+    @Test func runRejectsAPartialImage() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("anvil-partial-\(UUID().uuidString).f32")
+        try [Float](repeating: 0, count: 100).withUnsafeBufferPointer { Data(buffer: $0) }.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (status, output) = try Self.run(["run", "--model", "Weights/mnist/model.json", "--input", file.path, "--output", "/dev/null"])
+        #expect(status != 0)
+        #expect(output.contains("not a whole number"))
+    }
+}

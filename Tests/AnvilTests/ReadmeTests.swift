@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import Anvil
+
+/// Keeps the README honest: the Swift examples below are the README's, character for
+/// character (checked), and they run here on the shipped weights.
+@Suite struct ReadmeTests {
+    static var readme: String {
+        (try? String(contentsOf: Fixtures.repository.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+    }
+
+    /// The lines between `// README <name> begin` and `// README <name> end` in this file, unindented.
+    static func snippet(_ name: String) throws -> String {
+        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
+        let lines = source.components(separatedBy: "\n")
+        let start = try #require(lines.firstIndex { $0.trimmingCharacters(in: .whitespaces) == "// README \(name) begin" })
+        let end = try #require(lines.firstIndex { $0.trimmingCharacters(in: .whitespaces) == "// README \(name) end" })
+        let body = lines[(start + 1) ..< end]
+        let indent = body.filter { !$0.isEmpty }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
+        return body.map { String($0.dropFirst(min(indent, $0.count))) }.joined(separator: "\n")
+    }
+
+    @Test func examplesAreInTheReadme() throws {
+        for name in ["network", "compile"] {
+            let snippet = try Self.snippet(name)
+            #expect(Self.readme.contains(snippet), "README.md lacks the '\(name)' example:\n\(snippet)")
+        }
+    }
+
+    @Test func examplesRun() throws {
+        let previous = FileManager.default.currentDirectoryPath
+        FileManager.default.changeCurrentDirectoryPath(Fixtures.repository.path)
+        defer { FileManager.default.changeCurrentDirectoryPath(previous) }
+        let pixels = try Fixtures.bytes(Fixtures.root.appendingPathComponent("mnist/images_first256.u8"))
+            .prefix(784).map { Float($0) / 255 }
+        let label = try Fixtures.bytes(Fixtures.root.appendingPathComponent("mnist/labels_first256.u8"))[0]
+
+        // README network begin
+        let input = Input(width: 28, height: 28, channels: 1)
+        let output = input
+            --> Convolution(kernel: (5, 5), channels: 32, activation: .relu, name: "conv1")
+            --> MaxPooling(kernel: (2, 2), stride: (2, 2))
+            --> Convolution(kernel: (5, 5), channels: 64, activation: .relu, name: "conv2")
+            --> MaxPooling(kernel: (2, 2), stride: (2, 2))
+            --> Dense(neurons: 1024, activation: .relu, name: "fc1")
+            --> Dense(neurons: 10, name: "fc2")
+            --> Softmax()
+        let model = try Model(input: input, output: output)
+        // README network end
+
+        // README compile begin
+        let weights = try DirectoryParameterSource(directory: URL(fileURLWithPath: "Weights/mnist"))
+        try model.compile { name, count, kind in
+            try weights.data(for: ParameterRequest(layer: name, kind: kind, count: count))
+        }
+        print(model.summary())
+
+        let batch = try Tensor(batch: 1, shape: model.inputShapes[0], values: pixels)  // N × 28 × 28 × 1, pixels / 255
+        let probabilities = try model.predict(batch)
+        print(probabilities.argmax())
+        // README compile end
+
+        #expect(probabilities.argmax() == [Int(label)])
+        #expect(abs(probabilities.values.reduce(0, +) - 1) < 1e-5)
+        #expect(Self.readme.contains(model.summary()), "README.md's summary is not what summary() prints")
+    }
+}
