@@ -24,12 +24,18 @@ public enum JSONValue: Equatable, Sendable {
         case (.bool(let a), .bool(let b)): return a == b
         case (.int(let a), .int(let b)): return a == b
         case (.double(let a), .double(let b)): return a == b
+        case (.int(let a), .double(let b)), (.double(let b), .int(let a)): return Double(a) == b
         case (.string(let a), .string(let b)): return a == b
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)):
             return a.count == b.count && a.allSatisfy { key, value in b.first { $0.0 == key }?.1 == value }
         default: return false
         }
+    }
+
+    /// A float written with the fewest digits that read back as the same float (0.2, not 0.20000000298).
+    public static func number(_ value: Float) -> JSONValue {
+        .double(Double(value.description) ?? Double(value))
     }
 
     /// The member `key` of an object, or `nil`.

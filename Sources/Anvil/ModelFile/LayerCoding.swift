@@ -112,12 +112,12 @@ enum LayerCoding {
         case let l as Activation:
             members += [("function", activation(l.function))]
         case let l as BatchNormalization:
-            members += [("epsilon", .double(Double(l.epsilon)))]
+            members += [("epsilon", .number(l.epsilon))]
         case let l as Add:
             members += [("activation", activation(l.activation))]
         case let l as Resize:
             if let size = l.size { members += [("size", pair(size))] }
-            if let scale = l.scale { members += [("scale", .array([.double(Double(scale.height)), .double(Double(scale.width))]))] }
+            if let scale = l.scale { members += [("scale", .array([.number(scale.height), .number(scale.width)]))] }
             members += [("coordinates", .string(l.coordinates.rawValue))]
         default:
             throw AnvilError(.invalidOption, "layer '\(name)' has custom type \(layer.typeName), which model files cannot describe")
@@ -128,7 +128,7 @@ enum LayerCoding {
     /// An activation as a name or an object with its constants.
     static func activation(_ function: ActivationFunction) -> JSONValue {
         func object(_ type: String, _ constants: [(String, Float)]) -> JSONValue {
-            .object([("type", .string(type))] + constants.map { ($0.0, .double(Double($0.1))) })
+            .object([("type", .string(type))] + constants.map { ($0.0, .number($0.1)) })
         }
         switch function {
         case .clip(let lo, let hi): return object("clip", [("min", lo), ("max", hi)])
