@@ -1,5 +1,4 @@
 import COpenBLAS
-import Dispatch
 
 /// The compute settings Anvil and OpenBLAS share.
 public enum Compute {
@@ -7,6 +6,9 @@ public enum Compute {
         let count = Int(openblas_get_num_threads())
         return max(1, count)
     }()
+
+    /// Workers for Anvil's loops: one fewer than the cores (the caller is the other), created once.
+    private static let pool = WorkerPool(workers: max(0, Int(openblas_get_num_procs()) - 1))
 
     /// Threads used by OpenBLAS and by Anvil's own loops (im2col, pooling, epilogues).
     /// Process-wide, because OpenBLAS's setting is; defaults to OpenBLAS's (all cores
@@ -28,10 +30,8 @@ public enum Compute {
             if count > 0 { body(0 ..< count) }
             return
         }
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let start = count * part / parts
-            let end = count * (part + 1) / parts
-            body(start ..< end)
+        pool.run(parts: parts) { part in
+            body(count * part / parts ..< count * (part + 1) / parts)
         }
     }
 }
