@@ -22,7 +22,7 @@ final class DuplicateChannels: Layer {
     func macs(for inputs: [Shape], output: Shape) -> Int { inputs[0].count }
 
     func makeKernel(_ context: KernelContext) throws -> any Kernel {
-        DuplicateKernel(channels: context.inputShapes[0].channels, scale: Array(try context.parameter(.weights).buffer))
+        DuplicateKernel(channels: context.inputShapes[0].channels, scale: try context.parameter(.weights).values)
     }
 }
 

@@ -16,7 +16,7 @@ struct KernelWeights: @unchecked Sendable {
             self.bias = bias
             return
         }
-        var values = reordered ?? Array(source.buffer)
+        var values = reordered ?? source.values
         // Forge-layout rows are contiguous per output channel, except depthwise where the
         // output channel is the fastest index; `rowStride` says which.
         if let rowStride {

@@ -110,6 +110,24 @@ struct WinogradConvolutionKernel: Kernel {
         }
     }
 
+    /// Where value `p` of block tile `t`, channel `c` lives in `V` (and `M`, with the output
+    /// channels): `t * tileStride + p * positionStride + c`, in floats.
+    private struct Layout {
+        let tileStride: Int
+        let positionStride: Int
+
+        /// Tile-major (`[tile][position][channel]`, the transforms read and write whole tiles
+        /// contiguously) or position-major (`[position][tile][channel]`, each GEMM operand contiguous).
+        init(tileMajor: Bool, positions: Int, tiles: Int, channels: Int) {
+            tileStride = tileMajor ? positions * channels : channels
+            positionStride = tileMajor ? channels : tiles * channels
+        }
+        /// The GEMM's leading dimension.
+        var rowStride: Int { tileStride }
+    }
+
+    static let tileMajor = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_LAYOUT"] != "position"
+
     private func run<A: WinogradAlgorithm>(_ io: KernelIO, _ algorithm: A.Type) {
         let total = io.batch * tilesPerImage
         let blocks = blocking(batch: io.batch).blocks
@@ -121,50 +139,56 @@ struct WinogradConvolutionKernel: Kernel {
         for block in 0 ..< blocks {
             let first = total * block / blocks
             let count = total * (block + 1) / blocks - first
+            let inputLayout = Layout(tileMajor: Self.tileMajor, positions: A.positions, tiles: count, channels: inputChannels)
+            let outputLayout = Layout(tileMajor: Self.tileMajor, positions: A.positions, tiles: count, channels: outputChannels)
             Compute.parallelFor(count, costPerItem: A.positions * inputChannels * 4) { range in
-                transformInput(A.self, input: input, into: v, firstTile: first, tiles: range, blockTiles: count)
+                transformInput(A.self, input: input, into: v, layout: inputLayout, firstTile: first, tiles: range)
             }
             for p in 0 ..< A.positions {
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(count), Int32(outputChannels),
-                            Int32(inputChannels), 1, v + p * count * inputChannels, Int32(inputChannels),
+                            Int32(inputChannels), 1, v + p * inputLayout.positionStride, Int32(inputLayout.rowStride),
                             u + p * inputChannels * outputChannels, Int32(outputChannels), 0,
-                            products + p * count * outputChannels, Int32(outputChannels))
+                            products + p * outputLayout.positionStride, Int32(outputLayout.rowStride))
             }
             Compute.parallelFor(count, costPerItem: A.positions * outputChannels * 4) { range in
-                transformOutput(A.self, products: products, into: io.output, firstTile: first, tiles: range, blockTiles: count)
+                transformOutput(A.self, products: products, layout: outputLayout, into: io.output, firstTile: first, tiles: range)
             }
         }
     }
 
-    /// Writes `Bᵀ d B` for tiles `firstTile + tiles` into `v` (value `p` of block tile `t`,
-    /// channel `c` at `(p * blockTiles + t) * inputChannels + c`).
+    /// Writes `Bᵀ d B` of tiles `firstTile + tiles` into `v`, block tile `t` being `tiles` element `t`.
     private func transformInput<A: WinogradAlgorithm>(_: A.Type, input: UnsafePointer<Float>,
-                                                      into v: UnsafeMutablePointer<Float>, firstTile: Int,
-                                                      tiles: Range<Int>, blockTiles: Int) {
+                                                      into v: UnsafeMutablePointer<Float>, layout: Layout,
+                                                      firstTile: Int, tiles: Range<Int>) {
         let g = geometry
         let alpha = A.inputTile, m = A.outputTile
         let channels = inputChannels
-        let positionStride = blockTiles * channels
         let imageStride = g.inputHeight * g.inputWidth * channels
-        withUnsafeTemporaryAllocation(of: WinogradLanes.self, capacity: A.positions) { buffer in
-            let t = buffer.baseAddress!
+        let vector = MemoryLayout<WinogradLanes>.stride
+        let pixelBytes = channels * MemoryLayout<Float>.stride
+        let positionBytes = layout.positionStride * MemoryLayout<Float>.stride
+        withUnsafeTemporaryAllocation(of: WinogradLanes.self, capacity: 2 * A.positions) { buffer in
+            // `rows`: the patch after the pass along rows; `patch`: a zero-padded copy of an edge
+            // tile's input, or the transformed tile of a partial channel vector.
+            let rows = UnsafeMutableRawPointer(buffer.baseAddress!)
+            let patch = rows + A.positions * vector
             for local in tiles {
                 let tile = firstTile + local
                 let image = tile / tilesPerImage
                 let index = tile - image * tilesPerImage
-                let row = index / tilesWide
-                let y0 = row * m - g.padTop
-                let x0 = (index - row * tilesWide) * m - g.padLeft
+                let tileRow = index / tilesWide
+                let y0 = tileRow * m - g.padTop
+                let x0 = (index - tileRow * tilesWide) * m - g.padLeft
                 let interior = y0 >= 0 && x0 >= 0 && y0 + alpha <= g.inputHeight && x0 + alpha <= g.inputWidth
                 let source = input + image * imageStride
-                let destination = v + local * channels
+                let target = v + local * layout.tileStride
                 var channel = 0
                 while channel < channels {
                     let lanes = min(8, channels - channel)
                     if interior && lanes == 8 {
+                        let origin = source + (y0 * g.inputWidth + x0) * channels + channel
                         for r in 0 ..< alpha {
-                            let line = source + ((y0 + r) * g.inputWidth + x0) * channels + channel
-                            for q in 0 ..< alpha { t[r * alpha + q] = Self.load(line + q * channels) }
+                            A.transformInput(origin + r * g.inputWidth * channels, pixelBytes, rows + r * alpha * vector, vector)
                         }
                     } else {
                         for r in 0 ..< alpha {
@@ -172,18 +196,30 @@ struct WinogradConvolutionKernel: Kernel {
                             let rowInside = y >= 0 && y < g.inputHeight
                             for q in 0 ..< alpha {
                                 let x = x0 + q
-                                t[r * alpha + q] = rowInside && x >= 0 && x < g.inputWidth
-                                    ? Self.load(source + (y * g.inputWidth + x) * channels + channel, lanes: lanes) : .zero
+                                var value = WinogradLanes.zero
+                                if rowInside && x >= 0 && x < g.inputWidth {
+                                    let pixel = source + (y * g.inputWidth + x) * channels + channel
+                                    value = lanes == 8 ? Self.load(pixel) : Self.load(pixel, lanes: lanes)
+                                }
+                                patch.store(value, r * alpha + q, vector)
                             }
                         }
+                        for r in 0 ..< alpha {
+                            A.transformInput(patch + r * alpha * vector, vector, rows + r * alpha * vector, vector)
+                        }
                     }
-                    for r in 0 ..< alpha { A.transformInput(t + r * alpha, stride: 1) }
-                    for q in 0 ..< alpha { A.transformInput(t + q, stride: alpha) }
-                    let target = destination + channel
                     if lanes == 8 {
-                        for p in 0 ..< A.positions { Self.store(t[p], to: target + p * positionStride) }
+                        let destination = UnsafeMutableRawPointer(target + channel)
+                        for q in 0 ..< alpha {
+                            A.transformInput(rows + q * vector, alpha * vector, destination + q * positionBytes, alpha * positionBytes)
+                        }
                     } else {
-                        for p in 0 ..< A.positions { Self.store(t[p], to: target + p * positionStride, lanes: lanes) }
+                        for q in 0 ..< alpha {
+                            A.transformInput(rows + q * vector, alpha * vector, patch + q * vector, alpha * vector)
+                        }
+                        for p in 0 ..< A.positions {
+                            Self.store(UnsafeRawPointer(patch).lanes(p, vector), to: target + p * layout.positionStride + channel, lanes: lanes)
+                        }
                     }
                     channel += 8
                 }
@@ -193,40 +229,53 @@ struct WinogradConvolutionKernel: Kernel {
 
     /// Writes `Aᵀ M A` (plus bias, through the activation) of tiles `firstTile + tiles` into
     /// the output, skipping the parts of edge tiles that fall outside it.
-    private func transformOutput<A: WinogradAlgorithm>(_: A.Type, products: UnsafePointer<Float>,
+    private func transformOutput<A: WinogradAlgorithm>(_: A.Type, products: UnsafePointer<Float>, layout: Layout,
                                                        into output: UnsafeMutablePointer<Float>, firstTile: Int,
-                                                       tiles: Range<Int>, blockTiles: Int) {
+                                                       tiles: Range<Int>) {
         let g = geometry
         let alpha = A.inputTile, m = A.outputTile
         let channels = outputChannels
-        let positionStride = blockTiles * channels
+        let vector = MemoryLayout<WinogradLanes>.stride
+        let positionBytes = layout.positionStride * MemoryLayout<Float>.stride
         let epilogue = Epilogue(activation)
         let biasPointer = bias?.buffer.baseAddress
-        withUnsafeTemporaryAllocation(of: WinogradLanes.self, capacity: A.positions) { buffer in
-            let t = buffer.baseAddress!
+        withUnsafeTemporaryAllocation(of: WinogradLanes.self, capacity: 2 * A.positions) { buffer in
+            // `rows`: α × m after the pass along rows; `result`: m × m (or a partial vector's α × α input).
+            let rows = UnsafeMutableRawPointer(buffer.baseAddress!)
+            let result = rows + A.positions * vector
             for local in tiles {
                 let tile = firstTile + local
                 let image = tile / tilesPerImage
                 let index = tile - image * tilesPerImage
                 let tileRow = index / tilesWide
                 let oy = tileRow * m, ox = (index - tileRow * tilesWide) * m
-                let rows = min(m, g.outputHeight - oy), columns = min(m, g.outputWidth - ox)
-                let source = products + local * channels
+                let outputRows = min(m, g.outputHeight - oy), outputColumns = min(m, g.outputWidth - ox)
+                let source = products + local * layout.tileStride
                 let target = output + ((image * g.outputHeight + oy) * g.outputWidth + ox) * channels
                 var channel = 0
                 while channel < channels {
                     let lanes = min(8, channels - channel)
                     if lanes == 8 {
-                        for p in 0 ..< A.positions { t[p] = Self.load(source + p * positionStride + channel) }
+                        let origin = UnsafeRawPointer(source + channel)
+                        for i in 0 ..< alpha {
+                            A.transformOutput(origin + i * alpha * positionBytes, positionBytes, rows + i * m * vector, vector)
+                        }
                     } else {
-                        for p in 0 ..< A.positions { t[p] = Self.load(source + p * positionStride + channel, lanes: lanes) }
+                        for p in 0 ..< A.positions {
+                            result.store(Self.load(source + p * layout.positionStride + channel, lanes: lanes), p, vector)
+                        }
+                        for i in 0 ..< alpha {
+                            A.transformOutput(result + i * alpha * vector, vector, rows + i * m * vector, vector)
+                        }
                     }
-                    for r in 0 ..< alpha { A.transformOutput(t + r * alpha, stride: 1) }
-                    for q in 0 ..< m { A.transformOutput(t + q, stride: alpha) }
+                    for q in 0 ..< m {
+                        A.transformOutput(rows + q * vector, m * vector, result + q * vector, m * vector)
+                    }
                     let shift: WinogradLanes = biasPointer.map { lanes == 8 ? Self.load($0 + channel) : Self.load($0 + channel, lanes: lanes) } ?? .zero
-                    for r in 0 ..< rows {
-                        for q in 0 ..< columns {
-                            let value = epilogue.apply(t[r * alpha + q] + shift)
+                    let values = UnsafeRawPointer(result)
+                    for r in 0 ..< outputRows {
+                        for q in 0 ..< outputColumns {
+                            let value = epilogue.apply(values.lanes(r * m + q, vector) + shift)
                             let pixel = target + (r * g.outputWidth + q) * channels + channel
                             if lanes == 8 { Self.store(value, to: pixel) } else { Self.store(value, to: pixel, lanes: lanes) }
                         }
@@ -234,16 +283,14 @@ struct WinogradConvolutionKernel: Kernel {
                     channel += 8
                 }
                 if case .general = epilogue {
-                    for r in 0 ..< rows {
-                        for q in 0 ..< columns { activation.apply(target + (r * g.outputWidth + q) * channels, count: channels) }
+                    for r in 0 ..< outputRows {
+                        for q in 0 ..< outputColumns { activation.apply(target + (r * g.outputWidth + q) * channels, count: channels) }
                     }
                 }
             }
         }
     }
 
-    /// The activation as vector operations where it is a clamp or a leaky ReLU; anything else is
-    /// applied per pixel after the tile is written (`general`).
     private enum Epilogue {
         case identity
         case clamp(lower: Float, upper: Float)

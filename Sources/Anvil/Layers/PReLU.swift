@@ -20,6 +20,6 @@ public final class PReLU: Layer {
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
         return ChannelAffineKernel(channels: input.channels, pixelsPerImage: input.height * input.width,
-                                   scale: Array(try context.parameter(.slopes).buffer), shift: [], prelu: true)
+                                   scale: try context.parameter(.slopes).values, shift: [], prelu: true)
     }
 }

@@ -157,8 +157,14 @@ public struct ModelFile {
                 index[name] = BlobParameterSource.Entry(offset: try entry.int("offset"), count: try entry.int("count"))
             }
             return try BlobParameterSource(url: url, index: index, loading: loading)
+        case "safetensors":
+            let naming = try fields.string("naming", default: "pytorch")
+            guard naming == "pytorch" || naming == "anvil" else {
+                throw AnvilError(.invalidFile, "\(fields.context): field 'naming' must be \"pytorch\" or \"anvil\"")
+            }
+            return try SafetensorsParameterSource(url: url, naming: naming == "anvil" ? .anvil : .pytorch, loading: loading)
         default:
-            throw AnvilError(.invalidFile, "\(fields.context): unknown parameter source type '\(type)' (directory or blob)")
+            throw AnvilError(.invalidFile, "\(fields.context): unknown parameter source type '\(type)' (directory, blob or safetensors)")
         }
     }
 }

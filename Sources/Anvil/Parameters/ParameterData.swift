@@ -24,6 +24,18 @@ public struct ParameterData: @unchecked Sendable {
 
     /// The number of values.
     public var count: Int { buffer.count }
+
+    /// A copy of the values. (`buffer` is valid only while this `ParameterData`, which
+    /// retains its owner, is alive: copy through this property, not `Array(data.buffer)`
+    /// on a temporary.)
+    public var values: [Float] {
+        withExtendedLifetime(owner) { Array(buffer) }
+    }
+
+    /// Calls `body` with the values, keeping their storage alive for the call.
+    public func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
+        try withExtendedLifetime(owner) { try body(buffer) }
+    }
 }
 
 /// An owned, immovable float buffer.

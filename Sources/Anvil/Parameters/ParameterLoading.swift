@@ -8,7 +8,7 @@ public enum ParameterLoading: Sendable {
     func finish(_ data: ParameterData) -> ParameterData {
         switch self {
         case .memoryMapped: return data
-        case .copied: return ParameterData(Array(data.buffer))
+        case .copied: return ParameterData(data.values)
         }
     }
 }
