@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A model ready to run: kernels in order and a buffer plan. Immutable, so any number of
 /// threads can run it at once; each run borrows a ``Workspace`` for its batch size from a
@@ -22,7 +21,8 @@ final class CompiledModel: @unchecked Sendable {
     let slot: [Int]
     let slotOffsets: [Int]
     let floatsPerImage: Int
-    private let pool = Mutex<[Int: [Workspace]]>([:])
+    /// Idle workspaces of every batch size.
+    private let pool = WorkspacePool()
 
     init(graph: Graph, plan: ExecutionPlan, steps: [Step]) {
         self.steps = steps
@@ -41,18 +41,18 @@ final class CompiledModel: @unchecked Sendable {
     /// Runs the model. `fill` copies the inputs into the workspace's input buffers, `drain`
     /// reads the outputs; both get one pointer per input/output.
     func run(batch: Int, fill: ([UnsafeMutablePointer<Float>]) -> Void, drain: ([UnsafePointer<Float>]) -> Void) throws {
-        let workspace = try pool.withLock { $0[batch]?.popLast() } ?? Workspace(model: self, batch: batch)
+        let workspace = try take(batch: batch)
         fill(workspace.inputs)
-        for (step, io) in zip(steps, workspace.io) { step.kernel.run(io) }
+        for index in steps.indices { steps[index].kernel.run(workspace.io[index]) }
         drain(workspace.outputs)
-        pool.withLock { $0[batch, default: []].append(workspace) }
+        give(workspace)
     }
 
     /// Runs the steps `iterations` times on a workspace for `batch` and returns each step's
     /// median time in seconds (inputs are whatever the workspace holds).
     func profile(batch: Int, iterations: Int) throws -> [Double] {
-        let workspace = try pool.withLock { $0[batch]?.popLast() } ?? Workspace(model: self, batch: batch)
-        defer { pool.withLock { $0[batch, default: []].append(workspace) } }
+        let workspace = try take(batch: batch)
+        defer { give(workspace) }
         var samples = Array(repeating: [Double](), count: steps.count)
         let clock = ContinuousClock()
         for _ in 0 ..< max(1, iterations) {
@@ -64,13 +64,23 @@ final class CompiledModel: @unchecked Sendable {
         return samples.map { $0.sorted()[$0.count / 2] }
     }
 
+    /// An idle workspace for `batch`, or a new one.
+    private func take(batch: Int) throws -> Workspace {
+        try pool.take(batch: batch) ?? Workspace(model: self, batch: batch)
+    }
+
+    private func give(_ workspace: Workspace) {
+        pool.give(workspace)
+    }
+
     /// Frees every pooled workspace.
     func releaseWorkspaces() {
-        pool.withLock { $0.removeAll() }
+        pool.removeAll()
     }
 
     /// Buffers for one batch size, and the kernel arguments pointing into them.
     final class Workspace: @unchecked Sendable {
+        let batch: Int
         let memory: UnsafeMutablePointer<Float>
         let io: [KernelIO]
         let inputs: [UnsafeMutablePointer<Float>]
@@ -78,6 +88,7 @@ final class CompiledModel: @unchecked Sendable {
 
         /// Allocates the buffers; throws when they would not fit in memory (a huge batch).
         init(model: CompiledModel, batch: Int) throws {
+            self.batch = batch
             let scratch = model.steps.map { $0.kernel.scratchCount(batch: batch) }.max() ?? 0
             let (activations, overflow1) = model.floatsPerImage.multipliedReportingOverflow(by: batch)
             let (floats, overflow2) = activations.addingReportingOverflow(scratch + 1)

@@ -28,14 +28,17 @@ public final class Model: @unchecked Sendable {
 
     /// Builds a model with several inputs and outputs (a detector returning boxes and scores).
     public init(inputs: [Input], outputs: [SymbolicTensor]) throws {
-        graph = try Graph(inputs: inputs, outputs: outputs)
+        let graph = try Graph(inputs: inputs, outputs: outputs)
+        self.graph = graph
         plan = ExecutionPlan(graph: graph)
+        inputShapes = (0 ..< graph.inputCount).map { graph.shapes[$0] }
+        outputShapes = graph.outputs.map { graph.shapes[$0] }
     }
 
     /// The shape of one image of each input.
-    public var inputShapes: [Shape] { (0 ..< graph.inputCount).map { graph.shapes[$0] } }
+    public let inputShapes: [Shape]
     /// The shape of one image of each output.
-    public var outputShapes: [Shape] { graph.outputs.map { graph.shapes[$0] } }
+    public let outputShapes: [Shape]
     /// The input names.
     public var inputNames: [String] { graph.inputNames }
     /// The names of the tensors returned by `predict` (layer or input names).
@@ -150,7 +153,7 @@ public final class Model: @unchecked Sendable {
         compiled.withLock { $0 }?.releaseWorkspaces()
     }
 
-    private func compiledModel() throws -> CompiledModel {
+    func compiledModel() throws -> CompiledModel {
         guard let model = compiled.withLock({ $0 }) else {
             throw AnvilError(.notCompiled, "the model must be compiled before predict")
         }

@@ -1,0 +1,26 @@
+import Anvil
+
+/// What the zoo definitions share: channel scaling, option checks and the classifier's end.
+enum ZooSupport {
+    /// `channels × width` rounded down, at least 1: the rule `Scripts/convert_pytorch.py`
+    /// uses for its reduced PyTorch definitions, so both build the same shapes.
+    static func scaled(_ channels: Int, _ width: Double) -> Int {
+        max(1, Int(Double(channels) * width))
+    }
+
+    /// Throws ``AnvilError`` (`invalidOption`) naming the network when an option is out of range.
+    static func check(_ network: String, classes: Int, width: Double, inputSize: Int, minimumInputSize: Int) throws {
+        guard classes > 0 else { throw AnvilError(.invalidOption, "\(network): classes must be positive, got \(classes)") }
+        guard width > 0, width.isFinite else {
+            throw AnvilError(.invalidOption, "\(network): width must be positive and finite, got \(width)")
+        }
+        guard inputSize >= minimumInputSize else {
+            throw AnvilError(.invalidOption, "\(network): input size must be at least \(minimumInputSize), got \(inputSize)")
+        }
+    }
+
+    /// The model from `input` to `logits`, with a `softmax` layer at the end when asked.
+    static func model(_ input: Input, _ logits: SymbolicTensor, includeSoftmax: Bool) throws -> Model {
+        try Model(input: input, output: includeSoftmax ? logits --> Softmax(name: "softmax") : logits)
+    }
+}
