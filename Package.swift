@@ -47,6 +47,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Test support only: counts heap allocations to prove `predict` makes none.
+        .target(name: "CAllocationCounter"),
         .testTarget(
             name: "AnvilVisionTests",
             dependencies: ["AnvilVision"],
@@ -54,7 +56,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AnvilTests",
-            dependencies: ["Anvil", "AnvilVision", "AnvilModels"],
+            dependencies: ["Anvil", "AnvilVision", "AnvilModels", "CAllocationCounter"],
             resources: [.copy("Fixtures")]
         ),
     ],

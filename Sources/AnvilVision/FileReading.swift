@@ -12,6 +12,11 @@ enum FileReading {
         if isDirectory.boolValue {
             throw VisionError(.cannotRead, source: url.path, message: "is a directory, not a file")
         }
+        // A device or FIFO (/dev/zero, a named pipe) would be read forever or block.
+        var info = stat()
+        if stat(url.path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+            throw VisionError(.cannotRead, source: url.path, message: "is not a regular file (a device, FIFO or socket)")
+        }
         do {
             return try Data(contentsOf: url, options: .mappedIfSafe)
         } catch {

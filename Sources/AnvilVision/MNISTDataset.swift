@@ -66,6 +66,11 @@ public struct MNISTDataset: Sendable {
             throw VisionError(.badDimensions, source: images.name,
                               message: "images must be at least 1×1 pixels, the header says \(images.dimensions[1])×\(images.dimensions[2])")
         }
+        guard !images.dimensions[1].multipliedReportingOverflow(by: images.dimensions[2]).overflow else {
+            // Possible only with 0 images: otherwise the file's size bounds the product.
+            throw VisionError(.sizeOverflow, source: images.name,
+                              message: "images of \(images.dimensions[1])×\(images.dimensions[2]) pixels overflow: their size does not fit in Int")
+        }
         guard labels.dimensions.count == 1 else {
             throw VisionError(.badDimensions, source: labels.name,
                               message: "a labels file must have 1 dimension, this one has \(labels.dimensions.count): \(IDXFile.format(labels.dimensions))")

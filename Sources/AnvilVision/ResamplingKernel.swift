@@ -1,65 +1,70 @@
-/// Precomputed weights for resampling one axis from `inputSize` to `outputSize` samples
-/// with a triangle (tent) filter; the building block of ``Image/resized(width:height:)``.
+/// Precomputed weights for resampling one axis from `inputSize` to `outputSize` samples; the
+/// building block of ``Image/resized(width:height:filter:)``. This is Pillow's
+/// `precompute_coeffs` (`libImaging/Resample.c`), so results match `Image.resize` on float images.
 ///
 /// Pixel `i` covers `[i, i + 1)`, so its centre is `i + 0.5` (half-pixel centres). Output
-/// sample `o` sits at source position `(o + 0.5) × scale` with `scale = inputSize / outputSize`.
-/// Its weights are `max(0, 1 − |i + 0.5 − centre| / support)` with `support = max(scale, 1)`,
-/// normalised to sum to 1 over the source pixels that exist:
+/// sample `o` sits at source position `centre = (o + 0.5) × scale`, `scale = inputSize / outputSize`.
+/// With `stretch = max(scale, 1)` and `support = filter.support × stretch`, it reads source
+/// pixels `xmin ..< xmax` where `xmin = max(trunc(centre − support + 0.5), 0)` and
+/// `xmax = min(trunc(centre + support + 0.5), inputSize)`, with weights
+/// `filter((i + 0.5 − centre) / stretch)` normalised to sum to 1:
 ///
-/// - enlarging (`scale ≤ 1`): support 1, which is plain bilinear interpolation between the two
-///   nearest centres, clamped to the edge pixel outside the outermost centres;
-/// - shrinking (`scale > 1`): the tent is widened by the shrink factor, so every source pixel
-///   contributes (an antialiasing prefilter): 300 → 20 averages over ±15 source pixels.
+/// - enlarging (`scale ≤ 1`): the plain filter; for the bilinear tent, interpolation between
+///   the two nearest centres, and the edge pixel outside the outermost centres;
+/// - shrinking (`scale > 1`): the filter widened by the shrink factor, an antialiasing
+///   prefilter: bilinear 300 → 20 averages over ±15 source pixels.
 ///
-/// This is the filter of Pillow's `Image.resize(..., BILINEAR)`.
+/// Only the outputs in `window` are computed (all by default): resizing and then cropping is
+/// the same as resizing with a window, without computing the pixels the crop throws away.
 struct ResamplingKernel {
-    /// For each output sample, the first source index it reads.
+    /// For each output sample in the window, the first source index it reads.
     let starts: [Int]
-    /// For each output sample, how many consecutive source samples it reads.
+    /// For each output sample in the window, how many consecutive source samples it reads.
     let counts: [Int]
     /// The weights, `maxTaps` per output sample (unused slots are 0).
     let weights: [Float]
     /// The stride between the weight rows of consecutive output samples.
     let maxTaps: Int
 
-    init(inputSize: Int, outputSize: Int) {
+    /// The source samples the window reads: `starts.min() ..< (starts + counts).max()`.
+    var sourceRange: Range<Int> {
+        guard let first = starts.min() else { return 0 ..< 0 }
+        let end = zip(starts, counts).map { $0 + $1 }.max()!
+        return first ..< end
+    }
+
+    init(inputSize: Int, outputSize: Int, filter: ResamplingFilter = .bilinear, window: Range<Int>? = nil) {
+        let window = window ?? 0 ..< outputSize
         let scale = Double(inputSize) / Double(outputSize)
-        let support = max(scale, 1)
-        let maxTaps = Int((support * 2).rounded(.up)) + 2
-        var starts = [Int](repeating: 0, count: outputSize)
-        var counts = [Int](repeating: 0, count: outputSize)
-        var weights = [Float](repeating: 0, count: outputSize * maxTaps)
+        let stretch = max(scale, 1)
+        let support = filter.support * stretch
+        let maxTaps = Int(support.rounded(.up)) * 2 + 1
+        var starts = [Int](repeating: 0, count: window.count)
+        var counts = [Int](repeating: 0, count: window.count)
+        var weights = [Float](repeating: 0, count: window.count * maxTaps)
         var row = [Double](repeating: 0, count: maxTaps)
-        for o in 0..<outputSize {
+        for (slot, o) in window.enumerated() {
             let centre = (Double(o) + 0.5) * scale
-            // Source pixels whose centre lies strictly within `support` of `centre`.
-            let first = max(Int((centre - support - 0.5).rounded(.down)), 0)
-            let last = min(Int((centre + support - 0.5).rounded(.up)), inputSize - 1)
+            // C's (int) cast truncates toward zero, as Pillow's does.
+            let xmin = max(Int(centre - support + 0.5), 0)
+            let xmax = min(Int(centre + support + 0.5), inputSize)
             var total = 0.0
-            var taken = 0
-            var start = -1
-            if first <= last {
-                for i in first...last {
-                    let w = 1 - abs(Double(i) + 0.5 - centre) / support
-                    guard w > 0 else { continue }
-                    if start < 0 { start = i }
-                    // Zero-weight pixels inside the run keep the run contiguous.
-                    while start + taken < i { row[taken] = 0; taken += 1 }
-                    row[taken] = w
-                    taken += 1
-                    total += w
-                }
+            let taken = max(0, min(xmax - xmin, maxTaps))
+            for t in 0 ..< taken {
+                let w = filter.weight((Double(t + xmin) - centre + 0.5) / stretch)
+                row[t] = w
+                total += w
             }
-            if taken == 0 {
+            if taken == 0 || total == 0 {
                 // Cannot happen for positive sizes, but never divide by zero: nearest pixel.
-                start = min(max(Int(centre), 0), inputSize - 1)
-                row[0] = 1
-                taken = 1
-                total = 1
+                starts[slot] = min(max(Int(centre), 0), inputSize - 1)
+                counts[slot] = 1
+                weights[slot * maxTaps] = 1
+                continue
             }
-            starts[o] = start
-            counts[o] = taken
-            for t in 0..<taken { weights[o * maxTaps + t] = Float(row[t] / total) }
+            starts[slot] = xmin
+            counts[slot] = taken
+            for t in 0 ..< taken { weights[slot * maxTaps + t] = Float(row[t] / total) }
         }
         self.starts = starts
         self.counts = counts

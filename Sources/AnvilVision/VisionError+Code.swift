@@ -37,6 +37,8 @@ extension VisionError {
         public static let imageTooLarge = Code("imageTooLarge")
         /// The image holds no ink to find (uniform or nearly uniform).
         public static let blankImage = Code("blankImage")
+        /// A label file is malformed: a blank line, or text that is not UTF-8.
+        public static let invalidLabelFile = Code("invalidLabelFile")
         /// An argument is out of range (a size, an index range, a buffer that is too small...).
         public static let invalidArgument = Code("invalidArgument")
     }

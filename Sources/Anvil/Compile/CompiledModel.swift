@@ -93,7 +93,17 @@ final class CompiledModel: @unchecked Sendable {
             let (activations, overflow1) = model.floatsPerImage.multipliedReportingOverflow(by: batch)
             let (floats, overflow2) = activations.addingReportingOverflow(scratch + 1)
             let (bytes, overflow3) = floats.multipliedReportingOverflow(by: MemoryLayout<Float>.stride)
-            guard !overflow1, !overflow2, !overflow3, let raw = malloc(bytes) else {
+            guard !overflow1, !overflow2, !overflow3 else {
+                throw AnvilError(.invalidInput, "batch \(batch) needs more buffer memory than can be allocated (\(model.floatsPerImage) floats per image)")
+            }
+            // OpenBLAS takes 32-bit sizes and kernels pass it batch × pixels as a GEMM dimension:
+            // a larger batch would trap converting to Int32, so it is refused, before allocating.
+            let pixels = model.shapes.map { $0.height * $0.width }.max() ?? 0
+            let (rows, overflow4) = pixels.multipliedReportingOverflow(by: batch)
+            guard !overflow4, rows <= Int(Int32.max) else {
+                throw AnvilError(.invalidInput, "batch \(batch) is too large: \(batch) × \(pixels) pixels exceeds \(Int32.max), the limit of OpenBLAS's 32-bit sizes; split the batch")
+            }
+            guard let raw = malloc(bytes) else {
                 throw AnvilError(.invalidInput, "batch \(batch) needs more buffer memory than can be allocated (\(model.floatsPerImage) floats per image)")
             }
             let memory = raw.bindMemory(to: Float.self, capacity: floats)

@@ -8,6 +8,7 @@ struct Compiler {
     let validateParameters: Bool
 
     func compile(_ source: any ParameterSource) throws -> CompiledModel {
+        _ = Compute.threadCount  // settles the thread settings (OpenBLAS single-threaded) before any kernel runs
         guard plan.floatsPerImage < Int.max / 16 else {
             throw AnvilError(.invalidShape, "the activations of one image are too large to allocate")
         }
@@ -60,6 +61,10 @@ struct Compiler {
             var tensors: [ParameterKind: ParameterData] = [:]
             for spec in specs {
                 let request = ParameterRequest(layer: node.name, kind: spec.kind, count: spec.count)
+                // Kernels hand sizes to OpenBLAS as Int32; refuse rather than trap later.
+                guard spec.count <= Int(Int32.max) else {
+                    throw AnvilError(.invalidShape, "\(request) exceeds \(Int32.max) values, the limit of OpenBLAS's 32-bit sizes")
+                }
                 let data: ParameterData
                 do {
                     data = try source.data(for: request)

@@ -122,7 +122,7 @@ struct Graph {
         for tensor in order { if case .layer(let layer, _) = tensor.origin { layers.append(layer) } }
         for layer in layers {
             guard let name = layer.name else { continue }
-            guard !name.isEmpty else { throw AnvilError(.invalidGraph, "a \(layer.typeName) layer has an empty name") }
+            guard !name.isEmpty else { throw AnvilError(.invalidGraph, "a layer of type \(layer.typeName) has an empty name") }
             if let existing = owner[name], existing != ObjectIdentifier(layer) {
                 throw AnvilError(.invalidGraph, "two different layers are named '\(name)'")
             }

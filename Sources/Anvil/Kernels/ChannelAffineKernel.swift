@@ -1,28 +1,35 @@
 /// `y = scale[c] * x + shift[c]` per channel (a BatchNormalization that could not be folded),
 /// or PReLU `y = x > 0 ? x : slope[c] * x` when `prelu` is set.
-struct ChannelAffineKernel: Kernel {
+struct ChannelAffineKernel: RangeKernel {
     let channels: Int
     let pixelsPerImage: Int
-    let scale: [Float]
-    let shift: [Float]
+    let scale: ParameterData
+    let shift: ParameterData
     let prelu: Bool
 
+    init(channels: Int, pixelsPerImage: Int, scale: [Float], shift: [Float], prelu: Bool) {
+        self.channels = channels
+        self.pixelsPerImage = pixelsPerImage
+        self.scale = ParameterData(scale)
+        self.shift = ParameterData(shift)
+        self.prelu = prelu
+    }
+
     func run(_ io: KernelIO) {
-        let rows = io.batch * pixelsPerImage
+        Compute.parallelFor(io.batch * pixelsPerImage, costPerItem: channels, KernelRange(kernel: self, io: io))
+    }
+
+    /// Rows (pixels) in `range`.
+    func run(_ range: Range<Int>, _ io: KernelIO) {
         let input = io.inputs[0]
-        scale.withUnsafeBufferPointer { scale in
-            shift.withUnsafeBufferPointer { shift in
-                Compute.parallelFor(rows, costPerItem: channels) { range in
-                    for row in range {
-                        let source = input + row * channels
-                        let out = io.output + row * channels
-                        if prelu {
-                            for c in 0 ..< channels { let x = source[c]; out[c] = x > 0 ? x : scale[c] * x }
-                        } else {
-                            for c in 0 ..< channels { out[c] = scale[c] * source[c] + shift[c] }
-                        }
-                    }
-                }
+        let scale = self.scale.buffer, shift = self.shift.buffer
+        for row in range {
+            let source = input + row * channels
+            let out = io.output + row * channels
+            if prelu {
+                for c in 0 ..< channels { let x = source[c]; out[c] = x > 0 ? x : scale[c] * x }
+            } else {
+                for c in 0 ..< channels { out[c] = scale[c] * source[c] + shift[c] }
             }
         }
     }

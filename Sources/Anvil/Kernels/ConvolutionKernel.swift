@@ -1,5 +1,3 @@
-import COpenBLAS
-
 /// Convolution as im2col + `cblas_sgemm`, tiled over output pixels so the im2col buffer stays
 /// bounded; 1×1 stride-1 unpadded convolutions multiply the input directly. The bias and
 /// activation are applied to each tile right after its GEMM, while it is in cache.
@@ -49,9 +47,8 @@ struct ConvolutionKernel: Kernel {
         while start < rows {
             let count = min(tile, rows - start)
             for group in 0 ..< groups {
-                Compute.parallelFor(count, costPerItem: depth) { range in
-                    im2col(input: input, into: io.scratch, firstRow: start, rows: range, group: group)
-                }
+                Compute.parallelFor(count, costPerItem: depth,
+                                    Im2col(kernel: self, input: input, scratch: io.scratch, firstRow: start, group: group))
                 gemm(rows: count, outputs: groupOutputs, depth: depth, a: io.scratch,
                      b: weights.weightPointer + group * groupOutputs * depth,
                      c: io.output + start * outputChannels + group * groupOutputs)
@@ -64,23 +61,29 @@ struct ConvolutionKernel: Kernel {
     /// `C[rows × outputs] (row stride outputChannels) = A[rows × depth] · B[outputs × depth]ᵀ`.
     private func gemm(rows: Int, outputs: Int, depth: Int, a: UnsafePointer<Float>,
                       b: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(outputs), Int32(depth),
-                    1, a, Int32(depth), b, Int32(depth), 0, c, Int32(outputChannels))
+        Gemm.multiply(rows: rows, outputs: outputs, depth: depth, a: a, lda: depth, b: b, ldb: depth, c: c, ldc: outputChannels)
     }
 
     private func epilogue(_ output: UnsafeMutablePointer<Float>, rows: Int) {
         guard weights.bias != nil || activation != .none else { return }
-        let bias = weights.biasPointer
-        Compute.parallelFor(rows, costPerItem: outputChannels) { range in
-            activation.applyWithBias(output + range.lowerBound * outputChannels, rows: range.count,
-                                     channels: outputChannels, bias: bias)
-        }
+        Compute.parallelFor(rows, costPerItem: outputChannels,
+                            BiasActivation(output: output, channels: outputChannels, bias: weights.biasPointer, activation: activation))
+    }
+
+    /// Rows of the im2col matrix, as a parallel job.
+    struct Im2col: ParallelJob {
+        let kernel: ConvolutionKernel
+        let input: UnsafePointer<Float>
+        let scratch: UnsafeMutablePointer<Float>
+        let firstRow: Int
+        let group: Int
+        func run(_ range: Range<Int>) { kernel.im2col(input: input, into: scratch, firstRow: firstRow, rows: range, group: group) }
     }
 
     /// Writes rows `firstRow + rows` of the im2col matrix for `group` into `scratch`
     /// (row `r` at `scratch + (r - firstRow) * depth`): each row is one output pixel's
     /// receptive field in `[kh][kw][c]` order, zeros where it falls in the padding.
-    private func im2col(input: UnsafePointer<Float>, into scratch: UnsafeMutablePointer<Float>,
+    func im2col(input: UnsafePointer<Float>, into scratch: UnsafeMutablePointer<Float>,
                         firstRow: Int, rows: Range<Int>, group: Int) {
         let g = geometry
         let channels = groupInputs

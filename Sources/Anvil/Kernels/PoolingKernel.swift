@@ -1,6 +1,6 @@
 /// Max or average pooling over NHWC windows, vectorised across channels and parallel over
 /// output rows. Padded cells never win a max; for the average they count only when asked.
-struct PoolingKernel: Kernel {
+struct PoolingKernel: RangeKernel {
     enum Mode: Sendable { case max, average(countsPadding: Bool) }
 
     let geometry: WindowGeometry
@@ -11,34 +11,40 @@ struct PoolingKernel: Kernel {
         let g = geometry
         let lines = io.batch * g.outputHeight
         let input = io.inputs[0]
-        Compute.parallelFor(lines, costPerItem: g.outputWidth * channels * g.kernelHeight * g.kernelWidth) { range in
-            for line in range {
-                let image = line / g.outputHeight
-                let oy = line - image * g.outputHeight
-                let imageBase = input + image * g.inputHeight * g.inputWidth * channels
-                let y0 = oy * g.strideHeight - g.padTop
-                for ox in 0 ..< g.outputWidth {
-                    let x0 = ox * g.strideWidth - g.padLeft
-                    let out = io.output + (line * g.outputWidth + ox) * channels
-                    switch mode {
-                    case .max:
-                        out.update(repeating: -.infinity, count: channels)
-                        forEachCell(y0: y0, x0: x0) { cell in
-                            let source = imageBase + cell * channels
-                            for c in 0 ..< channels { out[c] = max(out[c], source[c]) }
-                        }
-                    case .average(let countsPadding):
-                        out.update(repeating: 0, count: channels)
-                        var cells = 0
-                        forEachCell(y0: y0, x0: x0) { cell in
-                            let source = imageBase + cell * channels
-                            for c in 0 ..< channels { out[c] += source[c] }
-                            cells += 1
-                        }
-                        let divisor = countsPadding ? paddedCells(y0: y0, x0: x0) : cells
-                        let scale = 1 / Float(max(divisor, 1))
-                        for c in 0 ..< channels { out[c] *= scale }
+        Compute.parallelFor(lines, costPerItem: g.outputWidth * channels * g.kernelHeight * g.kernelWidth, KernelRange(kernel: self, io: io))
+    }
+
+    /// The loop body over `range` (see ``run(_:)``).
+    func run(_ range: Range<Int>, _ io: KernelIO) {
+        let g = geometry
+        let lines = io.batch * g.outputHeight
+        let input = io.inputs[0]
+        for line in range {
+            let image = line / g.outputHeight
+            let oy = line - image * g.outputHeight
+            let imageBase = input + image * g.inputHeight * g.inputWidth * channels
+            let y0 = oy * g.strideHeight - g.padTop
+            for ox in 0 ..< g.outputWidth {
+                let x0 = ox * g.strideWidth - g.padLeft
+                let out = io.output + (line * g.outputWidth + ox) * channels
+                switch mode {
+                case .max:
+                    out.update(repeating: -.infinity, count: channels)
+                    forEachCell(y0: y0, x0: x0) { cell in
+                        let source = imageBase + cell * channels
+                        for c in 0 ..< channels { out[c] = max(out[c], source[c]) }
                     }
+                case .average(let countsPadding):
+                    out.update(repeating: 0, count: channels)
+                    var cells = 0
+                    forEachCell(y0: y0, x0: x0) { cell in
+                        let source = imageBase + cell * channels
+                        for c in 0 ..< channels { out[c] += source[c] }
+                        cells += 1
+                    }
+                    let divisor = countsPadding ? paddedCells(y0: y0, x0: x0) : cells
+                    let scale = 1 / Float(max(divisor, 1))
+                    for c in 0 ..< channels { out[c] *= scale }
                 }
             }
         }

@@ -16,9 +16,9 @@ enum WinogradVariant: String, Sendable, CaseIterable, CustomStringConvertible {
     }
 
     /// m: output pixels per tile side.
-    var outputTile: Int { algorithm.outputTile }
+    var outputTile: Int { self == .f2x2 ? 2 : 4 }
     /// α²: transformed values per tile, one GEMM each.
-    var positions: Int { algorithm.positions }
+    var positions: Int { self == .f2x2 ? 16 : 36 }
 
     var description: String { "F(\(outputTile)x\(outputTile),3x3)" }
 }
@@ -34,7 +34,7 @@ enum WinogradVariant: String, Sendable, CaseIterable, CustomStringConvertible {
 /// 3. `Aᵀ M A` of every tile goes straight into the NHWC output with the bias and the
 ///    activation applied while the values are in registers.
 ///
-/// The transforms run on ``Compute/parallelFor(_:costPerItem:_:)``; the GEMMs are issued one
+/// The transforms are ``ParallelJob``s on ``Compute``'s threads; the GEMMs are issued one
 /// after another and OpenBLAS spreads each over its threads (concurrent OpenBLAS calls from
 /// several threads would oversubscribe the cores). Blocks are sized so `V` and `M` stay about
 /// ``blockBudget`` floats.
@@ -44,20 +44,16 @@ struct WinogradConvolutionKernel: Kernel {
     let inputChannels: Int
     let outputChannels: Int
     /// α² row-major `inputChannels × outputChannels` matrices: `U[p][i][o]`.
-    let filters: FloatBox
+    let filters: WinogradFilters
     let bias: ParameterData?
     let activation: ActivationFunction
     /// Tiles per block when set (tests use it to force many blocks); otherwise from ``blockBudget``.
     let fixedBlockTiles: Int?
 
-    /// Floats of transformed input and product matrices per block (8 MB): they go through
-    /// the last-level cache between the transforms and the GEMMs.
-    static let blockBudget: Int = {
-        if let text = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_BUDGET"], let value = Int(text), value > 0 {
-            return value
-        }
-        return 2 << 20
-    }()
+    /// Floats of transformed inputs and products per block (8 MB): they go through the
+    /// last-level cache between the transforms and the GEMMs. (4 to 16 MB measured alike on
+    /// VGG16; 1 MB made 224×224×64 layers 1.5× slower.)
+    static let blockBudget = 2 << 20
 
     /// The fewest tiles per block, so the GEMMs stay efficient even for wide layers.
     static let minimumBlockTiles = 64
@@ -74,6 +70,10 @@ struct WinogradConvolutionKernel: Kernel {
         self.bias = weights.bias
         self.activation = activation
         self.fixedBlockTiles = blockTiles.map { max(1, $0) }
+        let m = variant.outputTile
+        tilesHigh = (geometry.outputHeight + m - 1) / m
+        tilesWide = (geometry.outputWidth + m - 1) / m
+        tilesPerImage = tilesHigh * tilesWide
     }
 
     /// Whether the kernel can compute this convolution at all.
@@ -82,9 +82,8 @@ struct WinogradConvolutionKernel: Kernel {
             && g.dilationHeight == 1 && g.dilationWidth == 1
     }
 
-    var tilesHigh: Int { (geometry.outputHeight + variant.outputTile - 1) / variant.outputTile }
-    var tilesWide: Int { (geometry.outputWidth + variant.outputTile - 1) / variant.outputTile }
-    var tilesPerImage: Int { tilesHigh * tilesWide }
+    /// Tiles down and across one image's output, and in all.
+    let tilesHigh: Int, tilesWide: Int, tilesPerImage: Int
 
     /// The number of blocks and the largest block's tile count for a batch.
     func blocking(batch: Int) -> (blocks: Int, tiles: Int) {
@@ -111,22 +110,18 @@ struct WinogradConvolutionKernel: Kernel {
     }
 
     /// Where value `p` of block tile `t`, channel `c` lives in `V` (and `M`, with the output
-    /// channels): `t * tileStride + p * positionStride + c`, in floats.
+    /// channels): tile-major, `(t * positions + p) * channels + c`, so the transforms read and
+    /// write each tile contiguously (position-major, each GEMM operand contiguous, made a
+    /// 224×224×64 layer 1.6× slower: the input transform's 36 store streams miss the cache).
     private struct Layout {
         let tileStride: Int
         let positionStride: Int
 
-        /// Tile-major (`[tile][position][channel]`, the transforms read and write whole tiles
-        /// contiguously) or position-major (`[position][tile][channel]`, each GEMM operand contiguous).
-        init(tileMajor: Bool, positions: Int, tiles: Int, channels: Int) {
-            tileStride = tileMajor ? positions * channels : channels
-            positionStride = tileMajor ? channels : tiles * channels
+        init(positions: Int, channels: Int) {
+            tileStride = positions * channels
+            positionStride = channels
         }
-        /// The GEMM's leading dimension.
-        var rowStride: Int { tileStride }
     }
-
-    static let tileMajor = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_LAYOUT"] != "position"
 
     private func run<A: WinogradAlgorithm>(_ io: KernelIO, _ algorithm: A.Type) {
         let total = io.batch * tilesPerImage
@@ -139,20 +134,45 @@ struct WinogradConvolutionKernel: Kernel {
         for block in 0 ..< blocks {
             let first = total * block / blocks
             let count = total * (block + 1) / blocks - first
-            let inputLayout = Layout(tileMajor: Self.tileMajor, positions: A.positions, tiles: count, channels: inputChannels)
-            let outputLayout = Layout(tileMajor: Self.tileMajor, positions: A.positions, tiles: count, channels: outputChannels)
-            Compute.parallelFor(count, costPerItem: A.positions * inputChannels * 4) { range in
-                transformInput(A.self, input: input, into: v, layout: inputLayout, firstTile: first, tiles: range)
-            }
+            let inputLayout = Layout(positions: A.positions, channels: inputChannels)
+            let outputLayout = Layout(positions: A.positions, channels: outputChannels)
+            Compute.parallelFor(count, costPerItem: A.positions * inputChannels * 4,
+                                InputTransform<A>(kernel: self, input: input, v: v, layout: inputLayout, firstTile: first))
             for p in 0 ..< A.positions {
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(count), Int32(outputChannels),
-                            Int32(inputChannels), 1, v + p * inputLayout.positionStride, Int32(inputLayout.rowStride),
+                            Int32(inputChannels), 1, v + p * inputLayout.positionStride, Int32(inputLayout.tileStride),
                             u + p * inputChannels * outputChannels, Int32(outputChannels), 0,
-                            products + p * outputLayout.positionStride, Int32(outputLayout.rowStride))
+                            products + p * outputLayout.positionStride, Int32(outputLayout.tileStride))
             }
-            Compute.parallelFor(count, costPerItem: A.positions * outputChannels * 4) { range in
-                transformOutput(A.self, products: products, layout: outputLayout, into: io.output, firstTile: first, tiles: range)
-            }
+            Compute.parallelFor(count, costPerItem: A.positions * outputChannels * 4,
+                                OutputTransform<A>(kernel: self, products: products, layout: outputLayout, output: io.output,
+                                                   firstTile: first))
+        }
+    }
+
+    /// The input transform of a block's tiles, as a parallel job.
+    private struct InputTransform<A: WinogradAlgorithm>: ParallelJob {
+        let kernel: WinogradConvolutionKernel
+        let input: UnsafePointer<Float>
+        let v: UnsafeMutablePointer<Float>
+        let layout: Layout
+        let firstTile: Int
+
+        func run(_ range: Range<Int>) {
+            kernel.transformInput(A.self, input: input, into: v, layout: layout, firstTile: firstTile, tiles: range)
+        }
+    }
+
+    /// The output transform and epilogue of a block's tiles, as a parallel job.
+    private struct OutputTransform<A: WinogradAlgorithm>: ParallelJob {
+        let kernel: WinogradConvolutionKernel
+        let products: UnsafePointer<Float>
+        let layout: Layout
+        let output: UnsafeMutablePointer<Float>
+        let firstTile: Int
+
+        func run(_ range: Range<Int>) {
+            kernel.transformOutput(A.self, products: products, layout: layout, into: output, firstTile: firstTile, tiles: range)
         }
     }
 
@@ -282,7 +302,7 @@ struct WinogradConvolutionKernel: Kernel {
                     }
                     channel += 8
                 }
-                if case .general = epilogue {
+                if epilogue.general {
                     for r in 0 ..< outputRows {
                         for q in 0 ..< outputColumns { activation.apply(target + (r * g.outputWidth + q) * channels, count: channels) }
                     }
@@ -291,33 +311,30 @@ struct WinogradConvolutionKernel: Kernel {
         }
     }
 
-    private enum Epilogue {
-        case identity
-        case clamp(lower: Float, upper: Float)
-        case leaky(slope: Float)
-        case general
+    /// The activation as vector operations: a clamp to `lower...upper` (±∞ when there is
+    /// none), then a slope for negative values (1 when there is none). Other activations are
+    /// `general`: applied per pixel once the tile is written.
+    private struct Epilogue {
+        var lower = -Float.infinity, upper = Float.infinity, slope: Float = 1
+        var general = false
 
         init(_ activation: ActivationFunction) {
             switch activation {
-            case .none: self = .identity
-            case .relu: self = .clamp(lower: 0, upper: .infinity)
-            case .relu6: self = .clamp(lower: 0, upper: 6)
-            case .clip(let lower, let upper): self = .clamp(lower: lower, upper: upper)
-            case .leakyRelu(let alpha): self = .leaky(slope: alpha)
-            default: self = .general
+            case .none: break
+            case .relu: lower = 0
+            case .relu6: (lower, upper) = (0, 6)
+            case .clip(let low, let high): (lower, upper) = (low, high)
+            case .leakyRelu(let alpha): slope = alpha
+            default: general = true
             }
         }
 
         @inline(__always)
         func apply(_ x: WinogradLanes) -> WinogradLanes {
-            switch self {
-            case .identity, .general: return x
-            case .clamp(let lower, let upper):
-                // max then min, as ActivationFunction does (NaN stays NaN).
-                let raised = x.replacing(with: lower, where: x .< lower)
-                return raised.replacing(with: upper, where: raised .> upper)
-            case .leaky(let slope): return x.replacing(with: x * slope, where: x .< 0)
-            }
+            // max then min, as ActivationFunction does (NaN stays NaN).
+            let raised = x.replacing(with: lower, where: x .< lower)
+            let clamped = raised.replacing(with: upper, where: raised .> upper)
+            return slope == 1 ? clamped : clamped.replacing(with: clamped * slope, where: clamped .< 0)
         }
     }
 
@@ -350,7 +367,9 @@ extension WinogradConvolutionKernel {
     static let override: String? = ProcessInfo.processInfo.environment["ANVIL_CONVOLUTION"]
 
     /// The Winograd variant to use for a convolution, or `nil` when im2col + GEMM is the better
-    /// (or the only) choice.
+    /// (or the only) choice: the one with the smallest ``estimatedNanoseconds`` for one image.
+    /// Fewer than 8 input channels always go to im2col (a 224×224 layer with 3, 4 or 6 inputs
+    /// and 64 outputs measured 1.2–1.3× faster there; with 8 inputs Winograd was 1.2× faster).
     static func preferredVariant(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
                                  groups: Int) -> WinogradVariant? {
         guard supports(geometry: geometry, groups: groups) else { return nil }
@@ -360,7 +379,42 @@ extension WinogradConvolutionKernel {
         case "winograd4": return .f4x4
         default: break
         }
-        guard inputChannels >= 8, outputChannels >= 8 else { return nil }
-        return .f4x4
+        guard inputChannels >= 8 else { return nil }
+        let direct = estimatedNanoseconds(nil, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels)
+        let best = WinogradVariant.allCases.map {
+            ($0, estimatedNanoseconds($0, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels))
+        }.min { $0.1 < $1.1 }!
+        return best.1 < direct ? best.0 : nil
+    }
+
+    /// A cost model of one image through im2col + GEMM (`variant` nil) or a Winograd variant:
+    /// GEMM multiply-adds, weight floats streamed from memory (once per block of tiles or rows),
+    /// elements moved by the transforms (im2col rows and the output for im2col; transformed
+    /// inputs and products for Winograd), and a fixed cost per call. The coefficients are a
+    /// least-squares fit (relative error) to 87 single-thread timings on the reference machine
+    /// (2-core Zen 3): every channel count 8…512 (in = out) at output sizes 1…112, and 224×224
+    /// layers with 3…12 inputs; the model picks the fastest of the three in 86 of them (the
+    /// miss costs 3%). The two-thread timings, noisier, agree within their noise.
+    static func estimatedNanoseconds(_ variant: WinogradVariant?, geometry g: WindowGeometry, inputChannels: Int,
+                                     outputChannels: Int) -> Double {
+        let pairs = Double(inputChannels * outputChannels)
+        guard let variant else {
+            let pixels = g.outputHeight * g.outputWidth
+            let depth = 9 * inputChannels
+            let rows = min(pixels, max(64, ConvolutionKernel.tileBudget / depth))
+            let passes = Double((pixels + rows - 1) / rows)
+            return 0.0237 * Double(pixels) * 9 * pairs + 0.335 * 9 * pairs * passes
+                + 0.50 * Double(pixels * (depth + outputChannels)) + 390
+        }
+        let m = variant.outputTile
+        let positions = Double(variant.positions)
+        let tiles = ((g.outputHeight + m - 1) / m) * ((g.outputWidth + m - 1) / m)
+        let perTile = variant.positions * (inputChannels + outputChannels)
+        let limit = max(minimumBlockTiles, blockBudget / perTile)
+        let blocks = Double((tiles + limit - 1) / limit)
+        let (perMAC, perWeight, perElement, perCall): (Double, Double, Double, Double) =
+            variant == .f4x4 ? (0.0340, 0.353, 0.70, 51) : (0.0282, 0.322, 0.75, 66)
+        return perMAC * Double(tiles) * positions * pairs + perWeight * positions * pairs * blocks
+            + perElement * Double(tiles * perTile) + perCall * positions
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Eight channels, the width the Winograd tile transforms work at.
 typealias WinogradLanes = SIMD8<Float>
 
@@ -122,71 +124,96 @@ enum WinogradF4: WinogradAlgorithm {
     }
 }
 
+/// The transformed filters of a Winograd kernel: one allocation, 2 MB aligned and (on Linux)
+/// advised for transparent huge pages. The filters are 16/9 (F(2×2)) or 4 (F(4×4)) times the
+/// size of the weights — 235 MB for VGG16 in F(4×4) — and on the reference VM faulting them in
+/// 4 KB pages took 3× as long as computing them; huge pages also spare the GEMMs TLB misses
+/// when they stream the filters.
+final class WinogradFilters: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Float>
+    let count: Int
+
+    /// Uninitialised memory for `count` floats.
+    init(count: Int) {
+        let hugePage = 2 << 20
+        let bytes = max(count, 1) * MemoryLayout<Float>.stride
+        let rounded = bytes >= hugePage ? (bytes + hugePage - 1) / hugePage * hugePage : bytes
+        var raw: UnsafeMutableRawPointer?
+        guard posix_memalign(&raw, bytes >= hugePage ? hugePage : 64, rounded) == 0, let raw else {
+            fatalError("cannot allocate \(rounded) bytes of Winograd filters")
+        }
+        #if os(Linux)
+        if bytes >= hugePage { _ = madvise(raw, rounded, MADV_HUGEPAGE) }
+        #endif
+        self.pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
+        self.count = count
+    }
+
+    deinit { free(pointer) }
+}
+
 extension WinogradAlgorithm {
     /// Transforms every filter once: `U[p][i][o] = (G g Gᵀ)[p]` for the 3×3 filter `g` from
-    /// input channel `i` to output channel `o`, computed in double precision. `weights` are
-    /// Forge-layout `[outputs][3][3][inputs]`; the result is `positions` row-major
-    /// `inputs × outputs` matrices, the B operands of the per-position GEMMs.
+    /// input channel `i` to output channel `o`, in double precision. `weights` are Forge-layout
+    /// `[outputs][3][3][inputs]`; the result is `positions` row-major `inputs × outputs`
+    /// matrices, the B operands of the per-position GEMMs.
     ///
-    /// Eight input channels are transformed at once (contiguous loads); the results of sixteen
-    /// output channels are staged and written out as rows of sixteen, since writing them one
-    /// by one would stride by `outputs` floats across 288 rows and thrash the L1 cache.
-    static func transformFilters(_ weights: UnsafePointer<Float>, outputs: Int, inputs: Int) -> FloatBox {
+    /// Eight output channels at a time, so each of the α² matrices is written row after row,
+    /// eight floats at a time (the weights are gathered instead, from a few cached lines).
+    static func transformFilters(_ weights: UnsafePointer<Float>, outputs: Int, inputs: Int) -> WinogradFilters {
+        let filters = WinogradFilters(count: positions * inputs * outputs)
+        Compute.parallelFor(inputs, costPerItem: outputs * 8 * positions,
+                            FilterTransform<Self>(weights: weights, u: filters.pointer, inputs: inputs, outputs: outputs))
+        return filters
+    }
+}
+
+/// ``WinogradAlgorithm/transformFilters(_:outputs:inputs:)`` for a range of input channels, as a parallel job.
+private struct FilterTransform<A: WinogradAlgorithm>: ParallelJob {
+    let weights: UnsafePointer<Float>
+    let u: UnsafeMutablePointer<Float>
+    let inputs: Int
+    let outputs: Int
+
+    func run(_ range: Range<Int>) {
         typealias Wide = SIMD8<Double>
-        let alpha = inputTile, count = positions
-        let chunk = 16
-        let box = FloatBox(count: count * inputs * outputs)
-        let u = box.pointer
-        let g = filterTransform
-        let groups = (inputs + 7) / 8
-        g.withUnsafeBufferPointer { g in
-            Compute.parallelFor(groups, costPerItem: outputs * 8 * 64 * count) { range in
-                withUnsafeTemporaryAllocation(of: Wide.self, capacity: 9 + 3 * alpha) { scratch in
-                    withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: count * chunk) { stage in
-                        let filter = scratch.baseAddress!, left = filter + 9  // left = G g, α × 3
-                        let staged = stage.baseAddress!  // [p][o − o0] vectors over the input channels
-                        for group in range {
-                            let first = group * 8
-                            let lanes = min(8, inputs - first)
-                            var o0 = 0
-                            while o0 < outputs {
-                                let width = min(chunk, outputs - o0)
-                                for local in 0 ..< width {
-                                    let taps = weights + (o0 + local) * 9 * inputs + first
-                                    for k in 0 ..< 9 {
-                                        if lanes == 8 {
-                                            filter[k] = Wide(UnsafeRawPointer(taps + k * inputs).loadUnaligned(as: SIMD8<Float>.self))
-                                        } else {
-                                            var value = Wide()
-                                            for lane in 0 ..< lanes { value[lane] = Double(taps[k * inputs + lane]) }
-                                            filter[k] = value
-                                        }
-                                    }
-                                    for a in 0 ..< alpha {
-                                        for c in 0 ..< 3 {
-                                            left[a * 3 + c] = g[a * 3] * filter[c] + g[a * 3 + 1] * filter[3 + c] + g[a * 3 + 2] * filter[6 + c]
-                                        }
-                                    }
-                                    for a in 0 ..< alpha {
-                                        for b in 0 ..< alpha {
-                                            let value = left[a * 3] * g[b * 3] + left[a * 3 + 1] * g[b * 3 + 1] + left[a * 3 + 2] * g[b * 3 + 2]
-                                            staged[(a * alpha + b) * chunk + local] = SIMD8<Float>(value)
-                                        }
-                                    }
+        let alpha = A.inputTile
+        let matrixStride = inputs * outputs
+        let groups = (outputs + 7) / 8
+        A.filterTransform.withUnsafeBufferPointer { g in
+            withUnsafeTemporaryAllocation(of: Wide.self, capacity: 9 + 3 * alpha) { scratch in
+                let filter = scratch.baseAddress!, left = filter + 9  // left = G g, α × 3
+                for i in range {
+                    for group in 0 ..< groups {
+                        let first = group * 8
+                        let lanes = min(8, outputs - first)
+                        // Tap k of output channel first + lane is at taps[(lane * 9 + k) * inputs].
+                        let taps = weights + first * 9 * inputs + i
+                        for k in 0 ..< 9 {
+                            var value = Wide()
+                            for lane in 0 ..< lanes { value[lane] = Double(taps[(lane * 9 + k) * inputs]) }
+                            filter[k] = value
+                        }
+                        for a in 0 ..< alpha {
+                            for c in 0 ..< 3 {
+                                left[a * 3 + c] = g[a * 3] * filter[c] + g[a * 3 + 1] * filter[3 + c] + g[a * 3 + 2] * filter[6 + c]
+                            }
+                        }
+                        let destination = u + i * outputs + first
+                        for a in 0 ..< alpha {
+                            for b in 0 ..< alpha {
+                                let value = SIMD8<Float>(left[a * 3] * g[b * 3] + left[a * 3 + 1] * g[b * 3 + 1] + left[a * 3 + 2] * g[b * 3 + 2])
+                                let target = destination + (a * alpha + b) * matrixStride
+                                if lanes == 8 {
+                                    UnsafeMutableRawPointer(target).storeBytes(of: value, as: SIMD8<Float>.self)
+                                } else {
+                                    for lane in 0 ..< lanes { target[lane] = value[lane] }
                                 }
-                                for p in 0 ..< count {
-                                    for lane in 0 ..< lanes {
-                                        let row = u + (p * inputs + first + lane) * outputs + o0
-                                        for local in 0 ..< width { row[local] = staged[p * chunk + local][lane] }
-                                    }
-                                }
-                                o0 += width
                             }
                         }
                     }
                 }
             }
         }
-        return box
     }
 }

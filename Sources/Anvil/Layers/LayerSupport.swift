@@ -19,6 +19,8 @@ func checkedProduct(_ factors: [Int], what: String) throws -> Int {
 }
 
 /// Builds the kernel for any convolution: depthwise when each group has one input channel,
+/// Winograd for 3×3 stride-1 ungrouped ones where its cost model expects it to be faster
+/// (``WinogradConvolutionKernel/preferredVariant(geometry:inputChannels:outputChannels:groups:)``),
 /// otherwise im2col + GEMM.
 func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, inputChannels: Int,
                            outputChannels: Int, groups: Int, useBias: Bool,

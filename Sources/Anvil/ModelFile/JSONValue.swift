@@ -55,7 +55,9 @@ public enum JSONValue: Equatable, Sendable {
 
     private static func describe(_ error: any Error) -> String {
         switch error {
-        case DecodingError.dataCorrupted(let context): return context.debugDescription
+        case DecodingError.dataCorrupted(let context):
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return context.debugDescription + (path.isEmpty ? "" : " at \(path.hasPrefix(".") ? String(path.dropFirst()) : path)")
         default: return "\(error)"
         }
     }
@@ -125,7 +127,12 @@ extension JSONValue: Codable {
         else if let value = try? single.decode(Bool.self) { self = .bool(value) }
         else if let value = try? single.decode(Int.self) { self = .int(value) }
         else if let value = try? single.decode(Double.self) { self = .double(value) }
-        else { self = .string(try single.decode(String.self)) }
+        else if let value = try? single.decode(String.self) { self = .string(value) }
+        else {
+            // Only a number beyond Double's range gets here (1e999): say so, instead of the
+            // String decoder's "expected to decode String but found number".
+            throw DecodingError.dataCorruptedError(in: single, debugDescription: "a number outside the range of a 64-bit float")
+        }
     }
 
     /// Encodes the value.

@@ -18,11 +18,14 @@ public struct ModelFile {
 
     /// Reads and checks a model file; parameter files are opened (mapped) but not yet used.
     public init(contentsOf url: URL, loading: ParameterLoading = .memoryMapped) throws {
+        // Through MappedFile, not Data(contentsOf:): only regular files (reading /dev/zero or a
+        // FIFO would never end), and the same strerror messages as parameter files.
         let data: Data
         do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw AnvilError(.fileError, "cannot read model file '\(url.path)': \(error.localizedDescription)")
+            let file = try MappedFile(path: url.path)
+            data = withExtendedLifetime(file) { Data(file.bytes) }
+        } catch let error as AnvilError {
+            throw AnvilError(.fileError, "cannot read model file: \(error.message)")
         }
         try self.init(json: try JSONValue.parse(data, source: url.path), source: url.path,
                       directory: url.deletingLastPathComponent(), loading: loading)

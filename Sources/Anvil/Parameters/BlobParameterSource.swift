@@ -36,7 +36,7 @@ public struct BlobParameterSource: ParameterSource {
                 throw AnvilError(.invalidFile, "blob index entry '\(name)' (offset \(entry.offset), \(entry.count) floats) lies outside '\(url.path)' (\(file.bytes.count) bytes)")
             }
             guard entry.offset % 4 == 0 else {
-                throw AnvilError(.invalidFile, "blob index entry '\(name)' has offset \(entry.offset), not a multiple of 4")
+                throw AnvilError(.invalidFile, "blob index entry '\(name)' in '\(url.path)' has offset \(entry.offset), not a multiple of 4")
             }
             if entry.count > 0 { ranges.append((entry.offset, end, name)) }
         }

@@ -3,35 +3,54 @@ import COpenBLAS
 /// The compute settings Anvil and OpenBLAS share.
 public enum Compute {
     nonisolated(unsafe) private static var threads: Int = {
-        let count = Int(openblas_get_num_threads())
-        return max(1, count)
+        // OpenBLAS stays single-threaded; Anvil splits the work (see `Gemm`).
+        let cores = max(1, Int(openblas_get_num_threads()))
+        openblas_set_num_threads(1)
+        return cores
     }()
 
     /// Workers for Anvil's loops: one fewer than the cores (the caller is the other), created once.
     private static let pool = WorkerPool(workers: max(0, Int(openblas_get_num_procs()) - 1))
 
-    /// Threads used by OpenBLAS and by Anvil's own loops (im2col, pooling, epilogues).
-    /// Process-wide, because OpenBLAS's setting is; defaults to OpenBLAS's (all cores
-    /// unless `OPENBLAS_NUM_THREADS` says otherwise).
+    /// Threads for everything Anvil computes: its GEMMs (OpenBLAS called single-threaded on
+    /// bands of rows, one per thread) and its own loops (im2col, pooling, epilogues) share one
+    /// pool, so nothing oversubscribes the cores. Process-wide; defaults to the number of cores
+    /// OpenBLAS sees (`OPENBLAS_NUM_THREADS` lowers it). At most the number of cores is used.
     public static var threadCount: Int {
         get { threads }
-        set {
-            threads = max(1, newValue)
-            openblas_set_num_threads(Int32(threads))
-        }
+        set { threads = max(1, min(newValue, pool.workers + 1)) }
     }
 
-    /// Runs `body` over `0..<count` split into at most `threadCount` contiguous ranges,
-    /// in parallel when `count * costPerItem` is large enough to pay for the threads.
+    /// How many parts to split `count` items of `costPerItem` work into: one per thread, but
+    /// only when each part gets enough work (about 16k multiply-adds) to pay for waking a thread.
     @inline(__always)
-    static func parallelFor(_ count: Int, costPerItem: Int = 1, _ body: (Range<Int>) -> Void) {
-        let parts = min(threads, count, max(1, count &* costPerItem / 16_384))
+    static func parts(_ count: Int, costPerItem: Int) -> Int {
+        min(threads, count, max(1, count &* costPerItem / 16_384))
+    }
+
+    /// Runs `job` over `0..<count`, split into at most `threadCount` contiguous ranges that
+    /// run in parallel when the work is large enough. Allocates nothing.
+    @inline(__always)
+    static func parallelFor<Job: ParallelJob>(_ count: Int, costPerItem: Int = 1, _ job: Job) {
+        let parts = parts(count, costPerItem: costPerItem)
         if parts <= 1 {
-            if count > 0 { body(0 ..< count) }
+            if count > 0 { job.run(0 ..< count) }
             return
         }
-        pool.run(parts: parts) { part in
-            body(count * part / parts ..< count * (part + 1) / parts)
+        pool.run(job, count: count, parts: parts)
+    }
+
+    /// Runs `body` over `0..<count` like ``parallelFor(_:costPerItem:_:)-job``, for code that is
+    /// not yet a ``ParallelJob``; costs one small allocation per parallel call.
+    static func parallelFor(_ count: Int, costPerItem: Int = 1, _ body: (Range<Int>) -> Void) {
+        withoutActuallyEscaping(body) { body in
+            parallelFor(count, costPerItem: costPerItem, ClosureJob(body: body))
         }
     }
+}
+
+/// A closure as a job (see ``Compute/parallelFor(_:costPerItem:_:)``).
+private struct ClosureJob: ParallelJob {
+    let body: (Range<Int>) -> Void
+    func run(_ range: Range<Int>) { body(range) }
 }

@@ -24,10 +24,21 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
+    private final class Start {
+        let pool: WorkerPool
+        let index: Int
+        init(pool: WorkerPool, index: Int) { self.pool = pool; self.index = index }
+    }
+
     private let slots: [Slot]
     private let busy = Atomic<Bool>(false)
     private var generation = 0
-    private var job: ((Int) -> Void)?
+    // The current job, published before the workers are woken: its type, its address on
+    // the caller's stack, and how the index range is split.
+    private var jobType: any ParallelJob.Type = NoJob.self
+    private var jobAddress: UnsafeRawPointer?
+    private var count = 0
+    private var parts = 1
 
     /// The number of worker threads (the caller is one more participant).
     var workers: Int { slots.count }
@@ -36,43 +47,47 @@ final class WorkerPool: @unchecked Sendable {
     init(workers: Int) {
         slots = (0 ..< max(0, workers)).map { _ in Slot() }
         for index in slots.indices {
-            let context = Unmanaged.passRetained(Box(pool: self, index: index)).toOpaque()
+            let context = Unmanaged.passRetained(Start(pool: self, index: index)).toOpaque()
             var thread = pthread_t()
             pthread_create(&thread, nil, { raw in
-                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-                box.pool.workLoop(box.index)
+                let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+                start.pool.workLoop(start.index)
                 return nil
             }, context)
             pthread_detach(thread)
         }
     }
 
-    private final class Box {
-        let pool: WorkerPool
-        let index: Int
-        init(pool: WorkerPool, index: Int) { self.pool = pool; self.index = index }
+    /// Part `part` of `0..<count` split into `parts`.
+    @inline(__always)
+    private static func range(_ part: Int, count: Int, parts: Int) -> Range<Int> {
+        count * part / parts ..< count * (part + 1) / parts
     }
 
-    /// Runs `body(part)` for every part in `0..<parts` (at most `workers + 1` run at once)
-    /// and returns when all are done.
-    func run(parts: Int, _ body: (Int) -> Void) {
+    /// Runs `job` over `0..<count` split into `parts` contiguous ranges, in parallel, and
+    /// returns when all are done.
+    func run<Job: ParallelJob>(_ job: Job, count: Int, parts: Int) {
         let helpers = min(parts - 1, slots.count)
         guard helpers > 0, busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
-            for part in 0 ..< parts { body(part) }
+            for part in 0 ..< parts { job.run(Self.range(part, count: count, parts: parts)) }
             return
         }
-        withoutActuallyEscaping(body) { body in
-            job = body
+        withUnsafePointer(to: job) { address in
+            jobType = Job.self
+            jobAddress = UnsafeRawPointer(address)
+            self.count = count
+            self.parts = parts
             generation &+= 1
             let current = generation
             for index in 0 ..< helpers { post(current, to: slots[index]) }
-            // The caller takes part 0 and any parts beyond the workers.
-            body(0)
-            for part in (helpers + 1) ..< max(parts, helpers + 1) { body(part) }
+            job.run(Self.range(0, count: count, parts: parts))
+            // Parts beyond the workers (never, with parts <= threads) run on the caller.
+            for part in (helpers + 1) ..< max(parts, helpers + 1) { job.run(Self.range(part, count: count, parts: parts)) }
             for index in 0 ..< helpers {
                 while slots[index].done.load(ordering: .acquiring) != current { pause() }
             }
-            job = nil
+            jobAddress = nil
+            jobType = NoJob.self
         }
         busy.store(false, ordering: .releasing)
     }
@@ -102,7 +117,9 @@ final class WorkerPool: @unchecked Sendable {
                 pthread_mutex_unlock(&slot.mutex)
             }
             seen = slot.assigned.load(ordering: .acquiring)
-            job?(index + 1)
+            if let address = jobAddress {
+                jobType.run(at: address, Self.range(index + 1, count: count, parts: parts))
+            }
             slot.done.store(seen, ordering: .releasing)
         }
     }

@@ -1,0 +1,43 @@
+import CAllocationCounter
+import Foundation
+import Testing
+import Anvil
+import AnvilModels
+
+/// After the first call with a given batch size, `predict(_:batch:into:)` allocates nothing —
+/// counted by interposing malloc in a child process, so other tests do not interfere.
+@Suite struct AllocationTests {
+    @Test(arguments: [1, 3, 64])
+    func warmPredictionAllocatesNothing(batch: Int) async {
+        guard anvil_allocation_counting_enabled() == 1 else {
+            print("skipped: allocations are not counted under a sanitizer")
+            return
+        }
+        // The child exits with the number of allocations (capped), so a failure shows the count.
+        await #expect(processExitsWith: .success) { [batch] in
+            let model = try MNISTNetwork.deep()
+            try model.compile(from: RandomParameterSource(seed: 3))
+            let input = [Float](repeating: 0.5, count: batch * 784)
+            var output = [Float](repeating: 0, count: batch * 10)
+            func predict() throws {
+                try input.withUnsafeBufferPointer { source in
+                    try output.withUnsafeMutableBufferPointer { try model.predict(source, batch: batch, into: $0) }
+                }
+            }
+            try predict()  // the first call at this batch size allocates its workspace
+            let before = anvil_allocation_count()
+            for _ in 0 ..< 20 { try predict() }
+            let allocations = anvil_allocation_count() - before
+            exit(allocations == 0 ? 0 : Int32(min(allocations, 200)))
+        }
+    }
+
+    /// The counter itself works (a test that can fail).
+    @Test func counterCountsAllocations() {
+        guard anvil_allocation_counting_enabled() == 1 else { return }
+        let before = anvil_allocation_count()
+        let array = [Int](repeating: 1, count: 1000)
+        #expect(anvil_allocation_count() > before)
+        #expect(array.count == 1000)
+    }
+}
