@@ -1,0 +1,403 @@
+import Foundation
+import Testing
+@testable import Anvil
+
+/// SplitMix64, so every random case is reproducible from its seed.
+private struct WinogradRandom {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 0x0DDB_1A5E_5BAD_5EED }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    mutating func float(_ lo: Float, _ hi: Float) -> Float { lo + (hi - lo) * Float(unit()) }
+    mutating func floats(_ count: Int, _ lo: Float = -1, _ hi: Float = 1) -> [Float] { (0 ..< count).map { _ in float(lo, hi) } }
+    /// A standard normal value (Box–Muller).
+    mutating func normal() -> Float {
+        Float((-2 * Foundation.log(1 - unit())).squareRoot() * Foundation.cos(2 * Double.pi * unit()))
+    }
+}
+
+/// One convolution to check: NHWC input, Forge-layout `[out][3][3][in]` weights.
+private struct WinogradCase: CustomStringConvertible {
+    var batch: Int, height: Int, width: Int, inputs: Int, outputs: Int
+    var padding: Padding
+    var bias: Bool
+    var activation: ActivationFunction
+
+    var description: String {
+        "\(batch)×\(height)×\(width)×\(inputs) → \(outputs), padding \(padding), bias \(bias), \(activation)"
+    }
+
+    func geometry() throws -> WindowGeometry {
+        try WindowGeometry(input: Shape(height: height, width: width, channels: inputs), kernel: (3, 3), stride: (1, 1),
+                           dilation: (1, 1), padding: padding)
+    }
+}
+
+/// The data of a case.
+private struct WinogradData {
+    var input: [Float]
+    var weights: [Float]
+    var bias: [Float]?
+}
+
+extension WinogradData {
+    init(_ c: WinogradCase, seed: UInt64) {
+        var random = WinogradRandom(seed: seed)
+        input = random.floats(c.batch * c.height * c.width * c.inputs)
+        weights = random.floats(c.outputs * 9 * c.inputs)
+        bias = c.bias ? random.floats(c.outputs) : nil
+    }
+}
+
+/// A direct float64 convolution: each output (after the activation) and the scale its rounding
+/// error is measured against: the largest `Σ|x·w| + |b|` of its image and channel. (Winograd's
+/// error in an output comes from its whole tile: an output that sees only padding is not
+/// exactly its bias.)
+private func referenceConvolution(_ c: WinogradCase, _ g: WindowGeometry, input: [Float], weights: [Float],
+                                  bias: [Float]?) -> (values: [Double], magnitudes: [Double]) {
+    let count = c.batch * g.outputHeight * g.outputWidth * c.outputs
+    var values = [Double](repeating: 0, count: count)
+    var magnitudes = [Double](repeating: 0, count: count)
+    input.withUnsafeBufferPointer { x in
+        weights.withUnsafeBufferPointer { w in
+            var index = 0
+            for n in 0 ..< c.batch {
+                for oy in 0 ..< g.outputHeight {
+                    for ox in 0 ..< g.outputWidth {
+                        for o in 0 ..< c.outputs {
+                            var sum = bias.map { Double($0[o]) } ?? 0
+                            var magnitude = abs(sum)
+                            for ky in 0 ..< 3 {
+                                let iy = oy - g.padTop + ky
+                                guard iy >= 0, iy < c.height else { continue }
+                                for kx in 0 ..< 3 {
+                                    let ix = ox - g.padLeft + kx
+                                    guard ix >= 0, ix < c.width else { continue }
+                                    let pixel = ((n * c.height + iy) * c.width + ix) * c.inputs
+                                    let tap = (o * 9 + ky * 3 + kx) * c.inputs
+                                    for i in 0 ..< c.inputs {
+                                        let term = Double(x[pixel + i]) * Double(w[tap + i])
+                                        sum += term
+                                        magnitude += abs(term)
+                                    }
+                                }
+                            }
+                            values[index] = referenceActivation(c.activation, sum)
+                            magnitudes[index] = magnitude
+                            index += 1
+                        }
+                    }
+                }
+            }
+        }
+    }
+    var scales = [Double](repeating: 0, count: c.batch * c.outputs)
+    for (i, magnitude) in magnitudes.enumerated() {
+        let image = i / (g.outputHeight * g.outputWidth * c.outputs)
+        let slot = image * c.outputs + i % c.outputs
+        scales[slot] = max(scales[slot], magnitude)
+    }
+    for i in 0 ..< magnitudes.count {
+        magnitudes[i] = scales[i / (g.outputHeight * g.outputWidth * c.outputs) * c.outputs + i % c.outputs]
+    }
+    return (values, magnitudes)
+}
+
+/// The activation in double precision where it is piecewise linear; through Float otherwise.
+private func referenceActivation(_ activation: ActivationFunction, _ x: Double) -> Double {
+    switch activation {
+    case .none: return x
+    case .relu: return max(x, 0)
+    case .relu6: return min(max(x, 0), 6)
+    case .clip(let lo, let hi): return min(max(x, Double(lo)), Double(hi))
+    case .leakyRelu(let alpha): return x >= 0 ? x : Double(alpha) * x
+    default: return Double(activation(Float(x)))
+    }
+}
+
+/// Runs the Winograd kernel directly on a case, with a NaN-filled output and scratch (so an
+/// unwritten output or an unwritten scratch value that is read shows up) placed one float off
+/// alignment, and guard values after the scratch.
+private func runWinograd(_ c: WinogradCase, _ g: WindowGeometry, variant: WinogradVariant, data: WinogradData,
+                         blockTiles: Int? = nil) -> (output: [Float], guardIntact: Bool) {
+    let weights = KernelWeights(source: ParameterData(data.weights), reordered: nil, bias: data.bias.map { ParameterData($0) },
+                                outputs: c.outputs, weightsPerOutput: 9 * c.inputs, affine: nil)
+    let kernel = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+                                           weights: weights, activation: c.activation, blockTiles: blockTiles)
+    let outputShape = Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs)
+    var output = [Float](repeating: .nan, count: c.batch * outputShape.count)
+    let scratchCount = kernel.scratchCount(batch: c.batch)
+    let guardCount = 64
+    var scratch = [Float](repeating: .nan, count: 1 + scratchCount + guardCount)
+    for i in 0 ..< guardCount { scratch[1 + scratchCount + i] = 12345 }
+    data.input.withUnsafeBufferPointer { input in
+        output.withUnsafeMutableBufferPointer { out in
+            scratch.withUnsafeMutableBufferPointer { s in
+                kernel.run(KernelIO(inputs: [input.baseAddress!], output: out.baseAddress!, scratch: s.baseAddress! + 1,
+                                    batch: c.batch, inputShapes: [Shape(height: c.height, width: c.width, channels: c.inputs)],
+                                    outputShape: outputShape))
+            }
+        }
+    }
+    return (output, scratch[(1 + scratchCount)...].allSatisfy { $0 == 12345 })
+}
+
+/// The largest `|actual − expected| / scale` (NaN counts as infinitely wrong).
+private func maxScaledError(_ actual: [Float], _ expected: [Double], _ magnitudes: [Double]) -> Double {
+    var worst = 0.0
+    for i in 0 ..< expected.count {
+        let error = abs(Double(actual[i]) - expected[i])
+        if !error.isFinite { return .infinity }
+        worst = max(worst, error / max(magnitudes[i], 1e-30))
+    }
+    return worst
+}
+
+/// Rounding error bound per variant, relative to the channel's largest `Σ|x·w| + |b|`: F(4×4)'s transforms amplify
+/// rounding errors more than F(2×2)'s (measured maxima are about a tenth of these).
+private func tolerance(_ variant: WinogradVariant) -> Double {
+    switch variant {
+    case .f2x2: return 2e-6
+    case .f4x4: return 2e-5
+    }
+}
+
+private let paddings: [Padding] = [
+    .same, .valid, .explicit(top: 0, left: 2, bottom: 1, right: 0), .explicit(top: 2, left: 0, bottom: 0, right: 1),
+    .explicit(top: 1, left: 1, bottom: 1, right: 1), .explicit(top: 3, left: 4, bottom: 2, right: 3),
+    .explicit(top: 0, left: 0, bottom: 2, right: 2),
+]
+
+/// Hand-picked cases: sizes below, at and just past a tile, channel counts around the 8-lane
+/// vectors, every padding, every batch size, with and without bias, with vector and per-pixel activations.
+private let fixedCases: [WinogradCase] = [
+    WinogradCase(batch: 1, height: 1, width: 1, inputs: 1, outputs: 1, padding: .same, bias: true, activation: .none),
+    WinogradCase(batch: 2, height: 3, width: 3, inputs: 3, outputs: 5, padding: .valid, bias: false, activation: .none),
+    WinogradCase(batch: 1, height: 2, width: 5, inputs: 8, outputs: 8, padding: .same, bias: true, activation: .relu),
+    WinogradCase(batch: 3, height: 4, width: 4, inputs: 9, outputs: 7, padding: .explicit(top: 0, left: 2, bottom: 1, right: 0),
+                 bias: true, activation: .leakyRelu(alpha: 0.1)),
+    WinogradCase(batch: 1, height: 6, width: 6, inputs: 16, outputs: 17, padding: .valid, bias: true, activation: .relu6),
+    WinogradCase(batch: 2, height: 7, width: 9, inputs: 1, outputs: 70, padding: .same, bias: true, activation: .clip(min: -0.3, max: 0.5)),
+    WinogradCase(batch: 1, height: 13, width: 11, inputs: 70, outputs: 1, padding: .explicit(top: 3, left: 4, bottom: 2, right: 3),
+                 bias: true, activation: .sigmoid),
+    WinogradCase(batch: 3, height: 10, width: 5, inputs: 33, outputs: 24, padding: .explicit(top: 2, left: 0, bottom: 0, right: 1),
+                 bias: false, activation: .relu),
+    WinogradCase(batch: 2, height: 17, width: 14, inputs: 64, outputs: 64, padding: .same, bias: true, activation: .relu),
+    WinogradCase(batch: 1, height: 5, width: 3, inputs: 70, outputs: 70, padding: .explicit(top: 0, left: 0, bottom: 2, right: 2),
+                 bias: true, activation: .tanh),
+    WinogradCase(batch: 1, height: 9, width: 12, inputs: 12, outputs: 40, padding: .valid, bias: false, activation: .hardSwish),
+]
+
+/// Random cases: sizes 1…17, channels 1…70 (mostly small, to keep the float64 reference quick).
+private func randomCases(count: Int, seed: UInt64) -> [WinogradCase] {
+    var random = WinogradRandom(seed: seed)
+    let activations: [ActivationFunction] = [.none, .relu, .relu6, .leakyRelu, .elu, .linear(a: 1.5, b: -0.25)]
+    return (0 ..< count).map { _ in
+        let large = random.int(0 ... 3) == 0
+        var c = WinogradCase(batch: random.int(1 ... 3), height: random.int(1 ... 17), width: random.int(1 ... 17),
+                             inputs: large ? random.int(1 ... 70) : random.int(1 ... 20),
+                             outputs: large ? random.int(1 ... 70) : random.int(1 ... 20),
+                             padding: paddings[random.int(0 ... paddings.count - 1)], bias: random.int(0 ... 1) == 1,
+                             activation: activations[random.int(0 ... activations.count - 1)])
+        // At least a 3×3 padded input.
+        let (top, left, bottom, right): (Int, Int, Int, Int)
+        switch c.padding {
+        case .same: (top, left, bottom, right) = (1, 1, 1, 1)
+        case .valid: (top, left, bottom, right) = (0, 0, 0, 0)
+        case .explicit(let t, let l, let b, let r): (top, left, bottom, right) = (t, l, b, r)
+        }
+        c.height = max(c.height, 3 - top - bottom)
+        c.width = max(c.width, 3 - left - right)
+        return c
+    }
+}
+
+@Suite("Winograd convolution")
+struct WinogradTests {
+    @Test("matches a float64 direct convolution", arguments: WinogradVariant.allCases)
+    func matchesReference(variant: WinogradVariant) throws {
+        var worst = 0.0
+        for (index, c) in (fixedCases + randomCases(count: 40, seed: 7)).enumerated() {
+            let g = try c.geometry()
+            let data = WinogradData(c, seed: UInt64(index))
+            let reference = referenceConvolution(c, g, input: data.input, weights: data.weights, bias: data.bias)
+            let (output, guardIntact) = runWinograd(c, g, variant: variant, data: data)
+            #expect(guardIntact, "\(variant) \(c): wrote past its scratch")
+            let error = maxScaledError(output, reference.values, reference.magnitudes)
+            #expect(error <= tolerance(variant), "\(variant) \(c): scaled error \(error)")
+            worst = max(worst, error)
+        }
+        print("Winograd \(variant): max error / max(Σ|x·w| + |b|) = \(worst)")
+    }
+
+    @Test("splits the tiles into blocks of any size", arguments: [1, 3, 7, 50])
+    func blocks(tiles: Int) throws {
+        let c = WinogradCase(batch: 3, height: 11, width: 9, inputs: 10, outputs: 19,
+                             padding: .explicit(top: 1, left: 0, bottom: 2, right: 1), bias: true, activation: .relu)
+        let g = try c.geometry()
+        let data = WinogradData(c, seed: 99)
+        let reference = referenceConvolution(c, g, input: data.input, weights: data.weights, bias: data.bias)
+        for variant in WinogradVariant.allCases {
+            let (output, guardIntact) = runWinograd(c, g, variant: variant, data: data, blockTiles: tiles)
+            #expect(guardIntact)
+            let error = maxScaledError(output, reference.values, reference.magnitudes)
+            #expect(error <= tolerance(variant), "\(variant), \(tiles) tiles per block: scaled error \(error)")
+        }
+    }
+
+    /// VGG-like data: a post-ReLU input, He-initialised weights, a small bias, ReLU. Every output
+    /// must pass ONNX's conformance check `|y − r| ≤ atol + rtol·|r|` with rtol 1e-3; atol is
+    /// 1e-6 of the largest output (fp32 im2col cannot do better on values that cancel to near zero).
+    @Test("F(4×4) stays within ONNX's rtol 1e-3 on VGG-like data", arguments: [(14, 128, 128), (10, 256, 96)])
+    func vggLikeAccuracy(size: Int, inputs: Int, outputs: Int) throws {
+        let c = WinogradCase(batch: 1, height: size, width: size, inputs: inputs, outputs: outputs, padding: .same,
+                             bias: true, activation: .relu)
+        let g = try c.geometry()
+        var random = WinogradRandom(seed: 2024)
+        let input = (0 ..< c.height * c.width * c.inputs).map { _ in max(0, random.normal()) }
+        let deviation = Float((2.0 / Double(9 * inputs)).squareRoot())
+        let weights = (0 ..< c.outputs * 9 * c.inputs).map { _ in random.normal() * deviation }
+        let bias = (0 ..< c.outputs).map { _ in random.float(-0.1, 0.1) }
+        let data = WinogradData(input: input, weights: weights, bias: bias)
+        let reference = referenceConvolution(c, g, input: input, weights: weights, bias: bias)
+        let largest = reference.values.map(abs).max()!
+        for variant in WinogradVariant.allCases {
+            let output = runWinograd(c, g, variant: variant, data: data).output
+            var failures = 0
+            var worstRelative = 0.0
+            for (y, r) in zip(output, reference.values) {
+                let error = abs(Double(y) - r)
+                if error > 1e-6 * largest + 1e-3 * abs(r) { failures += 1 }
+                if abs(r) > 1e-2 * largest { worstRelative = max(worstRelative, error / abs(r)) }
+            }
+            #expect(failures == 0, "\(variant): \(failures) of \(output.count) outputs outside rtol 1e-3")
+            print("Winograd \(variant) VGG-like \(size)×\(size)×\(inputs)→\(outputs): max relative error \(worstRelative) (outputs above 1% of the largest)")
+        }
+    }
+
+    @Test("picks Winograd only for 3×3 stride-1 undilated ungrouped convolutions")
+    func selection() throws {
+        func geometry(_ kernel: (Int, Int), stride: (Int, Int) = (1, 1), dilation: (Int, Int) = (1, 1)) throws -> WindowGeometry {
+            try WindowGeometry(input: Shape(height: 56, width: 56, channels: 64), kernel: kernel, stride: stride,
+                               dilation: dilation, padding: .same)
+        }
+        #expect(WinogradConvolutionKernel.supports(geometry: try geometry((3, 3)), groups: 1))
+        #expect(!WinogradConvolutionKernel.supports(geometry: try geometry((3, 3)), groups: 2))
+        #expect(!WinogradConvolutionKernel.supports(geometry: try geometry((3, 3), stride: (2, 2)), groups: 1))
+        #expect(!WinogradConvolutionKernel.supports(geometry: try geometry((3, 3), dilation: (2, 2)), groups: 1))
+        #expect(!WinogradConvolutionKernel.supports(geometry: try geometry((5, 5)), groups: 1))
+        #expect(!WinogradConvolutionKernel.supports(geometry: try geometry((1, 1)), groups: 1))
+        #expect(!WinogradConvolutionKernel.supports(geometry: try geometry((3, 1)), groups: 1))
+        if WinogradConvolutionKernel.override == nil {
+            #expect(WinogradConvolutionKernel.preferredVariant(geometry: try geometry((3, 3)), inputChannels: 64,
+                                                               outputChannels: 64, groups: 1) != nil)
+            // VGG16's conv1_1: three input channels are faster on im2col.
+            let first = try WindowGeometry(input: Shape(height: 224, width: 224, channels: 3), kernel: (3, 3), stride: (1, 1),
+                                           dilation: (1, 1), padding: .same)
+            #expect(WinogradConvolutionKernel.preferredVariant(geometry: first, inputChannels: 3, outputChannels: 64, groups: 1) == nil)
+        }
+    }
+
+    /// A small network through `Model`: SAME, VALID and asymmetric explicit padding, a folded
+    /// BatchNormalization and a fused ReLU, batch 2, against a float64 reference of the chain.
+    @Test("a whole model with Winograd convolutions matches the float64 reference")
+    func model() throws {
+        let shape = Shape(height: 19, width: 23, channels: 16)
+        let layers: [(name: String, outputs: Int, padding: Padding)] = [
+            ("w1", 24, .same), ("w2", 32, .valid), ("w3", 20, .explicit(top: 1, left: 0, bottom: 2, right: 1)),
+        ]
+        let input = Input(shape: shape)
+        let output = input
+            --> Convolution(kernel: (3, 3), channels: 24, activation: .relu, name: "w1")
+            --> Convolution(kernel: (3, 3), channels: 32, padding: .valid, name: "w2")
+            --> BatchNormalization(epsilon: 0.001, name: "bn")
+            --> Activation(.relu, name: "act")
+            --> Convolution(kernel: (3, 3), channels: 20, padding: .explicit(top: 1, left: 0, bottom: 2, right: 1), name: "w3")
+        let model = try Model(input: input, output: output)
+
+        var random = WinogradRandom(seed: 5)
+        var tensors: [String: [Float]] = [:]
+        var inputChannels = shape.channels
+        for layer in layers {
+            tensors["\(layer.name)_W"] = random.floats(layer.outputs * 9 * inputChannels, -0.3, 0.3)
+            tensors["\(layer.name)_b"] = random.floats(layer.outputs, -0.2, 0.2)
+            inputChannels = layer.outputs
+        }
+        tensors["bn_gamma"] = random.floats(32, 0.5, 1.5)
+        tensors["bn_beta"] = random.floats(32, -0.2, 0.2)
+        tensors["bn_mean"] = random.floats(32, -0.5, 0.5)
+        tensors["bn_variance"] = random.floats(32, 0.5, 2)
+        try model.compile(from: ArrayParameterSource(tensors))
+
+        let batch = 2
+        let values = random.floats(batch * shape.count)
+        let result = try model.predict(try Tensor(batch: batch, shape: shape, values: values))
+
+        // The float64 chain; each layer's geometry must select Winograd.
+        var current = values.map(Double.init)
+        var currentShape = shape
+        for (index, layer) in layers.enumerated() {
+            let c = WinogradCase(batch: batch, height: currentShape.height, width: currentShape.width, inputs: currentShape.channels,
+                                 outputs: layer.outputs, padding: layer.padding, bias: true, activation: index == 0 ? .relu : .none)
+            let g = try c.geometry()
+            if WinogradConvolutionKernel.override == nil {
+                #expect(WinogradConvolutionKernel.preferredVariant(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+                                                                   groups: 1) != nil, "\(layer.name) should use Winograd")
+            }
+            var out = referenceConvolution64(c, g, input: current, weights: tensors["\(layer.name)_W"]!, bias: tensors["\(layer.name)_b"]!)
+            if index == 1 {
+                for i in 0 ..< out.count {
+                    let ch = i % 32
+                    let scale = Double(tensors["bn_gamma"]![ch]) / (Double(tensors["bn_variance"]![ch]) + 0.001).squareRoot()
+                    out[i] = max(0, (out[i] - Double(tensors["bn_mean"]![ch])) * scale + Double(tensors["bn_beta"]![ch]))
+                }
+            }
+            current = out
+            currentShape = Shape(height: g.outputHeight, width: g.outputWidth, channels: layer.outputs)
+        }
+        #expect(result.shape == currentShape && result.batch == batch)
+        let largest = current.map(abs).max()!
+        let worst = zip(result.values, current).map { abs(Double($0) - $1) }.max()!
+        #expect(worst <= 1e-4 * largest, "max error \(worst) against largest output \(largest)")
+    }
+}
+
+/// `referenceConvolution` for a float64 input (the model test chains layers in double precision).
+private func referenceConvolution64(_ c: WinogradCase, _ g: WindowGeometry, input: [Double], weights: [Float],
+                                    bias: [Float]) -> [Double] {
+    var values = [Double](repeating: 0, count: c.batch * g.outputHeight * g.outputWidth * c.outputs)
+    var index = 0
+    for n in 0 ..< c.batch {
+        for oy in 0 ..< g.outputHeight {
+            for ox in 0 ..< g.outputWidth {
+                for o in 0 ..< c.outputs {
+                    var sum = Double(bias[o])
+                    for ky in 0 ..< 3 {
+                        let iy = oy - g.padTop + ky
+                        guard iy >= 0, iy < c.height else { continue }
+                        for kx in 0 ..< 3 {
+                            let ix = ox - g.padLeft + kx
+                            guard ix >= 0, ix < c.width else { continue }
+                            let pixel = ((n * c.height + iy) * c.width + ix) * c.inputs
+                            let tap = (o * 9 + ky * 3 + kx) * c.inputs
+                            for i in 0 ..< c.inputs { sum += input[pixel + i] * Double(weights[tap + i]) }
+                        }
+                    }
+                    values[index] = referenceActivation(c.activation, sum)
+                    index += 1
+                }
+            }
+        }
+    }
+    return values
+}
