@@ -15,15 +15,7 @@ enum ClassifySupport {
     }
 
     /// The `anvil` executable built next to the test bundle.
-    static var tool: URL? {
-        var directory = Bundle.module.bundleURL.deletingLastPathComponent()
-        for _ in 0 ..< 3 {
-            let candidate = directory.appendingPathComponent("anvil")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
+    static var tool: URL? { Fixtures.anvilTool }
 
     /// Runs `anvil` in the repository root; standard output and error are returned separately.
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {

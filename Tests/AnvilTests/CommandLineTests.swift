@@ -4,16 +4,7 @@ import Anvil
 
 /// End-to-end: the built `anvil` tool on the model file in the repository.
 @Suite struct CommandLineTests {
-    /// The `anvil` executable built next to the test bundle, if it was built.
-    static var tool: URL? {
-        var directory = Bundle.module.bundleURL.deletingLastPathComponent()
-        for _ in 0 ..< 3 {
-            let candidate = directory.appendingPathComponent("anvil")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
+    static var tool: URL? { Fixtures.anvilTool }
 
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()

@@ -22,6 +22,17 @@ enum Fixtures {
         return FileManager.default.fileExists(atPath: url.appendingPathComponent("t10k-images-idx3-ubyte").path) ? url : nil
     }
 
+    /// The `anvil` executable built next to the test bundle, if it was built.
+    static var anvilTool: URL? {
+        var directory = Bundle.module.bundleURL.deletingLastPathComponent()
+        for _ in 0 ..< 3 {
+            let candidate = directory.appendingPathComponent("anvil")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
     /// Reads raw little-endian float32 values.
     static func floats(_ url: URL) throws -> [Float] {
         let data = try Data(contentsOf: url)
