@@ -21,10 +21,32 @@ import Anvil
     }
 
     @Test func examplesAreInTheReadme() throws {
-        for name in ["network", "compile"] {
+        for name in ["network", "compile", "vgg16"] {
             let snippet = try Self.snippet(name)
             #expect(Self.readme.contains(snippet), "README.md lacks the '\(name)' example:\n\(snippet)")
         }
+    }
+
+    @Test func vgg16InTwentyLines() throws {
+        // README vgg16 begin
+        let image = Input(width: 224, height: 224, channels: 3)
+        var x: SymbolicTensor = image
+        for (block, (channels, convolutions)) in [(64, 2), (128, 2), (256, 3), (512, 3), (512, 3)].enumerated() {
+            for index in 1 ... convolutions {
+                x = x --> Convolution(kernel: (3, 3), channels: channels, activation: .relu,
+                                      name: "conv\(block + 1)_\(index)")
+            }
+            x = x --> MaxPooling(kernel: (2, 2), stride: (2, 2), name: "pool\(block + 1)")
+        }
+        let probabilities = x
+            --> Dense(neurons: 4096, activation: .relu, name: "fc6")
+            --> Dense(neurons: 4096, activation: .relu, name: "fc7")
+            --> Dense(neurons: 1000, name: "fc8")
+            --> Softmax(name: "prob")
+        let vgg16 = try Model(input: image, output: probabilities)
+        // README vgg16 end
+        #expect(vgg16.parameterCount == 138_357_544)
+        #expect(vgg16.layers.first { $0.name == "pool5" }?.outputShape == Shape(height: 7, width: 7, channels: 512))
     }
 
     @Test func examplesRun() throws {
