@@ -38,8 +38,7 @@ struct ConvolutionKernel: Kernel {
         let input = io.inputs[0]
         if isPointwise {
             gemm(rows: rows, outputs: outputChannels, depth: inputChannels, a: input,
-                 b: weights.weightPointer, c: io.output)
-            epilogue(io.output, rows: rows)
+                 b: weights.weightPointer, c: io.output, group: 0)
             return
         }
         let tile = tileRows(batch: io.batch)
@@ -51,23 +50,28 @@ struct ConvolutionKernel: Kernel {
                                     Im2col(kernel: self, input: input, scratch: io.scratch, firstRow: start, group: group))
                 gemm(rows: count, outputs: groupOutputs, depth: depth, a: io.scratch,
                      b: weights.weightPointer + group * groupOutputs * depth,
-                     c: io.output + start * outputChannels + group * groupOutputs)
+                     c: io.output + start * outputChannels + group * groupOutputs, group: group)
             }
-            epilogue(io.output + start * outputChannels, rows: count)
             start += count
         }
     }
 
-    /// `C[rows × outputs] (row stride outputChannels) = A[rows × depth] · B[outputs × depth]ᵀ`.
-    private func gemm(rows: Int, outputs: Int, depth: Int, a: UnsafePointer<Float>,
-                      b: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>) {
-        Gemm.multiply(rows: rows, outputs: outputs, depth: depth, a: a, lda: depth, b: b, ldb: depth, c: c, ldc: outputChannels)
+    /// Copies `count` floats; short runs inline (a `memmove` call costs more than a few floats).
+    @inline(__always)
+    private func copy(_ source: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>, count: Int) {
+        if count <= 16 {
+            for i in 0 ..< count { destination[i] = source[i] }
+        } else {
+            destination.update(from: source, count: count)
+        }
     }
 
-    private func epilogue(_ output: UnsafeMutablePointer<Float>, rows: Int) {
-        guard weights.bias != nil || activation != .none else { return }
-        Compute.parallelFor(rows, costPerItem: outputChannels,
-                            BiasActivation(output: output, channels: outputChannels, bias: weights.biasPointer, activation: activation))
+    /// `C[rows × outputs] (row stride outputChannels) = act(A[rows × depth] · B[outputs × depth]ᵀ + bias)`
+    /// for one group's slice of output channels.
+    private func gemm(rows: Int, outputs: Int, depth: Int, a: UnsafePointer<Float>,
+                      b: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, group: Int) {
+        Gemm.multiply(rows: rows, outputs: outputs, depth: depth, a: a, lda: depth, b: b, ldb: depth, c: c,
+                      ldc: outputChannels, bias: weights.biasPointer.map { $0 + group * outputs }, activation: activation)
     }
 
     /// Rows of the im2col matrix, as a parallel job.
@@ -89,6 +93,9 @@ struct ConvolutionKernel: Kernel {
         let channels = groupInputs
         let channelOffset = group * channels
         let rowWidth = g.kernelWidth * channels
+        // With one group and no horizontal dilation a window row is one contiguous run of
+        // the input: copy it at once when it lies inside the image.
+        let contiguousRows = groups == 1 && g.dilationWidth == 1
         for local in rows {
             let row = firstRow + local
             let image = row / pixels
@@ -105,12 +112,18 @@ struct ConvolutionKernel: Kernel {
                     continue
                 }
                 let lineBase = imageBase + iy * g.inputWidth * inputChannels
+                let ix0 = ox * g.strideWidth - g.padLeft
+                if contiguousRows && ix0 >= 0 && ix0 + g.kernelWidth <= g.inputWidth {
+                    copy(lineBase + ix0 * inputChannels, to: destination, count: rowWidth)
+                    destination += rowWidth
+                    continue
+                }
                 for kx in 0 ..< g.kernelWidth {
                     let ix = ox * g.strideWidth - g.padLeft + kx * g.dilationWidth
                     if ix < 0 || ix >= g.inputWidth {
-                        destination.update(repeating: 0, count: channels)
+                        for c in 0 ..< channels { destination[c] = 0 }
                     } else {
-                        destination.update(from: lineBase + ix * inputChannels, count: channels)
+                        copy(lineBase + ix * inputChannels, to: destination, count: channels)
                     }
                     destination += channels
                 }

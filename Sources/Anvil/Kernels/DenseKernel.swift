@@ -11,16 +11,18 @@ struct DenseKernel: Kernel {
 
     func run(_ io: KernelIO) {
         if io.batch == 1 {
-            Gemm.multiply(outputs: outputs, depth: inputs, w: weights.weightPointer, x: io.inputs[0], y: io.output)
+            Gemm.multiply(outputs: outputs, depth: inputs, w: weights.weightPointer, x: io.inputs[0], y: io.output,
+                          bias: weights.biasPointer, activation: activation)
         } else if io.batch < 16 {
             // Too few rows to split: split the outputs instead (columns of C, rows of W).
             Compute.parallelFor(outputs, costPerItem: inputs * io.batch,
                                 OutputBand(kernel: self, input: io.inputs[0], output: io.output, batch: io.batch))
+            activation.applyWithBias(io.output, rows: io.batch, channels: outputs, bias: weights.biasPointer)
         } else {
             Gemm.multiply(rows: io.batch, outputs: outputs, depth: inputs, a: io.inputs[0], lda: inputs,
-                          b: weights.weightPointer, ldb: inputs, c: io.output, ldc: outputs)
+                          b: weights.weightPointer, ldb: inputs, c: io.output, ldc: outputs,
+                          bias: weights.biasPointer, activation: activation)
         }
-        activation.applyWithBias(io.output, rows: io.batch, channels: outputs, bias: weights.biasPointer)
     }
 
     /// Outputs `range` for a small batch: one GEMM against a band of weight rows.

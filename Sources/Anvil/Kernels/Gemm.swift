@@ -1,22 +1,28 @@
 import COpenBLAS
 
-/// Matrix products on OpenBLAS, parallelised by Anvil's own worker pool: OpenBLAS itself runs
-/// single-threaded (its threaded GEMM allocates on every call and its threads would compete
-/// with Anvil's for the same cores), and each worker multiplies a band of rows.
+/// Matrix products on OpenBLAS with the bias and activation fused in, parallelised by
+/// Anvil's own worker pool: OpenBLAS itself runs single-threaded (its threaded GEMM
+/// allocates on every call and its threads would compete with Anvil's for the same cores),
+/// and each worker computes a band of rows — bias written first so the GEMM accumulates onto
+/// it (`beta = 1` skips OpenBLAS's separate pass over C), activation applied while the band
+/// is still in cache.
 enum Gemm {
-    /// `C[rows × outputs] = A[rows × depth] · B[outputs × depth]ᵀ`, row-major, with leading
-    /// dimensions `lda`, `ldb`, `ldc`.
+    /// `C[rows × outputs] = act(A[rows × depth] · B[outputs × depth]ᵀ + bias)`, row-major,
+    /// with leading dimensions `lda`, `ldb`, `ldc`.
     static func multiply(rows: Int, outputs: Int, depth: Int, a: UnsafePointer<Float>, lda: Int,
-                         b: UnsafePointer<Float>, ldb: Int, c: UnsafeMutablePointer<Float>, ldc: Int) {
+                         b: UnsafePointer<Float>, ldb: Int, c: UnsafeMutablePointer<Float>, ldc: Int,
+                         bias: UnsafePointer<Float>? = nil, activation: ActivationFunction = .none) {
         // Bands of at least 16 rows keep each GEMM efficient.
         let bands = max(1, rows / 16)
         Compute.parallelFor(bands, costPerItem: 16 * outputs * depth,
-                            Band(rows: rows, bands: bands, outputs: outputs, depth: depth, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc))
+                            Band(rows: rows, bands: bands, outputs: outputs, depth: depth, a: a, lda: lda, b: b, ldb: ldb,
+                                 c: c, ldc: ldc, bias: bias, activation: activation))
     }
 
-    /// `y[outputs] = W[outputs × depth] · x[depth]`, split over output rows.
-    static func multiply(outputs: Int, depth: Int, w: UnsafePointer<Float>, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>) {
-        Compute.parallelFor(outputs, costPerItem: depth, MatrixVector(depth: depth, w: w, x: x, y: y))
+    /// `y[outputs] = act(W[outputs × depth] · x[depth] + bias)`, split over output rows.
+    static func multiply(outputs: Int, depth: Int, w: UnsafePointer<Float>, x: UnsafePointer<Float>,
+                         y: UnsafeMutablePointer<Float>, bias: UnsafePointer<Float>?, activation: ActivationFunction) {
+        Compute.parallelFor(outputs, costPerItem: depth, MatrixVector(depth: depth, w: w, x: x, y: y, bias: bias, activation: activation))
     }
 
     private struct Band: ParallelJob {
@@ -24,12 +30,20 @@ enum Gemm {
         let a: UnsafePointer<Float>, lda: Int
         let b: UnsafePointer<Float>, ldb: Int
         let c: UnsafeMutablePointer<Float>, ldc: Int
+        let bias: UnsafePointer<Float>?
+        let activation: ActivationFunction
 
         func run(_ range: Range<Int>) {
             let first = rows * range.lowerBound / bands, last = rows * range.upperBound / bands
             guard last > first else { return }
+            if let bias {
+                for row in first ..< last { (c + row * ldc).update(from: bias, count: outputs) }
+            }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(last - first), Int32(outputs), Int32(depth),
-                        1, a + first * lda, Int32(lda), b, Int32(ldb), 0, c + first * ldc, Int32(ldc))
+                        1, a + first * lda, Int32(lda), b, Int32(ldb), bias == nil ? 0 : 1, c + first * ldc, Int32(ldc))
+            if activation != .none {
+                for row in first ..< last { activation.apply(c + row * ldc, count: outputs) }
+            }
         }
     }
 
@@ -37,10 +51,15 @@ enum Gemm {
         let depth: Int
         let w: UnsafePointer<Float>, x: UnsafePointer<Float>
         let y: UnsafeMutablePointer<Float>
+        let bias: UnsafePointer<Float>?
+        let activation: ActivationFunction
 
         func run(_ range: Range<Int>) {
+            let out = y + range.lowerBound
+            if let bias { out.update(from: bias + range.lowerBound, count: range.count) }
             cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(range.count), Int32(depth), 1, w + range.lowerBound * depth,
-                        Int32(depth), x, 1, 0, y + range.lowerBound, 1)
+                        Int32(depth), x, 1, bias == nil ? 0 : 1, out, 1)
+            activation.apply(out, count: range.count)
         }
     }
 }

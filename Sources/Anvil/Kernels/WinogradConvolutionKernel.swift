@@ -221,7 +221,7 @@ struct WinogradConvolutionKernel: Kernel {
                                     let pixel = source + (y * g.inputWidth + x) * channels + channel
                                     value = lanes == 8 ? Self.load(pixel) : Self.load(pixel, lanes: lanes)
                                 }
-                                patch.store(value, r * alpha + q, vector)
+                                patch.storeLanes(value, r * alpha + q, vector)
                             }
                         }
                         for r in 0 ..< alpha {
@@ -238,7 +238,7 @@ struct WinogradConvolutionKernel: Kernel {
                             A.transformInput(rows + q * vector, alpha * vector, patch + q * vector, alpha * vector)
                         }
                         for p in 0 ..< A.positions {
-                            Self.store(UnsafeRawPointer(patch).lanes(p, vector), to: target + p * layout.positionStride + channel, lanes: lanes)
+                            Self.store(UnsafeRawPointer(patch).loadLanes(p, vector), to: target + p * layout.positionStride + channel, lanes: lanes)
                         }
                     }
                     channel += 8
@@ -282,7 +282,7 @@ struct WinogradConvolutionKernel: Kernel {
                         }
                     } else {
                         for p in 0 ..< A.positions {
-                            result.store(Self.load(source + p * layout.positionStride + channel, lanes: lanes), p, vector)
+                            result.storeLanes(Self.load(source + p * layout.positionStride + channel, lanes: lanes), p, vector)
                         }
                         for i in 0 ..< alpha {
                             A.transformOutput(result + i * alpha * vector, vector, rows + i * m * vector, vector)
@@ -295,7 +295,7 @@ struct WinogradConvolutionKernel: Kernel {
                     let values = UnsafeRawPointer(result)
                     for r in 0 ..< outputRows {
                         for q in 0 ..< outputColumns {
-                            let value = epilogue.apply(values.lanes(r * m + q, vector) + shift)
+                            let value = epilogue.apply(values.loadLanes(r * m + q, vector) + shift)
                             let pixel = target + (r * g.outputWidth + q) * channels + channel
                             if lanes == 8 { Self.store(value, to: pixel) } else { Self.store(value, to: pixel, lanes: lanes) }
                         }

@@ -29,7 +29,7 @@ protocol WinogradAlgorithm {
 extension UnsafeRawPointer {
     /// The vector `index` strides of `stride` bytes past `self`.
     @inline(__always)
-    func lanes(_ index: Int, _ stride: Int) -> WinogradLanes {
+    func loadLanes(_ index: Int, _ stride: Int) -> WinogradLanes {
         loadUnaligned(fromByteOffset: index * stride, as: WinogradLanes.self)
     }
 }
@@ -37,7 +37,7 @@ extension UnsafeRawPointer {
 extension UnsafeMutableRawPointer {
     /// Stores `value` `index` strides of `stride` bytes past `self`.
     @inline(__always)
-    func store(_ value: WinogradLanes, _ index: Int, _ stride: Int) {
+    func storeLanes(_ value: WinogradLanes, _ index: Int, _ stride: Int) {
         storeBytes(of: value, toByteOffset: index * stride, as: WinogradLanes.self)
     }
 }
@@ -62,19 +62,19 @@ enum WinogradF2: WinogradAlgorithm {
     // Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]
     @inline(__always)
     static func transformInput(_ v: UnsafeRawPointer, _ s: Int, _ t: UnsafeMutableRawPointer, _ ts: Int) {
-        let d0 = v.lanes(0, s), d1 = v.lanes(1, s), d2 = v.lanes(2, s), d3 = v.lanes(3, s)
-        t.store(d0 - d2, 0, ts)
-        t.store(d1 + d2, 1, ts)
-        t.store(d2 - d1, 2, ts)
-        t.store(d1 - d3, 3, ts)
+        let d0 = v.loadLanes(0, s), d1 = v.loadLanes(1, s), d2 = v.loadLanes(2, s), d3 = v.loadLanes(3, s)
+        t.storeLanes(d0 - d2, 0, ts)
+        t.storeLanes(d1 + d2, 1, ts)
+        t.storeLanes(d2 - d1, 2, ts)
+        t.storeLanes(d1 - d3, 3, ts)
     }
 
     // Aᵀ = [1 1 1 0; 0 1 −1 −1]
     @inline(__always)
     static func transformOutput(_ v: UnsafeRawPointer, _ s: Int, _ t: UnsafeMutableRawPointer, _ ts: Int) {
-        let m0 = v.lanes(0, s), m1 = v.lanes(1, s), m2 = v.lanes(2, s), m3 = v.lanes(3, s)
-        t.store(m0 + m1 + m2, 0, ts)
-        t.store(m1 - m2 - m3, 1, ts)
+        let m0 = v.loadLanes(0, s), m1 = v.loadLanes(1, s), m2 = v.loadLanes(2, s), m3 = v.loadLanes(3, s)
+        t.storeLanes(m0 + m1 + m2, 0, ts)
+        t.storeLanes(m1 - m2 - m3, 1, ts)
     }
 }
 
@@ -100,27 +100,27 @@ enum WinogradF4: WinogradAlgorithm {
     //       0 −2 −1 2 1 0; 0 1/2 −1 −1/2 1 0; 0 1 −3/2 −2 3/2 1]
     @inline(__always)
     static func transformInput(_ v: UnsafeRawPointer, _ s: Int, _ t: UnsafeMutableRawPointer, _ ts: Int) {
-        let d0 = v.lanes(0, s), d1 = v.lanes(1, s), d2 = v.lanes(2, s)
-        let d3 = v.lanes(3, s), d4 = v.lanes(4, s), d5 = v.lanes(5, s)
+        let d0 = v.loadLanes(0, s), d1 = v.loadLanes(1, s), d2 = v.loadLanes(2, s)
+        let d3 = v.loadLanes(3, s), d4 = v.loadLanes(4, s), d5 = v.loadLanes(5, s)
         let e = d4 - d2, f = d3 - d1
-        t.store(d0 + (e - d2) + 1.5 * f, 0, ts)
-        t.store((e + f) + 1.5 * (d2 + d3), 1, ts)
-        t.store((e - f) - 1.5 * (d2 - d3), 2, ts)
-        t.store(e + 2 * f, 3, ts)
-        t.store(e - 0.5 * f, 4, ts)
-        t.store(d5 + 1.5 * e - (f + d3), 5, ts)
+        t.storeLanes(d0 + (e - d2) + 1.5 * f, 0, ts)
+        t.storeLanes((e + f) + 1.5 * (d2 + d3), 1, ts)
+        t.storeLanes((e - f) - 1.5 * (d2 - d3), 2, ts)
+        t.storeLanes(e + 2 * f, 3, ts)
+        t.storeLanes(e - 0.5 * f, 4, ts)
+        t.storeLanes(d5 + 1.5 * e - (f + d3), 5, ts)
     }
 
     // Aᵀ = [1 1 1 1 1 0; 0 1 −1 1/2 −2 0; 0 1 1 1/4 4 0; 0 1 −1 1/8 −8 1]
     @inline(__always)
     static func transformOutput(_ v: UnsafeRawPointer, _ s: Int, _ t: UnsafeMutableRawPointer, _ ts: Int) {
-        let m0 = v.lanes(0, s), m1 = v.lanes(1, s), m2 = v.lanes(2, s)
-        let m3 = v.lanes(3, s), m4 = v.lanes(4, s), m5 = v.lanes(5, s)
+        let m0 = v.loadLanes(0, s), m1 = v.loadLanes(1, s), m2 = v.loadLanes(2, s)
+        let m3 = v.loadLanes(3, s), m4 = v.loadLanes(4, s), m5 = v.loadLanes(5, s)
         let sum = m1 + m2, difference = m1 - m2
-        t.store(m0 + sum + (m3 + m4), 0, ts)
-        t.store(difference + (0.5 * m3 - 2 * m4), 1, ts)
-        t.store(sum + (0.25 * m3 + 4 * m4), 2, ts)
-        t.store(difference + (0.125 * m3 - 8 * m4) + m5, 3, ts)
+        t.storeLanes(m0 + sum + (m3 + m4), 0, ts)
+        t.storeLanes(difference + (0.5 * m3 - 2 * m4), 1, ts)
+        t.storeLanes(sum + (0.25 * m3 + 4 * m4), 2, ts)
+        t.storeLanes(difference + (0.125 * m3 - 8 * m4) + m5, 3, ts)
     }
 }
 

@@ -102,15 +102,3 @@ public enum ActivationFunction: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
-
-/// Adds a bias per channel and applies an activation to rows of `channels` values, as a parallel job.
-struct BiasActivation: ParallelJob {
-    let output: UnsafeMutablePointer<Float>
-    let channels: Int
-    let bias: UnsafePointer<Float>?
-    let activation: ActivationFunction
-
-    func run(_ range: Range<Int>) {
-        activation.applyWithBias(output + range.lowerBound * channels, rows: range.count, channels: channels, bias: bias)
-    }
-}

@@ -122,6 +122,10 @@ enum LayerCoding {
         default:
             throw AnvilError(.invalidOption, "layer '\(name)' has custom type \(layer.typeName), which model files cannot describe")
         }
+        // JSON has no NaN or infinity (serialized() would write null, which does not read back).
+        if let (key, _) = members.first(where: { $0.1.holdsNonFiniteNumber }) {
+            throw AnvilError(.invalidOption, "layer '\(name)': field '\(key)' holds NaN or infinity, which a model file (JSON) cannot store")
+        }
         return members
     }
 
@@ -137,6 +141,18 @@ enum LayerCoding {
         case .hardSigmoid(let alpha, let beta): return object("hardSigmoid", [("alpha", alpha), ("beta", beta)])
         case .linear(let a, let b): return object("linear", [("a", a), ("b", b)])
         default: return .string(function.description)
+        }
+    }
+}
+
+extension JSONValue {
+    /// Whether a NaN or infinite number occurs anywhere in the value.
+    fileprivate var holdsNonFiniteNumber: Bool {
+        switch self {
+        case .double(let value): return !value.isFinite
+        case .array(let values): return values.contains { $0.holdsNonFiniteNumber }
+        case .object(let members): return members.contains { $0.1.holdsNonFiniteNumber }
+        default: return false
         }
     }
 }
