@@ -1,0 +1,929 @@
+#!/usr/bin/env python3
+"""Benchmarks Anvil against PyTorch (eager, CPU) and ONNX Runtime on identical networks.
+
+Every network is built in PyTorch with seeded random weights and a final softmax, as
+Anvil's zoo builds it (`anvil bench <zoo name>` compiles the same network with random
+weights): the Deep MNIST net (Scripts/train_mnist.py), torchvision's VGG16 and ResNet-50,
+and MobileNet v1 (Scripts/convert_pytorch.py's definition). Each is exported to ONNX once,
+with a dynamic batch axis, and cached under Data/bench/onnx/.
+
+In one run of this script, for each configuration (network, batch, threads) the engines
+run one after the other, each with the same warm-up and number of timed runs:
+  - PyTorch: torch.set_num_threads(T), torch.inference_mode(), NCHW eager.
+  - ONNX Runtime: CPU provider, intra_op_num_threads=T, inter_op_num_threads=1,
+    sequential execution, ORT_ENABLE_ALL graph optimizations.
+  - Anvil: `anvil bench <zoo name> --batch N --threads T --iterations K --warmup W` in a
+    subprocess (the binary `swift build -c release` makes, built once at the start);
+    its `median_ms: X (min Y, max Z)` line is parsed.
+All three get the same input values (Anvil's bench input, transposed to NCHW for the
+peers) and report the median of K timed runs; with --rounds R > 1 each engine runs R
+times per configuration (engine order rotated), and the median of the R medians is kept.
+Ratios are Anvil's median time divided by the peer's, from the same run (< 1: Anvil faster).
+
+Also measured (skip with --skip): a latency-versus-batch sweep for each engine on one
+network, plotted log-log (--plot); VGG16 load time with a warm page cache (Anvil's
+load+compile of a converted model file, Data/bench/vgg16/, versus torch.load +
+load_state_dict and ORT session creation); peak resident memory of a VGG16 batch-1
+process per engine (Scripts/bench_memory.sh, /usr/bin/time -v).
+
+FLOPs per image are counted from the PyTorch model (2 x multiply-accumulates of every
+Conv2d and Linear) and checked against the published figures and Anvil's own count.
+
+Output: a Markdown report on stdout (and --markdown PATH); progress goes to stderr.
+
+Usage:
+    Scripts/install_bench_deps.sh
+    python3 Scripts/bench_peers.py [--markdown BENCH.md]                       # everything
+    python3 Scripts/bench_peers.py --models mnist --threads 2 --batches 1,8 \\
+        --iterations 3 --skip load,memory --sweep-batches 1,4                  # a quick check
+Options: --models mnist,vgg16,resnet50,mobilenet_v1  --threads 1,2  --batches 1,8 (replaces
+every network's default batches)  --iterations K (>= 1; default 10)  --warmup W  --rounds R
+--sweep-model NAME|none  --sweep-batches 1,2,4,8,16,32  --sweep-threads T  --plot PATH
+--skip sweep,load,memory  --load-repeats N  --engines pytorch,onnxruntime,anvil
+--exporter dynamo|torchscript  --anvil BINARY (skip the build)  --scratch-path DIR
+--prepare-only (export/convert the VGG16 files bench_memory.sh needs, then stop).
+"""
+
+import argparse
+import datetime
+import gc
+import os
+import platform
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(REPO, "Scripts")
+BENCH_DIR = os.path.join(REPO, "Data", "bench")
+sys.path.insert(0, SCRIPTS)
+
+ENGINES = ("pytorch", "onnxruntime", "anvil")
+ENGINE_NAMES = {"pytorch": "PyTorch", "onnxruntime": "ONNX Runtime", "anvil": "Anvil"}
+PEERS = ("pytorch", "onnxruntime")
+
+
+# ---------------------------------------------------------------------------------------
+# The networks
+# ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Network:
+    """A benchmarked network: its Anvil zoo name, PyTorch input shape (C, H, W), default
+    batches, and the published GFLOP per image its counted FLOPs are checked against."""
+    name: str
+    title: str
+    input_chw: tuple
+    batches: tuple
+    reference_gflop: float
+
+
+NETWORKS = {
+    "mnist": Network("mnist", "Deep MNIST", (1, 28, 28), (1, 64), 0.0278),
+    "vgg16": Network("vgg16", "VGG16", (3, 224, 224), (1, 8), 30.94),
+    "resnet50": Network("resnet50", "ResNet-50", (3, 224, 224), (1,), 8.18),
+    "mobilenet_v1": Network("mobilenet_v1", "MobileNet v1", (3, 224, 224), (1,), 1.14),
+}
+
+
+def build_torch_network(name, seed):
+    """The network in PyTorch, eval mode, seeded random weights, ending in a softmax over
+    the classes like Anvil's zoo models."""
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(seed)
+    if name == "mnist":
+        from train_mnist import DeepMNIST
+        body = DeepMNIST()
+    else:
+        from convert_pytorch import build_network
+        body = build_network(name)
+    return nn.Sequential(body, nn.Softmax(dim=1)).eval()
+
+
+def count_flops(model, input_chw):
+    """(FLOPs per image = 2 x MACs of every Conv2d and Linear, parameter count)."""
+    import torch
+    import torch.nn as nn
+    macs = []
+
+    def conv_hook(module, inputs, output):
+        kh, kw = module.kernel_size
+        macs.append(output[0].numel() * (module.in_channels // module.groups) * kh * kw)
+
+    def linear_hook(module, inputs, output):
+        macs.append(output[0].numel() * module.in_features)
+
+    handles = []
+    for module in model.modules():
+        if isinstance(module, nn.Conv2d):
+            handles.append(module.register_forward_hook(conv_hook))
+        elif isinstance(module, nn.Linear):
+            handles.append(module.register_forward_hook(linear_hook))
+    with torch.inference_mode():
+        model(torch.zeros((1,) + tuple(input_chw)))
+    for handle in handles:
+        handle.remove()
+    return 2 * sum(macs), sum(p.numel() for p in model.parameters())
+
+
+def bench_input(batch, input_chw):
+    """Anvil's bench input (value i of the N x H x W x C buffer is (i * 7919 % 255) / 255),
+    as a contiguous NCHW float32 array."""
+    c, h, w = input_chw
+    index = np.arange(batch * h * w * c, dtype=np.int64)
+    nhwc = ((index * 7919) % 255).astype(np.float32) / 255
+    return np.ascontiguousarray(nhwc.reshape(batch, h, w, c).transpose(0, 3, 1, 2))
+
+
+def export_onnx(model, network, path, exporter):
+    """Exports `model` to `path` (batch axis dynamic) unless it is there already; returns
+    the exporter that wrote the file (`dynamo` falls back to `torchscript` on failure)."""
+    if os.path.exists(path) and os.path.getsize(path) > 0:
+        try:
+            with open(path + ".exporter") as handle:
+                return handle.read().strip() + " (cached)"
+        except OSError:
+            return "cached"
+    import torch
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    example = torch.from_numpy(bench_input(2, network.input_chw))
+    partial = path + ".partial"
+    order = ["dynamo", "torchscript"] if exporter == "dynamo" else ["torchscript"]
+    for attempt in order:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if attempt == "dynamo":
+                    batch = torch.export.Dim("batch", min=1, max=4096)
+                    torch.onnx.export(model, (example,), partial, input_names=["input"], output_names=["output"],
+                                      dynamic_shapes=({0: batch},), dynamo=True, external_data=False,
+                                      verbose=False)
+                else:
+                    torch.onnx.export(model, (example,), partial, input_names=["input"], output_names=["output"],
+                                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+                                      opset_version=17, dynamo=False)
+            os.replace(partial, path)
+            with open(path + ".exporter", "w") as handle:
+                handle.write(f"{attempt}, torch {torch.__version__}\n")
+            return attempt
+        except Exception as error:  # noqa: BLE001 - any exporter failure: try the next one
+            log(f"ONNX export of {network.name} with the {attempt} exporter failed: {type(error).__name__}: {error}")
+            if os.path.exists(partial):
+                os.remove(partial)
+    raise RuntimeError(f"could not export {network.name} to ONNX")
+
+
+def onnx_path(name, exporter, seed):
+    return os.path.join(BENCH_DIR, "onnx", f"{name}.{exporter}.seed{seed}.onnx")
+
+
+# ---------------------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class Timing:
+    """One engine's result for one configuration (milliseconds per batch)."""
+    median_ms: float = float("nan")
+    min_ms: float = float("nan")
+    max_ms: float = float("nan")
+    runs: int = 0
+    error: str = ""
+
+    @property
+    def ok(self):
+        return not self.error
+
+
+def combine(rounds):
+    """Median of the rounds' medians, overall min and max."""
+    good = [t for t in rounds if t.ok]
+    if not good:
+        return rounds[0]
+    return Timing(statistics.median(t.median_ms for t in good), min(t.min_ms for t in good),
+                  max(t.max_ms for t in good), sum(t.runs for t in good))
+
+
+def timed_loop(run, warmup, iterations):
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - start) * 1000)
+    return Timing(statistics.median(times), min(times), max(times), len(times))
+
+
+def ort_session(path, threads):
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+
+
+ANVIL_MEDIAN = re.compile(r"^median_ms: ([0-9.]+) \(min ([0-9.]+), max ([0-9.]+)\) over (\d+) runs", re.M)
+ANVIL_LOAD = re.compile(r"^load\+compile_ms: ([0-9.]+)", re.M)
+ANVIL_GFLOPS = re.compile(r"^gflops: ([0-9.]+)", re.M)
+ANVIL_THREADS = re.compile(r"; threads (\d+)$", re.M)
+
+
+def run_anvil(binary, model, batch, threads, iterations, warmup, extra=()):
+    """Runs `anvil bench`; returns (Timing, load+compile ms, Anvil's GFLOP/s, stdout)."""
+    command = [binary, "bench", model, "--batch", str(batch), "--threads", str(threads),
+               "--iterations", str(iterations), "--warmup", str(warmup), *extra]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=3600)
+    except subprocess.TimeoutExpired:
+        return Timing(error="anvil bench timed out after 1 h"), None, None, ""
+    match = ANVIL_MEDIAN.search(done.stdout)
+    if done.returncode != 0 or not match:
+        message = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        return Timing(error=f"anvil bench exited {done.returncode}: {message[-1] if message else ''}"), None, None, done.stdout
+    threads_seen = ANVIL_THREADS.search(done.stdout)
+    if threads_seen and int(threads_seen.group(1)) != threads:
+        return Timing(error=f"anvil ran {threads_seen.group(1)} threads, asked {threads}"), None, None, done.stdout
+    load = ANVIL_LOAD.search(done.stdout)
+    gflops = ANVIL_GFLOPS.search(done.stdout)
+    timing = Timing(float(match.group(1)), float(match.group(2)), float(match.group(3)), int(match.group(4)))
+    return timing, float(load.group(1)) if load else None, float(gflops.group(1)) if gflops else None, done.stdout
+
+
+class Bench:
+    """Holds the engines' state for the network being measured and every result."""
+
+    def __init__(self, args, anvil_binary):
+        self.args = args
+        self.anvil = anvil_binary
+        self.results = {}          # (network, batch, threads) -> {engine: Timing}
+        self.flops = {}            # network -> (counted FLOPs per image, parameters)
+        self.anvil_flops = {}      # network -> FLOPs per image from Anvil's gflops line
+        self.exporters = {}        # network -> exporter that wrote its ONNX file
+        self.problems = []
+        self.torch_model = None
+        self.sessions = {}         # threads -> ORT session, for the current network
+        self.network = None
+        self.onnx_file = None
+
+    def open(self, name):
+        """Builds the PyTorch model and the ONNX file of network `name`."""
+        self.close()
+        network = NETWORKS[name]
+        log(f"[{name}] building the PyTorch model")
+        self.network = network
+        self.torch_model = build_torch_network(name, self.args.seed)
+        self.flops[name] = count_flops(self.torch_model, network.input_chw)
+        if "onnxruntime" in self.args.engines:
+            path = onnx_path(name, self.args.exporter, self.args.seed)
+            log(f"[{name}] ONNX file {os.path.relpath(path, REPO)}")
+            try:
+                self.exporters[name] = export_onnx(self.torch_model, network, path, self.args.exporter)
+                self.onnx_file = path
+            except RuntimeError as error:
+                self.onnx_file = None
+                self.problems.append(f"ONNX export of {name}: {error}")
+
+    def close(self):
+        self.torch_model, self.sessions, self.network, self.onnx_file = None, {}, None, None
+        gc.collect()
+
+    def measure(self, batch, threads):
+        """Every engine on (current network, batch, threads), alternating, --rounds times."""
+        key = (self.network.name, batch, threads)
+        if key in self.results:
+            return self.results[key]
+        args = self.args
+        x = bench_input(batch, self.network.input_chw)
+        rounds = {engine: [] for engine in args.engines}
+        for round_index in range(args.rounds):
+            order = args.engines[round_index % len(args.engines):] + args.engines[:round_index % len(args.engines)]
+            for engine in order:
+                log(f"[{self.network.name}] batch {batch}, {threads} thread(s): {ENGINE_NAMES[engine]}"
+                    + (f" (round {round_index + 1}/{args.rounds})" if args.rounds > 1 else ""))
+                try:
+                    timing = getattr(self, f"run_{engine}")(x, batch, threads)
+                except Exception as error:  # noqa: BLE001 - report and go on with the others
+                    timing = Timing(error=f"{type(error).__name__}: {error}")
+                if not timing.ok:
+                    self.problems.append(f"{ENGINE_NAMES[engine]}, {self.network.name} batch {batch} "
+                                         f"threads {threads}: {timing.error}")
+                    log("  failed: " + timing.error)
+                else:
+                    log(f"  median {timing.median_ms:.3f} ms (min {timing.min_ms:.3f}, max {timing.max_ms:.3f})")
+                rounds[engine].append(timing)
+        self.results[key] = {engine: combine(timings) for engine, timings in rounds.items()}
+        return self.results[key]
+
+    def run_pytorch(self, x, batch, threads):
+        import torch
+        torch.set_num_threads(threads)
+        tensor = torch.from_numpy(x)
+        model = self.torch_model
+        with torch.inference_mode():
+            return timed_loop(lambda: model(tensor), self.args.warmup, self.args.iterations)
+
+    def run_onnxruntime(self, x, batch, threads):
+        if self.onnx_file is None:
+            raise RuntimeError("no ONNX file (the export failed)")
+        session = self.sessions.get(threads)
+        if session is None:
+            session = self.sessions[threads] = ort_session(self.onnx_file, threads)
+        feed = {session.get_inputs()[0].name: x}
+        return timed_loop(lambda: session.run(None, feed), self.args.warmup, self.args.iterations)
+
+    def run_anvil(self, x, batch, threads):
+        timing, _, gflops, _ = run_anvil(self.anvil, self.network.name, batch, threads,
+                                         self.args.iterations, self.args.warmup)
+        if timing.ok and gflops and self.network.name not in self.anvil_flops:
+            self.anvil_flops[self.network.name] = gflops * 1e9 * timing.median_ms / 1000 / batch
+        return timing
+
+
+# ---------------------------------------------------------------------------------------
+# VGG16 files for the load and memory measurements
+# ---------------------------------------------------------------------------------------
+
+def vgg16_files(args):
+    """Paths of the converted Anvil model, the torch state_dict and the ONNX file of the
+    seeded VGG16 (with softmax), making those that are missing."""
+    directory = os.path.join(BENCH_DIR, "vgg16")
+    files = {"model_json": os.path.join(directory, "model.json"),
+             "weights": os.path.join(directory, "weights.bin"),
+             "state_dict": os.path.join(directory, f"state_dict.seed{args.seed}.pth"),
+             "onnx": onnx_path("vgg16", args.exporter, args.seed)}
+    stamp = os.path.join(directory, f"converted.seed{args.seed}")
+    missing = [k for k, p in files.items() if not os.path.exists(p)] + ([] if os.path.exists(stamp) else ["stamp"])
+    if not missing:
+        return files
+    import torch
+    from convert_pytorch import convert
+    model = build_torch_network("vgg16", args.seed)
+    os.makedirs(directory, exist_ok=True)
+    if "model_json" in missing or "weights" in missing or "stamp" in missing:
+        log("[vgg16] converting to an Anvil model file with Scripts/convert_pytorch.py")
+        convert(model[0], (224, 224, 3), directory, name="vgg16", softmax=True)
+        open(stamp, "w").close()
+    if "state_dict" in missing:
+        log("[vgg16] saving the state_dict")
+        torch.save(model.state_dict(), files["state_dict"] + ".partial")
+        os.replace(files["state_dict"] + ".partial", files["state_dict"])
+    if "onnx" in missing:
+        log("[vgg16] exporting to ONNX")
+        export_onnx(model, NETWORKS["vgg16"], files["onnx"], args.exporter)
+    return files
+
+
+def warm_page_cache(paths):
+    for path in paths:
+        with open(path, "rb") as handle:
+            while handle.read(1 << 24):
+                pass
+
+
+def measure_load(args, anvil_binary, threads):
+    """VGG16 load times (ms, warm page cache): rows of (engine, what, Timing)."""
+    import torch
+    files = vgg16_files(args)
+    warm_page_cache([files["weights"], files["state_dict"], files["onnx"], files["model_json"]])
+    repeats = args.load_repeats
+    rows = []
+
+    if "anvil" in args.engines:
+        log(f"[load] Anvil load+compile of {os.path.relpath(files['model_json'], REPO)} x{repeats}")
+        loads, error = [], ""
+        for _ in range(repeats):
+            timing, load, _, _ = run_anvil(anvil_binary, files["model_json"], 1, threads, 1, 0)
+            if not timing.ok or load is None:
+                error = timing.error or "no load+compile_ms line"
+                break
+            loads.append(load)
+        rows.append(("anvil", "`anvil bench model.json`: load+compile_ms (model file, mmap of weights.bin, compile)",
+                     times_to_timing(loads, error)))
+
+    if "pytorch" in args.engines:
+        torch.set_num_threads(threads)
+        model = build_torch_network("vgg16", args.seed)
+        log(f"[load] torch.load + load_state_dict x{repeats}")
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            state = torch.load(files["state_dict"], map_location="cpu", weights_only=True)
+            model.load_state_dict(state)
+            times.append((time.perf_counter() - start) * 1000)
+            del state
+        rows.append(("pytorch", "`torch.load` + `load_state_dict` (model built beforehand)", times_to_timing(times)))
+        log(f"[load] torch.load(mmap=True) + load_state_dict(assign=True) x{repeats}")
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            state = torch.load(files["state_dict"], map_location="cpu", weights_only=True, mmap=True)
+            model.load_state_dict(state, assign=True)
+            times.append((time.perf_counter() - start) * 1000)
+            del state
+        rows.append(("pytorch", "`torch.load(mmap=True)` + `load_state_dict(assign=True)`", times_to_timing(times)))
+        del model
+        gc.collect()
+
+    if "onnxruntime" in args.engines:
+        log(f"[load] ONNX Runtime session creation x{repeats}")
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            session = ort_session(files["onnx"], threads)
+            times.append((time.perf_counter() - start) * 1000)
+            del session
+            gc.collect()
+        rows.append(("onnxruntime", "`InferenceSession` creation (all graph optimizations)", times_to_timing(times)))
+    return rows
+
+
+def times_to_timing(times, error=""):
+    if error or not times:
+        return Timing(error=error or "no measurement")
+    return Timing(statistics.median(times), min(times), max(times), len(times))
+
+
+MEMORY_NAMES = {"anvil": "Anvil", "pytorch": "PyTorch", "pytorch-mmap": "PyTorch, mmap + assign",
+                "onnxruntime": "ONNX Runtime", "torch-import": "python3 + import torch (baseline)",
+                "onnxruntime-import": "python3 + import onnxruntime (baseline)"}
+MEMORY_LINE = re.compile(r"^memory: (\S+) (\d+) kB(?: (.*))?$", re.M)
+
+
+def measure_memory(args, anvil_binary, threads):
+    """Peak RSS of VGG16 batch-1 processes: rows of (key, kB or None, description)."""
+    files = vgg16_files(args)
+    engines = ",".join(args.engines)
+    command = ["bash", os.path.join(SCRIPTS, "bench_memory.sh"), "--threads", str(threads), "--anvil", anvil_binary,
+               "--model-json", files["model_json"], "--state-dict", files["state_dict"], "--onnx", files["onnx"],
+               "--engines", engines]
+    log("[memory] " + " ".join(shlex.quote(c) for c in command))
+    done = subprocess.run(command, capture_output=True, text=True)
+    sys.stderr.write(done.stderr)
+    rows = [(m.group(1), int(m.group(2)), m.group(3) or "") for m in MEMORY_LINE.finditer(done.stdout)]
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()
+        raise RuntimeError(f"bench_memory.sh exited {done.returncode}: {tail[-1] if tail else ''}")
+    return rows
+
+
+# ---------------------------------------------------------------------------------------
+# The machine and versions
+# ---------------------------------------------------------------------------------------
+
+def command_output(command, cwd=None):
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=120)
+        return (done.stdout + done.stderr).strip() if done.returncode == 0 else ""
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def machine_description():
+    model, flags, physical = "unknown CPU", set(), set()
+    physical_id = "0"
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                key, value = key.strip(), value.strip()
+                if key == "model name":
+                    model = value
+                elif key == "flags" and not flags:
+                    flags = set(value.split())
+                elif key == "physical id":
+                    physical_id = value
+                elif key == "core id":
+                    physical.add((physical_id, value))
+    except OSError:
+        pass
+    logical = os.cpu_count() or 0
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
+    memory = "unknown"
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    memory = f"{int(line.split()[1]) / 1024 ** 2:.1f} GiB"
+    except OSError:
+        pass
+    isa = " ".join(f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile") if f in flags) or "no AVX2"
+    cores = f"{len(physical)} cores, " if physical else ""
+    return (f"{model}; {cores}{logical} logical CPUs ({available} usable by this process); {isa}; "
+            f"{memory} RAM; Linux {platform.release()}")
+
+
+def load_average():
+    try:
+        return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def cpu_seconds():
+    """(CPU seconds all processes have spent busy since boot, CPU seconds of this process
+    and its waited-for children)."""
+    with open("/proc/stat") as handle:
+        fields = [int(v) for v in handle.readline().split()[1:]]
+    busy = sum(fields[:8]) - fields[3] - fields[4]  # all but idle and iowait
+    own = os.times()
+    return busy / os.sysconf("SC_CLK_TCK"), own.user + own.system + own.children_user + own.children_system
+
+
+def other_load(start, wall_seconds, cpus):
+    """The share of the CPUs that other processes used since `start` (from cpu_seconds())."""
+    end = cpu_seconds()
+    other = (end[0] - start[0]) - (end[1] - start[1])
+    return max(0.0, other / (wall_seconds * cpus))
+
+
+def versions(anvil_binary):
+    import torch
+    parts = []
+    backends = []
+    if torch.backends.mkl.is_available():
+        backends.append("MKL")
+    if torch.backends.mkldnn.is_available():
+        backends.append("oneDNN")
+    parallel = re.search(r"ATen parallel backend: (\S+)", torch.__config__.parallel_info())
+    if parallel:
+        backends.append(f"{parallel.group(1)} threads")
+    parts.append(f"PyTorch {torch.__version__}" + (f" ({', '.join(backends)})" if backends else ""))
+    for module, label in (("onnxruntime", "ONNX Runtime"), ("onnx", "onnx"), ("onnxscript", "onnxscript"),
+                          ("numpy", "numpy")):
+        try:
+            parts.append(f"{label} {__import__(module).__version__}")
+        except ImportError:
+            pass
+    try:
+        from convert_pytorch import import_torchvision
+        parts.append(f"torchvision {import_torchvision().__version__}")
+    except Exception:  # noqa: BLE001 - only a version string
+        pass
+    swift = command_output(["swift", "--version"]).splitlines()
+    swift = next((line for line in swift if "Swift version" in line), "")
+    parts.append(swift.split(" (")[0].replace("Swift version", "Swift") if swift else "Swift unknown")
+    blas = ""
+    for package in ("libopenblas0-pthread", "libopenblas0-openmp", "libopenblas0-serial", "libopenblas0",
+                    "libopenblas-base"):
+        version = command_output(["dpkg-query", "-W", "-f", "${Version}", package])
+        if version:
+            blas = f"OpenBLAS {version} ({package})"
+            break
+    linked = command_output(["ldd", anvil_binary]) if anvil_binary else ""
+    library = re.search(r"libopenblas\S* => (\S+)", linked)
+    if library:
+        blas += f", Anvil links {os.path.realpath(library.group(1))}"
+    parts.append(blas or "OpenBLAS unknown")
+    commit = command_output(["git", "rev-parse", "--short", "HEAD"], cwd=REPO)
+    dirty = command_output(["git", "status", "--porcelain", "--", "Sources", "Package.swift"], cwd=REPO)
+    parts.append(f"Anvil {commit or 'unknown commit'}" + (" + uncommitted changes in Sources/" if dirty else ""))
+    return ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------------------
+
+def fmt_value(ms):
+    return f"{ms:.3f}" if ms < 10 else f"{ms:.1f}"
+
+
+def fmt_ms(timing):
+    return fmt_value(timing.median_ms) if timing.ok else "failed"
+
+
+def fmt_ratio(anvil, peer):
+    if not (anvil and peer and anvil.ok and peer.ok):
+        return "–"
+    return f"{anvil.median_ms / peer.median_ms:.2f}"
+
+
+def fmt_count(value):
+    if value >= 1e9:
+        return f"{value / 1e9:.2f} G"
+    if value >= 1e6:
+        return f"{value / 1e6:.1f} M"
+    return f"{value / 1e3:.1f} k"
+
+
+NUMERIC_CELL = re.compile(r"^[0-9.,:()–\- ]*$|^failed$|^–$")
+
+
+def table(header, rows):
+    """A Markdown table; columns whose cells are all numbers are right-aligned."""
+    numeric = [all(NUMERIC_CELL.match(str(row[i])) for row in rows) for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
+    engines = args.engines
+    peers = [e for e in PEERS if e in engines]
+    out = ["## Anvil versus PyTorch and ONNX Runtime", ""]
+    out += [f"- Machine: {context['machine']}",
+            f"- Load average (1/5/15 min) at start: {context['load_start']}; at end: {context['load_end']}",
+            f"- Versions: {context['versions']}",
+            f"- Date: {context['date']}; the run took {context['duration']}",
+            f"- Command: `{context['command']}`"]
+    other = context["other_load"]
+    out.append(f"- Other processes used {100 * other:.0f}% of the CPUs while this ran"
+               + (" — **the machine was busy: these numbers are not a clean measurement**" if other > 0.05 else ""))
+    environment = [f"{k}={os.environ[k]}" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+                   if k in os.environ]
+    if environment:
+        out.append(f"- Environment: {' '.join(environment)}")
+    exporters = ", ".join(f"{n}: {e}" for n, e in bench.exporters.items())
+    out += [f"- Method: one process; for each configuration the engines run one after the other "
+            f"({args.warmup} warm-up run(s), then the median of {args.iterations} timed runs"
+            + (" — fewer than 5: a smoke test" if args.iterations < 5 else "")
+            + (f", median of {args.rounds} rounds with the engine order rotated" if args.rounds > 1 else "")
+            + "). Same input values for all. PyTorch: eager NCHW, `torch.inference_mode()`, "
+            "`torch.set_num_threads(T)`, inter-op threads 1. ONNX Runtime: CPU provider, intra-op T, inter-op 1, "
+            "sequential, all graph optimizations" + (f" (ONNX files: {exporters})" if exporters else "") + ". "
+            f"Anvil: `{os.path.relpath(bench.anvil, REPO) if bench.anvil else 'anvil'} bench <zoo name> --batch N "
+            f"--threads T --iterations {args.iterations} --warmup {args.warmup}` (release build), its own "
+            "`median_ms`. Seeded random weights; every network ends in a softmax, as Anvil's zoo models do.",
+            "- Ratios are Anvil's time divided by the peer's: below 1, Anvil is faster.", ""]
+
+    out += ["### Networks", ""]
+    rows = []
+    for name, (flops, parameters) in bench.flops.items():
+        network = NETWORKS[name]
+        anvil = bench.anvil_flops.get(name)
+        rows.append([network.title, "×".join(str(d) for d in network.input_chw[1:] + network.input_chw[:1]),
+                     f"{parameters:,}", f"{flops / 1e9:.4g}", f"{network.reference_gflop:g}",
+                     f"{anvil / 1e9:.4g}" if anvil else "–"])
+    out += [table(["network", "input (H×W×C)", "parameters", "GFLOP / image (2 × MACs of Conv2d and Linear, counted)",
+                   "published", "Anvil's count (from its gflops line)"], rows), ""]
+
+    configs = [key for key in bench.results if key in set(context["configs"])]
+    out += ["### Latency (median ms per batch; lower is better)", ""]
+    header = ["network", "batch", "threads"] + [ENGINE_NAMES[e] for e in engines]
+    if "anvil" in engines:
+        header += [f"Anvil ÷ {ENGINE_NAMES[p]}" for p in peers]
+    rows = []
+    for key in configs:
+        result = bench.results[key]
+        row = [NETWORKS[key[0]].title, key[1], key[2]] + [fmt_ms(result[e]) for e in engines]
+        if "anvil" in engines:
+            row += [fmt_ratio(result["anvil"], result[p]) for p in peers]
+        rows.append(row)
+    out += [table(header, rows), ""]
+
+    out += ["### Throughput", ""]
+    rows = []
+    for key in configs:
+        flops = bench.flops[key[0]][0]
+        for engine in engines:
+            timing = bench.results[key][engine]
+            if timing.ok:
+                per_second = key[1] * 1000 / timing.median_ms
+                rows.append([NETWORKS[key[0]].title, key[1], key[2], ENGINE_NAMES[engine],
+                             f"{fmt_ms(timing)} ({fmt_value(timing.min_ms)}–{fmt_value(timing.max_ms)})", f"{per_second:,.1f}",
+                             f"{per_second * flops / 1e9:.1f}"])
+            else:
+                rows.append([NETWORKS[key[0]].title, key[1], key[2], ENGINE_NAMES[engine], "failed", "–", "–"])
+    out += [table(["network", "batch", "threads", "engine", "median ms (min–max)", "images/s", "GFLOP/s"], rows), ""]
+
+    if sweep:
+        name, threads, batches = sweep
+        out += [f"### Latency versus batch: {NETWORKS[name].title}, {threads} thread(s)", ""]
+        header = ["batch"] + [f"{ENGINE_NAMES[e]} ms" for e in engines] + [f"{ENGINE_NAMES[e]} images/s" for e in engines]
+        rows = []
+        for batch in batches:
+            result = bench.results.get((name, batch, threads), {})
+            timings = [result.get(e, Timing(error="missing")) for e in engines]
+            rows.append([batch] + [fmt_ms(t) for t in timings]
+                        + [f"{batch * 1000 / t.median_ms:,.0f}" if t.ok else "–" for t in timings])
+        out += [table(header, rows), ""]
+        if plot_file:
+            base = os.path.dirname(os.path.abspath(args.markdown)) if args.markdown else os.getcwd()
+            out += [f"![latency versus batch]({os.path.relpath(plot_file, base)})", ""]
+
+    if load_rows:
+        out += [f"### VGG16 load time (warm page cache; median of {args.load_repeats}; {context['extra_threads']} "
+                "thread(s))", ""]
+        anvil = next((t for e, _, t in load_rows if e == "anvil"), None)
+        rows = [[ENGINE_NAMES[e], what, fmt_ms(t) if t.ok else f"failed: {t.error}",
+                 f"{fmt_value(t.min_ms)}–{fmt_value(t.max_ms)}" if t.ok else "–",
+                 fmt_ratio(anvil, t) if e != "anvil" else "–"] for e, what, t in load_rows]
+        out += [table(["engine", "what is timed", "median ms", "min–max ms", "Anvil ÷ this"], rows), "",
+                "Anvil's figure is `load+compile_ms` of `anvil bench Data/bench/vgg16/model.json` (the seeded "
+                "torchvision VGG16 converted by Scripts/convert_pytorch.py): reading the model file, mapping "
+                "weights.bin and compiling, which reorders PyTorch's weight layout.", ""]
+
+    if memory_rows:
+        out += [f"### Peak resident memory, VGG16 batch 1 ({context['extra_threads']} thread(s); "
+                "`/usr/bin/time -v`, Scripts/bench_memory.sh)", ""]
+        anvil = next((kb for key, kb, _ in memory_rows if key == "anvil"), None)
+        rows = [[MEMORY_NAMES.get(key, key), f"{kb / 1024:,.0f}",
+                 f"{anvil / kb:.2f}" if anvil and key != "anvil" and not key.endswith("-import") else "–", what]
+                for key, kb, what in memory_rows]
+        out += [table(["process", "peak RSS (MiB)", "Anvil ÷ this", "what runs"], rows), ""]
+
+    if bench.problems:
+        out += ["### Problems", ""] + [f"- {p}" for p in bench.problems] + [""]
+    return "\n".join(out)
+
+
+def plot_sweep(bench, sweep, engines, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    name, threads, batches = sweep
+    figure, axes = plt.subplots(figsize=(6.4, 4.4), dpi=120)
+    for engine, marker in zip(engines, "osD^"):
+        points = [(b, bench.results[(name, b, threads)][engine].median_ms) for b in batches
+                  if (name, b, threads) in bench.results and bench.results[(name, b, threads)][engine].ok]
+        if points:
+            axes.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=ENGINE_NAMES[engine])
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    axes.set_xticks(batches)
+    axes.set_xticklabels([str(b) for b in batches])
+    axes.set_xlabel("batch (images)")
+    axes.set_ylabel("median latency per batch (ms)")
+    axes.set_title(f"{NETWORKS[name].title}: latency versus batch, {threads} thread(s)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    figure.savefig(path)
+    plt.close(figure)
+
+
+# ---------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def int_list(text):
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of integers")
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"'{text}': give positive integers")
+    return values
+
+
+def name_list(choices):
+    def parse(text):
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        unknown = [v for v in values if v not in choices]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown {', '.join(unknown)} (choose from {', '.join(choices)})")
+        return values
+    return parse
+
+
+def build_anvil(args):
+    """The anvil binary: --anvil, or built once with `swift build -c release`."""
+    if args.anvil:
+        return os.path.abspath(args.anvil)
+    build = ["swift", "build", "-c", "release"]
+    if args.scratch_path:
+        build += ["--scratch-path", args.scratch_path]
+    log("building Anvil: " + " ".join(build + ["--product", "anvil"]))
+    done = subprocess.run(build + ["--product", "anvil"], cwd=REPO, stdout=sys.stderr, stderr=sys.stderr)
+    if done.returncode != 0:
+        sys.exit("bench_peers: swift build failed")
+    bin_path = subprocess.run(build + ["--show-bin-path"], cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    return os.path.join(bin_path, "anvil")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("--models", type=name_list(tuple(NETWORKS)), default=list(NETWORKS),
+                        help="networks (default: all): " + ", ".join(NETWORKS))
+    parser.add_argument("--threads", type=int_list, default=[1, 2], help="thread counts (default 1,2)")
+    parser.add_argument("--batches", type=int_list,
+                        help="batches for every network (default: MNIST 1,64; VGG16 1,8; ResNet-50 and MobileNet 1)")
+    parser.add_argument("--iterations", type=int, default=10, help="timed runs per engine and configuration (default 10)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat each configuration's engine rotation (default 1)")
+    parser.add_argument("--engines", type=name_list(ENGINES), default=list(ENGINES), help="default: all three")
+    parser.add_argument("--sweep-model", default="mnist", choices=list(NETWORKS) + ["none"],
+                        help="network of the latency-versus-batch sweep (default mnist)")
+    parser.add_argument("--sweep-batches", type=int_list, default=[1, 2, 4, 8, 16, 32])
+    parser.add_argument("--sweep-threads", type=int, help="threads for the sweep (default: the largest of --threads)")
+    parser.add_argument("--plot", default=os.path.join(BENCH_DIR, "latency_vs_batch.png"),
+                        help="PNG of the sweep (default Data/bench/latency_vs_batch.png)")
+    parser.add_argument("--skip", type=name_list(("sweep", "load", "memory")), default=[],
+                        help="leave out some of: sweep, load, memory")
+    parser.add_argument("--load-repeats", type=int, default=5, help="loads timed per engine (default 5)")
+    parser.add_argument("--extra-threads", type=int,
+                        help="threads for the load and memory measurements (default: the largest of --threads)")
+    parser.add_argument("--exporter", choices=("dynamo", "torchscript"), default="dynamo",
+                        help="torch.onnx exporter (dynamo falls back to torchscript if it fails)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--anvil", help="an anvil binary to use instead of building one")
+    parser.add_argument("--scratch-path", help="swift build --scratch-path (default: SwiftPM's .build)")
+    parser.add_argument("--markdown", help="also write the report to this file")
+    parser.add_argument("--prepare-only", action="store_true",
+                        help="make the VGG16 files of the load and memory measurements, print their paths, stop")
+    args = parser.parse_args(argv)
+    if args.iterations < 1 or args.warmup < 0 or args.rounds < 1 or args.load_repeats < 1:
+        parser.error("--iterations, --rounds and --load-repeats must be at least 1, --warmup at least 0")
+
+    if args.prepare_only:
+        for key, path in vgg16_files(args).items():
+            print(f"{key}: {path}")
+        return 0
+
+    started = time.time()
+    context = {"command": " ".join(shlex.quote(a) for a in
+                                   ["python3", os.path.relpath(os.path.abspath(sys.argv[0]), REPO)]
+                                   + (sys.argv[1:] if argv is None else list(argv))),
+               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+               "load_start": load_average(), "machine": machine_description()}
+    cpus = len(os.sched_getaffinity(0))
+    if max(args.threads) > cpus:
+        log(f"warning: {max(args.threads)} threads on {cpus} usable CPUs")
+
+    import torch
+    torch.set_num_interop_threads(1)
+    anvil_binary = build_anvil(args) if "anvil" in args.engines else None
+    bench = Bench(args, anvil_binary)
+    measuring_since, cpu_start = time.time(), cpu_seconds()
+
+    sweep = None
+    if "sweep" not in args.skip and args.sweep_model != "none":
+        sweep = (args.sweep_model, args.sweep_threads or max(args.threads), args.sweep_batches)
+    extra_threads = args.extra_threads or max(args.threads)
+    context["extra_threads"] = extra_threads
+
+    configs = []
+    for name in args.models:
+        for threads in args.threads:
+            for batch in args.batches or NETWORKS[name].batches:
+                configs.append((name, batch, threads))
+    context["configs"] = configs
+    order = list(dict.fromkeys(args.models + ([sweep[0]] if sweep else [])))
+    for name in order:
+        bench.open(name)
+        for key in configs:
+            if key[0] == name:
+                bench.measure(key[1], key[2])
+        if sweep and sweep[0] == name:
+            for batch in sweep[2]:
+                bench.measure(batch, sweep[1])
+        bench.close()
+
+    plot_file = None
+    if sweep:
+        plot_file = os.path.abspath(args.plot)
+        plot_sweep(bench, sweep, args.engines, plot_file)
+        log(f"plot: {plot_file}")
+
+    load_rows, memory_rows = [], []
+    if "load" not in args.skip:
+        try:
+            load_rows = measure_load(args, anvil_binary, extra_threads)
+        except Exception as error:  # noqa: BLE001
+            bench.problems.append(f"load measurement: {type(error).__name__}: {error}")
+    if "memory" not in args.skip:
+        try:
+            memory_rows = measure_memory(args, anvil_binary or "", extra_threads)
+        except Exception as error:  # noqa: BLE001
+            bench.problems.append(f"memory measurement: {type(error).__name__}: {error}")
+
+    for name, (flops, _) in bench.flops.items():
+        reference = NETWORKS[name].reference_gflop * 1e9
+        if abs(flops - reference) > 0.02 * reference:
+            bench.problems.append(f"{name}: counted {flops / 1e9:.4g} GFLOP per image, published {reference / 1e9:g}")
+        anvil = bench.anvil_flops.get(name)
+        if anvil and abs(anvil - flops) > 0.03 * flops:
+            bench.problems.append(f"{name}: Anvil counts {anvil / 1e9:.4g} GFLOP per image, PyTorch {flops / 1e9:.4g}")
+
+    minutes, seconds = divmod(int(time.time() - started), 60)
+    context.update(load_end=load_average(), versions=versions(anvil_binary), duration=f"{minutes} min {seconds} s")
+    context["other_load"] = other_load(cpu_start, time.time() - measuring_since, cpus)
+    text = report(args, bench, context, sweep, load_rows, memory_rows, plot_file)
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as handle:
+            handle.write(text + "\n")
+    return 1 if bench.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
