@@ -23,21 +23,25 @@ enum WinogradVariant: String, Sendable, CaseIterable, CustomStringConvertible {
     var description: String { "F(\(outputTile)x\(outputTile),3x3)" }
 }
 
-/// 3×3, stride 1, dilation 1, ungrouped convolution by Winograd's minimal filtering.
+/// 3×3, stride 1, dilation 1, ungrouped convolution by Winograd's minimal filtering, any
+/// padding, batch and channel counts.
 ///
 /// The output is cut into m×m tiles (m = 2 or 4; the last row and column of tiles may stick
 /// out of the output and read zeros past the input). For a block of tiles at a time:
-/// 1. every (m+2)×(m+2) input patch, zeros where it leaves the input, becomes `Bᵀ d B`,
-///    scattered into α² matrices `V[p]` of `tiles × inputChannels`;
+/// 1. every (m+2)×(m+2) input patch, zeros where it leaves the input, becomes `Bᵀ d B`: α²
+///    vectors of `inputChannels`, which for position `p` form the matrix `V[p]`
+///    (`tiles × inputChannels`, rows strided by a whole tile);
 /// 2. α² `cblas_sgemm` calls compute `M[p] = V[p] · U[p]`, with `U[p]` (`inputChannels ×
 ///    outputChannels`) the filters transformed once at construction;
 /// 3. `Aᵀ M A` of every tile goes straight into the NHWC output with the bias and the
 ///    activation applied while the values are in registers.
 ///
-/// The transforms are ``ParallelJob``s on ``Compute``'s threads; the GEMMs are issued one
-/// after another and OpenBLAS spreads each over its threads (concurrent OpenBLAS calls from
-/// several threads would oversubscribe the cores). Blocks are sized so `V` and `M` stay about
-/// ``blockBudget`` floats.
+/// All three phases are ``ParallelJob``s on ``Compute``'s threads: the transforms split the
+/// tiles, the GEMMs split the positions (OpenBLAS runs single-threaded, so nothing
+/// oversubscribes the cores; whole positions per thread read the filters once in all, where
+/// splitting the tiles would make every thread stream all of them). Blocks are sized so `V`
+/// and `M` stay about ``blockBudget`` floats. The transformed filters take α²/9 times the
+/// memory of the weights (16/9 for F(2×2), 4 for F(4×4)).
 struct WinogradConvolutionKernel: Kernel {
     let variant: WinogradVariant
     let geometry: WindowGeometry
@@ -49,6 +53,8 @@ struct WinogradConvolutionKernel: Kernel {
     let activation: ActivationFunction
     /// Tiles per block when set (tests use it to force many blocks); otherwise from ``blockBudget``.
     let fixedBlockTiles: Int?
+    /// Tiles down and across one image's output, and in all.
+    let tilesHigh: Int, tilesWide: Int, tilesPerImage: Int
 
     /// Floats of transformed inputs and products per block (8 MB): they go through the
     /// last-level cache between the transforms and the GEMMs. (4 to 16 MB measured alike on
@@ -81,9 +87,6 @@ struct WinogradConvolutionKernel: Kernel {
         groups == 1 && g.kernelHeight == 3 && g.kernelWidth == 3 && g.strideHeight == 1 && g.strideWidth == 1
             && g.dilationHeight == 1 && g.dilationWidth == 1
     }
-
-    /// Tiles down and across one image's output, and in all.
-    let tilesHigh: Int, tilesWide: Int, tilesPerImage: Int
 
     /// The number of blocks and the largest block's tile count for a batch.
     func blocking(batch: Int) -> (blocks: Int, tiles: Int) {
@@ -131,22 +134,42 @@ struct WinogradConvolutionKernel: Kernel {
         let products = v + Self.roundUp(A.positions * blocking(batch: io.batch).tiles * inputChannels)
         let u = UnsafePointer(filters.pointer)
         let input = io.inputs[0]
+        let inputLayout = Layout(positions: A.positions, channels: inputChannels)
+        let outputLayout = Layout(positions: A.positions, channels: outputChannels)
         for block in 0 ..< blocks {
             let first = total * block / blocks
             let count = total * (block + 1) / blocks - first
-            let inputLayout = Layout(positions: A.positions, channels: inputChannels)
-            let outputLayout = Layout(positions: A.positions, channels: outputChannels)
             Compute.parallelFor(count, costPerItem: A.positions * inputChannels * 4,
                                 InputTransform<A>(kernel: self, input: input, v: v, layout: inputLayout, firstTile: first))
-            for p in 0 ..< A.positions {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(count), Int32(outputChannels),
-                            Int32(inputChannels), 1, v + p * inputLayout.positionStride, Int32(inputLayout.tileStride),
-                            u + p * inputChannels * outputChannels, Int32(outputChannels), 0,
-                            products + p * outputLayout.positionStride, Int32(outputLayout.tileStride))
-            }
+            Compute.parallelFor(A.positions, costPerItem: count * inputChannels * outputChannels,
+                                Products(kernel: self, v: v, u: u, products: products, tiles: count,
+                                         inputLayout: inputLayout, outputLayout: outputLayout))
             Compute.parallelFor(count, costPerItem: A.positions * outputChannels * 4,
                                 OutputTransform<A>(kernel: self, products: products, layout: outputLayout, output: io.output,
                                                    firstTile: first))
+        }
+    }
+
+    /// The GEMMs `M[p] = V[p] · U[p]` of a range of positions, as a parallel job (OpenBLAS
+    /// runs single-threaded; each worker takes whole positions, so each reads its own share
+    /// of the filters).
+    private struct Products: ParallelJob {
+        let kernel: WinogradConvolutionKernel
+        let v: UnsafePointer<Float>
+        let u: UnsafePointer<Float>
+        let products: UnsafeMutablePointer<Float>
+        let tiles: Int
+        let inputLayout: Layout
+        let outputLayout: Layout
+
+        func run(_ range: Range<Int>) {
+            let inputs = kernel.inputChannels, outputs = kernel.outputChannels
+            for p in range {
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(tiles), Int32(outputs), Int32(inputs), 1,
+                            v + p * inputLayout.positionStride, Int32(inputLayout.tileStride),
+                            u + p * inputs * outputs, Int32(outputs), 0,
+                            products + p * outputLayout.positionStride, Int32(outputLayout.tileStride))
+            }
         }
     }
 

@@ -43,10 +43,14 @@ public final class Dense: Layer, FusableLayer {
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
         let raw = try context.parameter(.weights)
-        let reordered = WeightReorder.dense(raw.buffer, layout: context.layout, outputs: neurons, inputShape: input)
+        // PyTorch's C,H,W-ordered weights over a spatial input stay as they are; the kernel
+        // reorders the (much smaller) input instead.
+        let channelsFirst = context.layout == .pytorch && (input.height > 1 || input.width > 1)
+        let reordered = channelsFirst ? nil
+            : WeightReorder.dense(raw.buffer, layout: context.layout, outputs: neurons, inputShape: input)
         let weights = KernelWeights(source: raw, reordered: reordered, bias: useBias ? try context.parameter(.biases) : nil,
                                     outputs: neurons, weightsPerOutput: input.count, affine: context.foldedAffine)
         return DenseKernel(inputs: input.count, outputs: neurons, weights: weights,
-                           activation: context.fusedActivation ?? activation)
+                           activation: context.fusedActivation ?? activation, channelsFirstInput: channelsFirst ? input : nil)
     }
 }

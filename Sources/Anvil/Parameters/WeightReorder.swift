@@ -39,23 +39,14 @@ enum WeightReorder {
         }
     }
 
-    /// Dense weights for an input of `inputShape` into `[out][h][w][c]`; `nil` when no copy is needed.
+    /// Dense weights for an input of `inputShape` into `[out][h][w][c]`; `nil` when no copy is
+    /// needed. (PyTorch's `[out][c][h][w]` over a spatial input is not copied either: the Dense
+    /// kernel reorders its input instead.)
     static func dense(_ data: UnsafeBufferPointer<Float>, layout: WeightLayout, outputs: Int, inputShape: Shape) -> [Float]? {
         let inputs = inputShape.count
         switch layout {
-        case .forge:
+        case .forge, .pytorch:
             return nil
-        case .pytorch:  // [o][c][h][w]
-            if inputShape.height == 1 && inputShape.width == 1 { return nil }
-            let (h, w, c) = (inputShape.height, inputShape.width, inputShape.channels)
-            var result = [Float](repeating: 0, count: data.count)
-            for o in 0 ..< outputs {
-                let row = o * inputs
-                for ch in 0 ..< c { for y in 0 ..< h { for x in 0 ..< w {
-                    result[row + (y * w + x) * c + ch] = data[row + (ch * h + y) * w + x]
-                } } }
-            }
-            return result
         case .tensorflow:  // [h·w·c][o]
             var result = [Float](repeating: 0, count: data.count)
             for i in 0 ..< inputs { for o in 0 ..< outputs { result[o * inputs + i] = data[i * outputs + o] } }
