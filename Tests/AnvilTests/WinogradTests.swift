@@ -164,7 +164,7 @@ private func maxScaledError(_ actual: [Float], _ expected: [Double], _ magnitude
 }
 
 /// Rounding error bound per variant, relative to the channel's largest `Σ|x·w| + |b|`: F(4×4)'s transforms amplify
-/// rounding errors more than F(2×2)'s (measured maxima are about a tenth of these).
+/// rounding errors more than F(2×2)'s (the measured maxima are a tenth of these or less).
 private func tolerance(_ variant: WinogradVariant) -> Double {
     switch variant {
     case .f2x2: return 2e-6
@@ -305,6 +305,15 @@ struct WinogradTests {
             let first = try WindowGeometry(input: Shape(height: 224, width: 224, channels: 3), kernel: (3, 3), stride: (1, 1),
                                            dilation: (1, 1), padding: .same)
             #expect(WinogradConvolutionKernel.preferredVariant(geometry: first, inputChannels: 3, outputChannels: 64, groups: 1) == nil)
+            // The measured crossovers at 512 channels: F(4×4) from 14×14, F(2×2) around 7×7, im2col below.
+            func square(_ size: Int) throws -> WindowGeometry {
+                try WindowGeometry(input: Shape(height: size, width: size, channels: 512), kernel: (3, 3), stride: (1, 1),
+                                   dilation: (1, 1), padding: .same)
+            }
+            let picks = try [28, 14, 7, 3].map {
+                WinogradConvolutionKernel.preferredVariant(geometry: try square($0), inputChannels: 512, outputChannels: 512, groups: 1)
+            }
+            #expect(picks == [.f4x4, .f4x4, .f2x2, nil])
         }
     }
 

@@ -390,9 +390,10 @@ extension WinogradConvolutionKernel {
     static let override: String? = ProcessInfo.processInfo.environment["ANVIL_CONVOLUTION"]
 
     /// The Winograd variant to use for a convolution, or `nil` when im2col + GEMM is the better
-    /// (or the only) choice: the one with the smallest ``estimatedNanoseconds`` for one image.
-    /// Fewer than 8 input channels always go to im2col (a 224×224 layer with 3, 4 or 6 inputs
-    /// and 64 outputs measured 1.2–1.3× faster there; with 8 inputs Winograd was 1.2× faster).
+    /// (or the only) choice: the one with the smallest ``estimatedNanoseconds`` for one image
+    /// (the batch size is not known when kernels are built; larger batches only favour
+    /// Winograd more). Fewer than 8 input channels always go to im2col: a 224×224 layer with
+    /// 3, 4 or 6 inputs and 64 outputs runs 1.5–1.9× faster there.
     static func preferredVariant(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
                                  groups: Int) -> WinogradVariant? {
         guard supports(geometry: geometry, groups: groups) else { return nil }
@@ -410,14 +411,18 @@ extension WinogradConvolutionKernel {
         return best.1 < direct ? best.0 : nil
     }
 
-    /// A cost model of one image through im2col + GEMM (`variant` nil) or a Winograd variant:
-    /// GEMM multiply-adds, weight floats streamed from memory (once per block of tiles or rows),
-    /// elements moved by the transforms (im2col rows and the output for im2col; transformed
-    /// inputs and products for Winograd), and a fixed cost per call. The coefficients are a
-    /// least-squares fit (relative error) to 87 single-thread timings on the reference machine
-    /// (2-core Zen 3): every channel count 8…512 (in = out) at output sizes 1…112, and 224×224
-    /// layers with 3…12 inputs; the model picks the fastest of the three in 86 of them (the
-    /// miss costs 3%). The two-thread timings, noisier, agree within their noise.
+    /// A cost model of one image through im2col + GEMM (`variant` nil) or a Winograd variant,
+    /// linear in: GEMM multiply-adds (Winograd's with the tiles of each block rounded up to a
+    /// multiple of 8, which fits the small layers' timings: the GEMM works on panels of
+    /// tiles), weight floats streamed through the GEMMs (once per block of tiles or of im2col
+    /// rows), elements moved by the transforms (im2col rows and outputs; transformed inputs
+    /// and products, with the input channels past a multiple of 8 costing extra on the
+    /// per-lane path), and a fixed cost per GEMM call. The coefficients, in nanoseconds, are a
+    /// least-squares fit (relative error) to 111 single-thread timings on the reference
+    /// machine (2-core Zen 3, quiet): channel counts 8…512 (in = out) at output sizes 1…112
+    /// and 224×224 layers with 3…12 inputs. It picks the fastest of the three in 106 of them;
+    /// the five misses are layers under 0.06 ms, and the average loss is 0.4%. Two threads
+    /// scale all three alike (VGG16: 2.0× for im2col and Winograd).
     static func estimatedNanoseconds(_ variant: WinogradVariant?, geometry g: WindowGeometry, inputChannels: Int,
                                      outputChannels: Int) -> Double {
         let pairs = Double(inputChannels * outputChannels)
@@ -426,18 +431,19 @@ extension WinogradConvolutionKernel {
             let depth = 9 * inputChannels
             let rows = min(pixels, max(64, ConvolutionKernel.tileBudget / depth))
             let passes = Double((pixels + rows - 1) / rows)
-            return 0.0237 * Double(pixels) * 9 * pairs + 0.335 * 9 * pairs * passes
-                + 0.50 * Double(pixels * (depth + outputChannels)) + 390
+            return 0.01942 * Double(pixels) * 9 * pairs + 0.3469 * 9 * pairs * passes
+                + 0.5469 * Double(pixels * (depth + outputChannels)) + 269
         }
         let m = variant.outputTile
-        let positions = Double(variant.positions)
+        let positions = variant.positions
         let tiles = ((g.outputHeight + m - 1) / m) * ((g.outputWidth + m - 1) / m)
-        let perTile = variant.positions * (inputChannels + outputChannels)
-        let limit = max(minimumBlockTiles, blockBudget / perTile)
-        let blocks = Double((tiles + limit - 1) / limit)
-        let (perMAC, perWeight, perElement, perCall): (Double, Double, Double, Double) =
-            variant == .f4x4 ? (0.0340, 0.353, 0.70, 51) : (0.0282, 0.322, 0.75, 66)
-        return perMAC * Double(tiles) * positions * pairs + perWeight * positions * pairs * blocks
-            + perElement * Double(tiles * perTile) + perCall * positions
+        let limit = max(minimumBlockTiles, blockBudget / (positions * (inputChannels + outputChannels)))
+        let blocks = (tiles + limit - 1) / limit
+        let paddedTiles = ((tiles + blocks - 1) / blocks + 7) / 8 * 8 * blocks
+        let (perMAC, perWeight, perElement, perTailElement, perCall): (Double, Double, Double, Double, Double) =
+            variant == .f4x4 ? (0.02575, 0.1201, 0.6955, 11.24, 58.56) : (0.0214, 0.1918, 0.7165, 15.75, 49.98)
+        return perMAC * Double(paddedTiles * positions) * pairs + perWeight * Double(positions * blocks) * pairs
+            + perElement * Double(tiles * positions * (inputChannels + outputChannels))
+            + perTailElement * Double(tiles * positions * (inputChannels % 8)) + perCall * Double(positions)
     }
 }
