@@ -71,7 +71,8 @@ public final class Convolution: Layer, FusableLayer {
         saturatingProduct(output.count, kernel.0, kernel.1, inputs[0].channels / groups)
     }
 
-    /// im2col + GEMM, or the depthwise kernel when `groups` equals the input channels.
+    /// Winograd for 3×3 stride-1 layers where it is faster, im2col + GEMM otherwise, or the
+    /// depthwise kernel when `groups` equals the input channels.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
         return try makeConvolutionKernel(context, geometry: try geometry(input), inputChannels: input.channels,
