@@ -9,13 +9,14 @@
 ///   Inside entropy-coded data FF is always followed by 00 or a restart marker, so FF D9
 ///   there can only be the real end marker.
 ///
-/// Other formats are left to stb_image.
+/// BMP, PNM and TGA files are checked for length (ContainerCheck+Uncompressed.swift); other
+/// formats are left to stb_image.
 enum ContainerCheck {
     /// A description of what is wrong, or nil if the file passes (or is not PNG/JPEG).
     static func problem(in raw: UnsafeRawBufferPointer) -> String? {
         if raw.count >= 8, Array(raw[0..<8]) == pngSignature { return pngProblem(raw) }
         if raw.count >= 3, raw[0] == 0xFF, raw[1] == 0xD8, raw[2] == 0xFF { return jpegProblem(raw) }
-        return nil
+        return uncompressedProblem(in: raw)
     }
 
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
