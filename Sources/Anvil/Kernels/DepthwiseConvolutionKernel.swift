@@ -12,9 +12,6 @@ struct DepthwiseConvolutionKernel: RangeKernel {
         let g = geometry
         let outputChannels = inputChannels * multiplier
         let lines = io.batch * g.outputHeight
-        let input = io.inputs[0]
-        let w = weights.weightPointer
-        let bias = weights.biasPointer
         Compute.parallelFor(lines, costPerItem: g.outputWidth * outputChannels * g.kernelHeight * g.kernelWidth, KernelRange(kernel: self, io: io))
     }
 
@@ -22,7 +19,6 @@ struct DepthwiseConvolutionKernel: RangeKernel {
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let g = geometry
         let outputChannels = inputChannels * multiplier
-        let lines = io.batch * g.outputHeight
         let input = io.inputs[0]
         let w = weights.weightPointer
         let bias = weights.biasPointer

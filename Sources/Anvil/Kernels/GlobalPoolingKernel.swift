@@ -5,7 +5,6 @@ struct GlobalPoolingKernel: RangeKernel {
     let average: Bool
 
     func run(_ io: KernelIO) {
-        let input = io.inputs[0]
         Compute.parallelFor(io.batch, costPerItem: pixels * channels, KernelRange(kernel: self, io: io))
     }
 

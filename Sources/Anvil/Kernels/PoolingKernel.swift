@@ -10,14 +10,12 @@ struct PoolingKernel: RangeKernel {
     func run(_ io: KernelIO) {
         let g = geometry
         let lines = io.batch * g.outputHeight
-        let input = io.inputs[0]
         Compute.parallelFor(lines, costPerItem: g.outputWidth * channels * g.kernelHeight * g.kernelWidth, KernelRange(kernel: self, io: io))
     }
 
     /// The loop body over `range` (see ``run(_:)``).
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let g = geometry
-        let lines = io.batch * g.outputHeight
         let input = io.inputs[0]
         for line in range {
             let image = line / g.outputHeight

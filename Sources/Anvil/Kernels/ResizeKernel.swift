@@ -13,14 +13,12 @@ struct ResizeKernel: RangeKernel {
     func run(_ io: KernelIO) {
         let c = input.channels
         let lines = io.batch * output.height
-        let source = io.inputs[0]
         Compute.parallelFor(lines, costPerItem: output.width * c * 4, KernelRange(kernel: self, io: io))
     }
 
     /// The loop body over `range` (see ``run(_:)``).
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let c = input.channels
-        let lines = io.batch * output.height
         let source = io.inputs[0]
         for line in range {
             let image = line / output.height

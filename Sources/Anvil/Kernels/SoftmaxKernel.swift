@@ -9,13 +9,11 @@ struct SoftmaxKernel: RangeKernel {
 
     func run(_ io: KernelIO) {
         let rows = io.batch * pixelsPerImage
-        let input = io.inputs[0]
         Compute.parallelFor(rows, costPerItem: channels * 8, KernelRange(kernel: self, io: io))
     }
 
     /// The loop body over `range` (see ``run(_:)``).
     func run(_ range: Range<Int>, _ io: KernelIO) {
-        let rows = io.batch * pixelsPerImage
         let input = io.inputs[0]
         for row in range {
             let source = input + row * channels
