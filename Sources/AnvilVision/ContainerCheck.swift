@@ -9,7 +9,8 @@
 ///   Inside entropy-coded data FF is always followed by 00 or a restart marker, so FF D9
 ///   there can only be the real end marker.
 ///
-/// BMP, PNM and TGA files are checked for length (ContainerCheck+Uncompressed.swift); other
+/// JPEG marker segments are checked too (ContainerCheck+JPEG.swift); BMP, PNM and TGA files
+/// are checked for length (ContainerCheck+Uncompressed.swift); other
 /// formats are left to stb_image.
 enum ContainerCheck {
     /// A description of what is wrong, or nil if the file passes (or is not PNG/JPEG).
@@ -45,6 +46,7 @@ enum ContainerCheck {
     }
 
     private static func jpegProblem(_ raw: UnsafeRawBufferPointer) -> String? {
+        if let problem = jpegSegmentProblem(raw) { return problem }
         var lastScan = -1
         var i = 2
         while i + 1 < raw.count {

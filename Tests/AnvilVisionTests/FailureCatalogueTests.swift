@@ -71,6 +71,12 @@ struct FailureVisionCatalogueTests {
         }),
         ("image.jpeg-truncated", { _ in _ = try Image(data: Array(try jpeg().dropLast(40)), name: "photo.jpg") }),
         ("image.jpeg-header", { _ in _ = try Image(data: Array(try jpeg().prefix(30)), name: "photo.jpg") }),
+        ("image.jpeg-segment", { _ in
+            var bytes = try jpeg()
+            let dht = (0 ..< bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC4 }!
+            bytes[dht + 4] = 0x42
+            _ = try Image(data: bytes, name: "photo.jpg")
+        }),
         ("image.bmp-truncated", { _ in
             let (_, bmp) = FailureVisionTests.uncompressed.first { $0.0 == "rgb.bmp" }!
             _ = try Image(data: Array(bmp.dropLast(4)), name: "photo.bmp")

@@ -285,6 +285,55 @@ struct FailureVisionTests {
         }
     }
 
+    /// Found by Scripts/fuzz.sh (image target): progressive JPEGs whose scans decode with a
+    /// Huffman table defined only later (or never), among inconsistent table segments.
+    /// stb_image then decodes with an uninitialised table: it failed an assertion (which
+    /// Debian's libstb keeps on: the process aborted) or read out of bounds (SIGSEGV). Run in
+    /// a child process, so that a regression fails this test only.
+    @Test("Fuzz regression: a JPEG scan using an undefined Huffman table is decodeFailed, not an abort or a crash",
+          arguments: ["jpeg-progressive-huffman-assert", "jpeg-scan-before-its-huffman-table"])
+    func jpegHuffmanRegression(_ name: String) async {
+        await #expect(processExitsWith: .success) { [name = name as String] in
+            let url = TestPaths.repositoryRoot.appendingPathComponent("Fuzz/regressions/image/\(name)")
+            do {
+                _ = try Image(data: [UInt8](try Data(contentsOf: url)), name: name)
+                exit(2)
+            } catch let error as VisionError {
+                exit(error.code == .decodeFailed && error.message.contains("JPEG data is corrupt") ? 0 : 3)
+            }
+        }
+    }
+
+    /// The segment checks, one broken segment at a time, on a valid baseline JPEG.
+    @Test("JPEG marker segments: oversized Huffman tables, bad classes, lengths past the end are decodeFailed")
+    func jpegSegments() throws {
+        let jpeg = try Self.fixture("gray_9x7.jpg")
+        func segment(_ marker: UInt8) -> Int { (0 ..< jpeg.count - 1).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == marker }! }
+        let dht = segment(0xC4), sos = segment(0xDA), dqt = segment(0xDB)
+        var cases: [(String, [UInt8], String)] = []
+        var bytes = jpeg
+        bytes[dht + 4] = 0x42  // class 4
+        cases.append(("DHT class 4", bytes, "Huffman table class 4"))
+        bytes = jpeg
+        for length in 5 ... 16 { bytes[dht + 4 + length] = 255 }  // 12 × 255 codes: more than 256 values, not a prefix code
+        cases.append(("DHT counts", bytes, "Huffman"))
+        bytes = jpeg
+        bytes[dht + 2] = 0xFF  // segment length beyond the table
+        cases.append(("DHT length", bytes, ""))  // before the first scan stb_image refuses these itself
+        bytes = jpeg
+        bytes[dqt + 4] = 0x27  // precision 2
+        cases.append(("DQT precision", bytes, ""))
+        bytes = jpeg
+        bytes[sos + 4] = 9  // 9 components
+        cases.append(("SOS components", bytes, "scan header of 9 components"))
+        // The AC table's definition moved after the scan: the scan would decode with an undefined table.
+        bytes = Array(jpeg[0 ..< dht]) + Array(jpeg[sos...])
+        cases.append(("scan before its tables", bytes, "before it is defined"))
+        for (label, bytes, words) in cases {
+            Self.expect(.decodeFailed, mentioning: words.isEmpty ? [] : [words], label) { try Image(data: bytes, name: "x.jpg") }
+        }
+    }
+
     @Test("MNIST preprocessing of a blank image: blankImage naming it")
     func blankDrawing() throws {
         let white = try Image(width: 20, height: 20, channels: 1, pixels: [Float](repeating: 255, count: 400), name: "white.png")
