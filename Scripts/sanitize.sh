@@ -72,7 +72,7 @@ for sanitizer in "${SANITIZERS[@]}"; do
   tested=$((SECONDS - start))
   # A sanitizer report fails the pass even if the test that caused it passed.
   findings=$(grep -cE '^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Thread)Sanitizer)' "$log")
-  summary=$(grep -E '^(✔|✘) Test run with|Executed [0-9]+ tests' "$log" | tail -2 | tr '\n' ' ')
+  summary=$(grep -E '^(✔|✘|━) Test run with' "$log" | tail -1)
   if [ "$code" -ne 0 ] || [ "$findings" -ne 0 ]; then
     status=1
     grep -m3 -A25 -E '^(==[0-9]+==ERROR|WARNING: ThreadSanitizer)' "$log"

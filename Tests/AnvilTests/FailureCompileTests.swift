@@ -125,20 +125,16 @@ struct FailureCompileTests {
         #expect(!file.model.isCompiled)
     }
 
-    /// Found by Scripts/fuzz.sh (graph target, Fuzz/known-issues/graph/): a model whose
-    /// parameter count passes Int.max / 4 — each layer's weights fit in Int, their sum
-    /// saturates — makes `summary()` trap on `parameterCount * MemoryLayout<Float>.size`
-    /// (Sources/Anvil/Summary/Model+Summary.swift:28; the fix is `saturatingProduct`). Recorded
-    /// as a known issue: this test starts failing, as a reminder to drop `withKnownIssue`, once fixed.
-    @Test("Known issue: summary() of a model with more than Int.max / 4 parameters traps")
+    /// Found by Scripts/fuzz.sh (graph target): a model whose parameter count passes
+    /// Int.max / 4 — each layer's weights fit in Int, their sum saturates — made `summary()`
+    /// trap computing the weight bytes; it now saturates.
+    @Test("summary() of a model with more than Int.max / 4 parameters does not trap")
     func summaryWeightBytesOverflow() async {
-        await withKnownIssue("Model.summary() multiplies parameterCount by 4 without an overflow check") {
-            await #expect(processExitsWith: .success) {
-                let input = Input(width: 1, height: 1, channels: 1 << 31, name: "wide")
-                let model = try Model(input: input, output: input --> Dense(neurons: 1 << 31, name: "huge"))
-                _ = model.summary()
-                exit(0)
-            }
+        await #expect(processExitsWith: .success) {
+            let input = Input(width: 1, height: 1, channels: 1 << 31, name: "wide")
+            let model = try Model(input: input, output: input --> Dense(neurons: 1 << 31, name: "huge"))
+            _ = model.summary()
+            exit(0)
         }
     }
 

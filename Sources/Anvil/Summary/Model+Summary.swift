@@ -25,7 +25,7 @@ extension Model {
         var text = [line(rows[0]), String(repeating: "=", count: width)]
         text += rows.dropFirst().map(line)
         text.append(String(repeating: "=", count: width))
-        let weightBytes = parameterCount * MemoryLayout<Float>.size
+        let weightBytes = saturatingProduct(parameterCount, MemoryLayout<Float>.size)
         text.append("Layers: \(layers.count)")
         text.append("Parameters: \(Self.grouped(parameterCount)) (\(Self.bytes(weightBytes)))")
         text.append("MACs per image: \(Self.grouped(macs)) (\(Self.grouped(saturatingProduct(2, macs))) FLOPs)")
