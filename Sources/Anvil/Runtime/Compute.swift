@@ -39,18 +39,4 @@ public enum Compute {
         }
         pool.run(job, count: count, parts: parts)
     }
-
-    /// Runs `body` over `0..<count` like ``parallelFor(_:costPerItem:_:)-job``, for code that is
-    /// not yet a ``ParallelJob``; costs one small allocation per parallel call.
-    static func parallelFor(_ count: Int, costPerItem: Int = 1, _ body: (Range<Int>) -> Void) {
-        withoutActuallyEscaping(body) { body in
-            parallelFor(count, costPerItem: costPerItem, ClosureJob(body: body))
-        }
-    }
-}
-
-/// A closure as a job (see ``Compute/parallelFor(_:costPerItem:_:)``).
-private struct ClosureJob: ParallelJob {
-    let body: (Range<Int>) -> Void
-    func run(_ range: Range<Int>) { body(range) }
 }
