@@ -25,9 +25,11 @@ let package = Package(
             pkgConfig: "stb",
             providers: [.apt(["libstb-dev"])]
         ),
+        // Anvil's hand-vectorised kernels (AVX2 + FMA chosen at run time, portable C otherwise).
+        .target(name: "CAnvilKernels"),
         .target(
             name: "Anvil",
-            dependencies: ["COpenBLAS"],
+            dependencies: ["COpenBLAS", "CAnvilKernels"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(

@@ -50,6 +50,11 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
         return WinogradConvolutionKernel(variant: variant, geometry: geometry, inputChannels: inputChannels,
                                          outputChannels: outputChannels, weights: weights, activation: finalActivation)
     }
+    if groups == 1 && DirectConvolutionKernel.isPreferred(geometry: geometry, inputChannels: inputChannels,
+                                                          outputChannels: outputChannels) {
+        return DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+                                       weights: weights, activation: finalActivation)
+    }
     return ConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
                              groups: groups, weights: weights, activation: finalActivation)
 }

@@ -1,0 +1,145 @@
+import CAnvilKernels
+
+/// Ungrouped convolution computed directly from the NHWC input by Anvil's C kernel
+/// (`anvil_conv_direct`): tiles of 6 output pixels × 16 output channels accumulate in
+/// registers over the window, so no im2col matrix is written — for small layers (MNIST's
+/// 5×5 convolutions, 1×1 layers with few pixels) that copy costs as much as the GEMM.
+/// Padded inputs are first copied into a zero-bordered image in scratch memory.
+struct DirectConvolutionKernel: Kernel {
+    let geometry: WindowGeometry
+    let inputChannels: Int
+    let outputChannels: Int
+    /// Weights packed by `anvil_conv_pack_weights`: blocks of 16 output channels.
+    let packed: ParameterData
+    let bias: ParameterData?
+    let activation: ActivationFunction
+
+    /// Packs `weights` (rows `[o][kh][kw][c]`) for the kernel.
+    init(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int, weights: KernelWeights,
+         activation: ActivationFunction) {
+        self.geometry = geometry
+        self.inputChannels = inputChannels
+        self.outputChannels = outputChannels
+        self.activation = activation
+        self.bias = weights.bias
+        let depth = geometry.kernelHeight * geometry.kernelWidth * inputChannels
+        let count = anvil_conv_packed_count(Int32(outputChannels), Int32(depth))
+        let values = [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
+            weights.weights.withUnsafeBufferPointer {
+                anvil_conv_pack_weights($0.baseAddress!, Int32(outputChannels), Int32(depth), buffer.baseAddress!)
+            }
+            initialized = count
+        }
+        self.packed = ParameterData(values)
+    }
+
+    var isPadded: Bool {
+        let g = geometry
+        return g.padTop != 0 || g.padLeft != 0 || g.padBottom != 0 || g.padRight != 0
+    }
+    var paddedHeight: Int { geometry.inputHeight + geometry.padTop + geometry.padBottom }
+    var paddedWidth: Int { geometry.inputWidth + geometry.padLeft + geometry.padRight }
+    var paddedImageCount: Int { paddedHeight * paddedWidth * inputChannels }
+    var pixels: Int { geometry.outputHeight * geometry.outputWidth }
+    var depth: Int { geometry.kernelHeight * geometry.kernelWidth * inputChannels }
+
+    /// Output pixels per parallel work item: a multiple of the 6-pixel tile.
+    static let chunkPixels = 24
+
+    func scratchCount(batch: Int) -> Int { isPadded ? batch * paddedImageCount : 0 }
+
+    /// The clamp the C kernel applies, and whether `activation` still has to run afterwards.
+    var clamp: (min: Float, max: Float, rest: ActivationFunction) {
+        switch activation {
+        case .none: return (-.infinity, .infinity, .none)
+        case .relu: return (0, .infinity, .none)
+        case .relu6: return (0, 6, .none)
+        case .clip(let lo, let hi): return (lo, hi, .none)
+        default: return (-.infinity, .infinity, activation)
+        }
+    }
+
+    func run(_ io: KernelIO) {
+        var input = io.inputs[0]
+        if isPadded {
+            Compute.parallelFor(io.batch, costPerItem: paddedImageCount, Pad(kernel: self, source: input, destination: io.scratch))
+            input = UnsafePointer(io.scratch)
+        }
+        let chunks = (pixels + Self.chunkPixels - 1) / Self.chunkPixels
+        Compute.parallelFor(io.batch * chunks, costPerItem: Self.chunkPixels * depth * outputChannels,
+                            Chunks(kernel: self, input: input, output: io.output, chunks: chunks))
+    }
+
+    /// Copies images into zero-bordered ones of `paddedHeight × paddedWidth`.
+    struct Pad: ParallelJob {
+        let kernel: DirectConvolutionKernel
+        let source: UnsafePointer<Float>
+        let destination: UnsafeMutablePointer<Float>
+
+        func run(_ range: Range<Int>) {
+            let g = kernel.geometry, c = kernel.inputChannels
+            let line = g.inputWidth * c, paddedLine = kernel.paddedWidth * c
+            for image in range {
+                let from = source + image * g.inputHeight * line
+                let to = destination + image * kernel.paddedImageCount
+                to.update(repeating: 0, count: g.padTop * paddedLine)
+                for y in 0 ..< g.inputHeight {
+                    let row = to + (g.padTop + y) * paddedLine
+                    row.update(repeating: 0, count: g.padLeft * c)
+                    (row + g.padLeft * c).update(from: from + y * line, count: line)
+                    (row + g.padLeft * c + line).update(repeating: 0, count: g.padRight * c)
+                }
+                (to + (g.padTop + g.inputHeight) * paddedLine).update(repeating: 0, count: g.padBottom * paddedLine)
+            }
+        }
+    }
+
+    /// Work items `image * chunks + chunk`, each `chunkPixels` output pixels of one image.
+    struct Chunks: ParallelJob {
+        let kernel: DirectConvolutionKernel
+        let input: UnsafePointer<Float>
+        let output: UnsafeMutablePointer<Float>
+        let chunks: Int
+
+        func run(_ range: Range<Int>) {
+            let g = kernel.geometry
+            let clamp = kernel.clamp
+            var shape = anvil_conv_shape(
+                input_width: Int32(kernel.isPadded ? kernel.paddedWidth : g.inputWidth), channels: Int32(kernel.inputChannels),
+                kernel_height: Int32(g.kernelHeight), kernel_width: Int32(g.kernelWidth),
+                stride_height: Int32(g.strideHeight), stride_width: Int32(g.strideWidth),
+                dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
+                output_width: Int32(g.outputWidth), outputs: Int32(kernel.outputChannels),
+                clamp_min: clamp.min, clamp_max: clamp.max)
+            let imageCount = kernel.isPadded ? kernel.paddedImageCount : g.inputHeight * g.inputWidth * kernel.inputChannels
+            let blocks = Int32((kernel.outputChannels + Int(ANVIL_CONV_BLOCK) - 1) / Int(ANVIL_CONV_BLOCK))
+            let pixels = kernel.pixels, outputs = kernel.outputChannels
+            let bias = kernel.bias?.buffer.baseAddress
+            var item = range.lowerBound
+            while item < range.upperBound {
+                // One call per image: all of this range's chunks of it.
+                let image = item / chunks
+                let lastItem = min(range.upperBound, (image + 1) * chunks)
+                let first = (item - image * chunks) * DirectConvolutionKernel.chunkPixels
+                let last = min(pixels, (lastItem - image * chunks) * DirectConvolutionKernel.chunkPixels)
+                let out = output + image * pixels * outputs
+                anvil_conv_direct(&shape, input + image * imageCount, kernel.packed.buffer.baseAddress!, bias, out,
+                                  Int32(first), Int32(last), 0, blocks)
+                if clamp.rest != .none { clamp.rest.apply(out + first * outputs, count: (last - first) * outputs) }
+                item = lastItem
+            }
+        }
+    }
+}
+
+extension DirectConvolutionKernel {
+    /// Whether an ungrouped convolution runs faster here than through im2col + GEMM.
+    /// `ANVIL_CONVOLUTION=direct` or `im2col` forces the choice (for benchmarks).
+    static func isPreferred(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int) -> Bool {
+        switch WinogradConvolutionKernel.override {
+        case "direct": return true
+        case "im2col": return false
+        default: return false
+        }
+    }
+}
