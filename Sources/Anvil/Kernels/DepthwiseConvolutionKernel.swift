@@ -1,6 +1,9 @@
+import CAnvilKernels
+
 /// Depthwise convolution (groups = input channels, `multiplier` outputs per input channel),
-/// computed directly: for each output pixel, a weighted sum of the window's pixels,
-/// vectorised across channels. Weights are `[kh][kw][c·m]`.
+/// computed directly by Anvil's C kernel (`anvil_depthwise_rows`): vectorised across
+/// channels, several output pixels per register block, no bounds checks for pixels whose
+/// window lies inside the image, padding never copied. Weights are `[kh][kw][c·m]`.
 struct DepthwiseConvolutionKernel: RangeKernel {
     let geometry: WindowGeometry
     let inputChannels: Int
@@ -15,37 +18,44 @@ struct DepthwiseConvolutionKernel: RangeKernel {
         Compute.parallelFor(lines, costPerItem: g.outputWidth * outputChannels * g.kernelHeight * g.kernelWidth, KernelRange(kernel: self, io: io))
     }
 
-    /// The loop body over `range` (see ``run(_:)``).
+    /// The clamp the C kernel applies, and the activation that still has to run afterwards.
+    var clamp: (min: Float, max: Float, rest: ActivationFunction) {
+        switch activation {
+        case .none: return (-.infinity, .infinity, .none)
+        case .relu: return (0, .infinity, .none)
+        case .relu6: return (0, 6, .none)
+        case .clip(let lo, let hi): return (lo, hi, .none)
+        default: return (-.infinity, .infinity, activation)
+        }
+    }
+
+    /// Output lines `range` (`image * outputHeight + row`), one C call per image they touch.
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let g = geometry
         let outputChannels = inputChannels * multiplier
-        let input = io.inputs[0]
-        let w = weights.weightPointer
-        let bias = weights.biasPointer
-        for line in range {
+        let clamp = self.clamp
+        var shape = anvil_depthwise_shape(
+            input_height: Int32(g.inputHeight), input_width: Int32(g.inputWidth),
+            channels: Int32(inputChannels), multiplier: Int32(multiplier),
+            kernel_height: Int32(g.kernelHeight), kernel_width: Int32(g.kernelWidth),
+            stride_height: Int32(g.strideHeight), stride_width: Int32(g.strideWidth),
+            dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
+            pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft),
+            output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth),
+            clamp_min: clamp.min, clamp_max: clamp.max)
+        let inputImage = g.inputHeight * g.inputWidth * inputChannels
+        let outputImage = g.outputHeight * g.outputWidth * outputChannels
+        let rowFloats = g.outputWidth * outputChannels
+        var line = range.lowerBound
+        while line < range.upperBound {
             let image = line / g.outputHeight
-            let oy = line - image * g.outputHeight
-            let imageBase = input + image * g.inputHeight * g.inputWidth * inputChannels
-            for ox in 0 ..< g.outputWidth {
-                let out = io.output + (line * g.outputWidth + ox) * outputChannels
-                if let bias { out.update(from: bias, count: outputChannels) } else { out.update(repeating: 0, count: outputChannels) }
-                for ky in 0 ..< g.kernelHeight {
-                    let iy = oy * g.strideHeight - g.padTop + ky * g.dilationHeight
-                    if iy < 0 || iy >= g.inputHeight { continue }
-                    for kx in 0 ..< g.kernelWidth {
-                        let ix = ox * g.strideWidth - g.padLeft + kx * g.dilationWidth
-                        if ix < 0 || ix >= g.inputWidth { continue }
-                        let source = imageBase + (iy * g.inputWidth + ix) * inputChannels
-                        let tap = w + (ky * g.kernelWidth + kx) * outputChannels
-                        if multiplier == 1 {
-                            for c in 0 ..< outputChannels { out[c] += source[c] * tap[c] }
-                        } else {
-                            for c in 0 ..< outputChannels { out[c] += source[c / multiplier] * tap[c] }
-                        }
-                    }
-                }
-                activation.apply(out, count: outputChannels)
-            }
+            let first = line - image * g.outputHeight
+            let last = min(g.outputHeight, range.upperBound - image * g.outputHeight)
+            let out = io.output + image * outputImage
+            anvil_depthwise_rows(&shape, io.inputs[0] + image * inputImage, weights.weightPointer, weights.biasPointer,
+                                 out, Int32(first), Int32(last))
+            if clamp.rest != .none { clamp.rest.apply(out + first * rowFloats, count: (last - first) * rowFloats) }
+            line = image * g.outputHeight + last
         }
     }
 }
