@@ -26,9 +26,16 @@ struct KernelWeights: @unchecked Sendable {
                 for k in 0 ..< weightsPerOutput { values[o * weightsPerOutput + k] *= affine.scale[o] }
             }
         }
+        self.weights = ParameterData(values)
+        self.bias = Self.foldedBias(bias, affine: affine, outputs: outputs)
+    }
+
+    /// The bias once a per-channel affine map `y = scale * y + shift` is folded in after the
+    /// layer: `shift + scale * bias`; `bias` itself when there is no map.
+    static func foldedBias(_ bias: ParameterData?, affine: (scale: [Float], shift: [Float])?, outputs: Int) -> ParameterData? {
+        guard let affine else { return bias }
         var shifted = affine.shift
         if let bias { for o in 0 ..< outputs { shifted[o] += bias.buffer[o] * affine.scale[o] } }
-        self.weights = ParameterData(values)
-        self.bias = ParameterData(shifted)
+        return ParameterData(shifted)
     }
 }

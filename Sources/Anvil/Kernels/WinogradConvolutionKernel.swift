@@ -67,13 +67,38 @@ struct WinogradConvolutionKernel: Kernel {
     /// Transforms the filters. `weights` are Forge-layout `[out][3][3][in]`.
     init(variant: WinogradVariant, geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
          weights: KernelWeights, activation: ActivationFunction, blockTiles: Int? = nil) {
+        self.init(variant: variant, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+                  weights: weights.weights, layout: .forge, scale: nil, bias: weights.bias, activation: activation,
+                  blockTiles: blockTiles)
+    }
+
+    /// Transforms the filters straight from `weights` in `layout` (no reordered copy), each
+    /// output channel's filters times `scale[o]` when given (a folded BatchNormalization, whose
+    /// shift the caller has put into `bias`). The kernel keeps no reference to `weights`.
+    init(variant: WinogradVariant, geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
+         weights: ParameterData, layout: WeightLayout, scale: [Float]?, bias: ParameterData?,
+         activation: ActivationFunction, blockTiles: Int? = nil) {
         precondition(Self.supports(geometry: geometry, groups: 1), "Winograd needs a 3×3, stride 1, dilation 1 convolution")
+        precondition(weights.count == 9 * inputChannels * outputChannels && (scale?.count ?? outputChannels) == outputChannels)
         self.variant = variant
         self.geometry = geometry
         self.inputChannels = inputChannels
         self.outputChannels = outputChannels
-        self.filters = variant.algorithm.transformFilters(weights.weightPointer, outputs: outputChannels, inputs: inputChannels)
-        self.bias = weights.bias
+        let strides = FilterStrides(layout: layout, inputs: inputChannels, outputs: outputChannels)
+        self.filters = weights.withUnsafeBufferPointer { source in
+            // A switch rather than `variant.algorithm`, so the transform is specialised for each.
+            func transform(_ factors: UnsafePointer<Float>?) -> WinogradFilters {
+                switch variant {
+                case .f2x2: WinogradF2.transformFilters(source.baseAddress!, strides: strides, scale: factors,
+                                                        outputs: outputChannels, inputs: inputChannels)
+                case .f4x4: WinogradF4.transformFilters(source.baseAddress!, strides: strides, scale: factors,
+                                                        outputs: outputChannels, inputs: inputChannels)
+                }
+            }
+            guard let scale else { return transform(nil) }
+            return scale.withUnsafeBufferPointer { transform($0.baseAddress) }
+        }
+        self.bias = bias
         self.activation = activation
         self.fixedBlockTiles = blockTiles.map { max(1, $0) }
         let m = variant.outputTile
@@ -389,11 +414,26 @@ extension WinogradConvolutionKernel {
     /// convolution Winograd supports (for benchmarks); unset or `auto` lets ``preferredVariant`` choose.
     static let override: String? = ProcessInfo.processInfo.environment["ANVIL_CONVOLUTION"]
 
+    /// What a megabyte of convolution weights held in memory is worth, in milliseconds per image,
+    /// when ``preferredVariant`` weighs the variants: the transformed filters take 16/9
+    /// (F(2×2)) or 4 (F(4×4)) times the memory of the weights, which im2col uses as they are.
+    /// Fresh memory also costs load time (the kernel zeroes each page first: about 0.2 ms per MB
+    /// on the reference VM, more when the host must back it). At 0.1, VGG16's 14×14×512 layers
+    /// take F(2×2) (F(4×4) saves 1 ms per layer for 21 MB more each) and the rest keep F(4×4)
+    /// (its 28×28 layers save 11 ms for the same 21 MB). `ANVIL_WINOGRAD_MS_PER_MB` sets it
+    /// (0: the fastest variant whatever its memory).
+    static let millisecondsPerMegabyte: Double = {
+        guard let text = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_MS_PER_MB"], let value = Double(text),
+              value >= 0 else { return 0.1 }
+        return value
+    }()
+
     /// The Winograd variant to use for a convolution, or `nil` when im2col + GEMM is the better
     /// (or the only) choice: the one with the smallest ``estimatedNanoseconds`` for one image
+    /// plus ``millisecondsPerMegabyte`` for each MB of its weights or transformed filters
     /// (the batch size is not known when kernels are built; larger batches only favour
-    /// Winograd more). Fewer than 8 input channels always go to im2col: a 224×224 layer with
-    /// 3, 4 or 6 inputs and 64 outputs runs 1.5–1.9× faster there.
+    /// Winograd and F(4×4) more). Fewer than 8 input channels always go to im2col: a 224×224
+    /// layer with 3, 4 or 6 inputs and 64 outputs runs 1.5–1.9× faster there.
     static func preferredVariant(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
                                  groups: Int) -> WinogradVariant? {
         guard supports(geometry: geometry, groups: groups) else { return nil }
@@ -404,10 +444,15 @@ extension WinogradConvolutionKernel {
         default: break
         }
         guard inputChannels >= 8 else { return nil }
-        let direct = estimatedNanoseconds(nil, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels)
-        let best = WinogradVariant.allCases.map {
-            ($0, estimatedNanoseconds($0, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels))
-        }.min { $0.1 < $1.1 }!
+        // Nanoseconds per stored float (one tap of a filter or of a transformed filter).
+        let perFloat = millisecondsPerMegabyte * 1e6 * Double(MemoryLayout<Float>.size) / Double(1 << 20)
+        let pairs = Double(inputChannels * outputChannels)
+        func cost(_ variant: WinogradVariant?) -> Double {
+            estimatedNanoseconds(variant, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels)
+                + perFloat * pairs * Double(variant?.positions ?? 9)
+        }
+        let direct = cost(nil)
+        let best = WinogradVariant.allCases.map { ($0, cost($0)) }.min { $0.1 < $1.1 }!
         return best.1 < direct ? best.0 : nil
     }
 

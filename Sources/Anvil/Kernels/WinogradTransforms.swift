@@ -16,8 +16,12 @@ protocol WinogradAlgorithm {
     static var outputTile: Int { get }
     /// α = m + 2: inputs per tile side.
     static var inputTile: Int { get }
-    /// G, α × 3, row-major: the filter transform.
+    /// G, α × 3, row-major: the filter transform, as a matrix (``transformFilter(_:_:_:_:)``
+    /// applies it; the tests check one against the other).
     static var filterTransform: [Double] { get }
+    /// Writes the α vectors `G v` of the 3 vectors `v` (one row or column of 3×3 filters).
+    static func transformFilter(_ source: UnsafeRawPointer, _ sourceStride: Int,
+                                _ target: UnsafeMutableRawPointer, _ targetStride: Int)
     /// Writes the α vectors `Bᵀ v`.
     static func transformInput(_ source: UnsafeRawPointer, _ sourceStride: Int,
                                _ target: UnsafeMutableRawPointer, _ targetStride: Int)
@@ -59,6 +63,16 @@ enum WinogradF2: WinogradAlgorithm {
         0, 0, 1,
     ]
 
+    @inline(__always)
+    static func transformFilter(_ v: UnsafeRawPointer, _ s: Int, _ t: UnsafeMutableRawPointer, _ ts: Int) {
+        let g0 = v.loadLanes(0, s), g1 = v.loadLanes(1, s), g2 = v.loadLanes(2, s)
+        let outer = 0.5 * (g0 + g2), middle = 0.5 * g1
+        t.storeLanes(g0, 0, ts)
+        t.storeLanes(outer + middle, 1, ts)
+        t.storeLanes(outer - middle, 2, ts)
+        t.storeLanes(g2, 3, ts)
+    }
+
     // Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]
     @inline(__always)
     static func transformInput(_ v: UnsafeRawPointer, _ s: Int, _ t: UnsafeMutableRawPointer, _ ts: Int) {
@@ -82,7 +96,7 @@ enum WinogradF2: WinogradAlgorithm {
 /// rather than Lavin & Gray's 0, ±1, ±2, ∞: on VGG-like layers the float32 error is about 3.5×
 /// smaller (Barabasz et al., "Error analysis and improving the accuracy of Winograd convolution
 /// for deep neural networks", 2020). `Bᵀ` and `Aᵀ` keep dyadic entries; the thirds and
-/// fifteenths are all in `G`, applied once in double precision to the filters.
+/// fifteenths are all in `G`, applied once to the filters.
 enum WinogradF4: WinogradAlgorithm {
     static var outputTile: Int { 4 }
     static var inputTile: Int { 6 }
@@ -95,6 +109,19 @@ enum WinogradF4: WinogradAlgorithm {
         1.0 / 15, -2.0 / 15, 4.0 / 15,
         0, 0, 1,
     ]
+
+    @inline(__always)
+    static func transformFilter(_ v: UnsafeRawPointer, _ s: Int, _ t: UnsafeMutableRawPointer, _ ts: Int) {
+        let g0 = v.loadLanes(0, s), g1 = v.loadLanes(1, s), g2 = v.loadLanes(2, s)
+        let outer = g0 + g2
+        let third: Float = 1.0 / 3, fifteenth: Float = 1.0 / 15, fourFifteenths: Float = 4.0 / 15
+        t.storeLanes(g0, 0, ts)
+        t.storeLanes(third * (outer + g1), 1, ts)
+        t.storeLanes(third * (g1 - outer), 2, ts)
+        t.storeLanes(-fourFifteenths * (4 * g0 + 2 * g1 + g2), 3, ts)
+        t.storeLanes(fifteenth * (g0 - 2 * g1 + 4 * g2), 4, ts)
+        t.storeLanes(g2, 5, ts)
+    }
 
     // Bᵀ = [1 −3/2 −2 3/2 1 0; 0 −1 1/2 5/2 1 0; 0 1 −5/2 1/2 1 0;
     //       0 −2 −1 2 1 0; 0 1/2 −1 −1/2 1 0; 0 1 −3/2 −2 3/2 1]
@@ -124,96 +151,3 @@ enum WinogradF4: WinogradAlgorithm {
     }
 }
 
-/// The transformed filters of a Winograd kernel: one allocation, 2 MB aligned and (on Linux)
-/// advised for transparent huge pages. The filters are 16/9 (F(2×2)) or 4 (F(4×4)) times the
-/// size of the weights — 235 MB for VGG16 in F(4×4) — and on the reference VM faulting them in
-/// 4 KB pages took 3× as long as computing them; huge pages also spare the GEMMs TLB misses
-/// when they stream the filters.
-final class WinogradFilters: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<Float>
-    let count: Int
-
-    /// Uninitialised memory for `count` floats.
-    init(count: Int) {
-        let hugePage = 2 << 20
-        let bytes = max(count, 1) * MemoryLayout<Float>.stride
-        let rounded = bytes >= hugePage ? (bytes + hugePage - 1) / hugePage * hugePage : bytes
-        var raw: UnsafeMutableRawPointer?
-        guard posix_memalign(&raw, bytes >= hugePage ? hugePage : 64, rounded) == 0, let raw else {
-            fatalError("cannot allocate \(rounded) bytes of Winograd filters")
-        }
-        #if os(Linux)
-        if bytes >= hugePage { _ = madvise(raw, rounded, MADV_HUGEPAGE) }
-        #endif
-        self.pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
-        self.count = count
-    }
-
-    deinit { free(pointer) }
-}
-
-extension WinogradAlgorithm {
-    /// Transforms every filter once: `U[p][i][o] = (G g Gᵀ)[p]` for the 3×3 filter `g` from
-    /// input channel `i` to output channel `o`, in double precision. `weights` are Forge-layout
-    /// `[outputs][3][3][inputs]`; the result is `positions` row-major `inputs × outputs`
-    /// matrices, the B operands of the per-position GEMMs.
-    ///
-    /// Eight output channels at a time, so each of the α² matrices is written row after row,
-    /// eight floats at a time (the weights are gathered instead, from a few cached lines).
-    static func transformFilters(_ weights: UnsafePointer<Float>, outputs: Int, inputs: Int) -> WinogradFilters {
-        let filters = WinogradFilters(count: positions * inputs * outputs)
-        Compute.parallelFor(inputs, costPerItem: outputs * 8 * positions,
-                            FilterTransform<Self>(weights: weights, u: filters.pointer, inputs: inputs, outputs: outputs))
-        return filters
-    }
-}
-
-/// ``WinogradAlgorithm/transformFilters(_:outputs:inputs:)`` for a range of input channels, as a parallel job.
-private struct FilterTransform<A: WinogradAlgorithm>: ParallelJob {
-    let weights: UnsafePointer<Float>
-    let u: UnsafeMutablePointer<Float>
-    let inputs: Int
-    let outputs: Int
-
-    func run(_ range: Range<Int>) {
-        typealias Wide = SIMD8<Double>
-        let alpha = A.inputTile
-        let matrixStride = inputs * outputs
-        let groups = (outputs + 7) / 8
-        A.filterTransform.withUnsafeBufferPointer { g in
-            withUnsafeTemporaryAllocation(of: Wide.self, capacity: 9 + 3 * alpha) { scratch in
-                let filter = scratch.baseAddress!, left = filter + 9  // left = G g, α × 3
-                for i in range {
-                    for group in 0 ..< groups {
-                        let first = group * 8
-                        let lanes = min(8, outputs - first)
-                        // Tap k of output channel first + lane is at taps[(lane * 9 + k) * inputs].
-                        let taps = weights + first * 9 * inputs + i
-                        for k in 0 ..< 9 {
-                            var value = Wide()
-                            for lane in 0 ..< lanes { value[lane] = Double(taps[(lane * 9 + k) * inputs]) }
-                            filter[k] = value
-                        }
-                        for a in 0 ..< alpha {
-                            for c in 0 ..< 3 {
-                                left[a * 3 + c] = g[a * 3] * filter[c] + g[a * 3 + 1] * filter[3 + c] + g[a * 3 + 2] * filter[6 + c]
-                            }
-                        }
-                        let destination = u + i * outputs + first
-                        for a in 0 ..< alpha {
-                            for b in 0 ..< alpha {
-                                let value = SIMD8<Float>(left[a * 3] * g[b * 3] + left[a * 3 + 1] * g[b * 3 + 1] + left[a * 3 + 2] * g[b * 3 + 2])
-                                let target = destination + (a * alpha + b) * matrixStride
-                                if lanes == 8 {
-                                    UnsafeMutableRawPointer(target).storeBytes(of: value, as: SIMD8<Float>.self)
-                                } else {
-                                    for lane in 0 ..< lanes { target[lane] = value[lane] }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}

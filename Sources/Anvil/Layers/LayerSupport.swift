@@ -34,9 +34,23 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
         let weights = KernelWeights(source: raw, reordered: reordered, bias: bias, outputs: outputChannels,
                                     weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth,
                                     rowStride: outputChannels, affine: context.foldedAffine)
+        raw.releaseMappedPages()  // always reordered into a copy
         return DepthwiseConvolutionKernel(geometry: geometry, inputChannels: inputChannels,
                                           multiplier: outputChannels / inputChannels, weights: weights,
                                           activation: finalActivation)
+    }
+    if let variant = WinogradConvolutionKernel.preferredVariant(geometry: geometry, inputChannels: inputChannels,
+                                                                outputChannels: outputChannels, groups: groups) {
+        // The filter transform reads the weights in their own layout and applies a folded
+        // BatchNormalization's scale itself: no reordered or scaled copy.
+        let kernel = WinogradConvolutionKernel(
+            variant: variant, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+            weights: raw, layout: context.layout, scale: context.foldedAffine?.scale,
+            bias: KernelWeights.foldedBias(bias, affine: context.foldedAffine, outputs: outputChannels),
+            activation: finalActivation)
+        // Only the transformed filters are used from here on; mapped weights need not stay resident.
+        raw.releaseMappedPages()
+        return kernel
     }
     let groupInputs = inputChannels / groups
     let reordered = WeightReorder.convolution(raw.buffer, layout: context.layout, outputs: outputChannels,
@@ -45,11 +59,7 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
     let weights = KernelWeights(source: raw, reordered: reordered, bias: bias, outputs: outputChannels,
                                 weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth * groupInputs,
                                 affine: context.foldedAffine)
-    if let variant = WinogradConvolutionKernel.preferredVariant(geometry: geometry, inputChannels: inputChannels,
-                                                                outputChannels: outputChannels, groups: groups) {
-        return WinogradConvolutionKernel(variant: variant, geometry: geometry, inputChannels: inputChannels,
-                                         outputChannels: outputChannels, weights: weights, activation: finalActivation)
-    }
+    if weights.weights.buffer.baseAddress != raw.buffer.baseAddress { raw.releaseMappedPages() }  // a copy is used
     if groups == 1 && DirectConvolutionKernel.isPreferred(geometry: geometry, inputChannels: inputChannels,
                                                           outputChannels: outputChannels) {
         return DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,

@@ -56,6 +56,22 @@ public final class MappedFile: @unchecked Sendable {
         return ParameterData(buffer: UnsafeBufferPointer(start: start, count: count), owner: self)
     }
 
+    /// Takes the whole pages inside `range` (part of this mapping) out of the process's resident
+    /// memory (`madvise(MADV_DONTNEED)`). The mapping is private and read-only, so its pages are
+    /// never modified: they stay in the page cache and come back, unchanged, on the next read.
+    /// For weights the compile step has transformed into a copy and will not read again.
+    func releasePages(_ range: UnsafeRawBufferPointer) {
+        #if os(Linux)
+        guard let start = range.baseAddress, let base = bytes.baseAddress,
+              start >= base, start + range.count <= base + bytes.count else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let first = (Int(bitPattern: start) + page - 1) / page * page
+        let end = (Int(bitPattern: start) + range.count) / page * page
+        guard end > first, let address = UnsafeMutableRawPointer(bitPattern: first) else { return }
+        _ = madvise(address, end - first, MADV_DONTNEED)
+        #endif
+    }
+
     deinit {
         if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
     }

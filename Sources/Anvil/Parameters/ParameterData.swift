@@ -38,6 +38,16 @@ public struct ParameterData: @unchecked Sendable {
     }
 }
 
+extension ParameterData {
+    /// Lets the pages of a memory-mapped tensor leave resident memory once the compile step has
+    /// made its own copy (see ``MappedFile/releasePages(_:)``; reading it later still works).
+    /// Does nothing for other storage.
+    func releaseMappedPages() {
+        guard let file = owner as? MappedFile else { return }
+        file.releasePages(UnsafeRawBufferPointer(buffer))
+    }
+}
+
 /// An owned, immovable float buffer.
 final class FloatBox: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<Float>

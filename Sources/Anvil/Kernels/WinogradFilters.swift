@@ -1,0 +1,141 @@
+import Foundation
+
+/// Where the 3×3 filters lie in a convolution's weights, in floats: tap (y, x) from input
+/// channel `i` to output channel `o` is at `o * output + i * input + y * row + x * column`.
+/// The filter transform gathers the taps through these strides, so weights in any
+/// ``WeightLayout`` are read where they lie, without a reordered copy.
+struct FilterStrides: Sendable, Equatable {
+    let output: Int, input: Int, row: Int, column: Int
+
+    /// The strides of `layout` for `inputs` input and `outputs` output channels.
+    init(layout: WeightLayout, inputs: Int, outputs: Int) {
+        switch layout {
+        case .forge: (output, row, column, input) = (9 * inputs, 3 * inputs, inputs, 1)  // [o][y][x][i]
+        case .pytorch: (output, input, row, column) = (9 * inputs, 9, 3, 1)  // [o][i][y][x]
+        case .tensorflow: (row, column, input, output) = (3 * inputs * outputs, inputs * outputs, outputs, 1)  // [y][x][i][o]
+        }
+    }
+}
+
+/// The transformed filters of a Winograd kernel: `positions` row-major `inputs × outputs`
+/// matrices `U[p][i][o]`, the B operands of the per-position GEMMs, in one allocation, 2 MB
+/// aligned and (on Linux) advised for transparent huge pages.
+///
+/// They take 16/9 (F(2×2)) or 4 (F(4×4)) times the memory of the weights, and fresh memory is
+/// dear: the kernel zeroes every page on first touch, and on the reference VM faulting 235 MB in
+/// 4 KB pages took 170–240 ms against about 40 ms in 2 MB pages (the transform itself, 10 ms).
+/// Huge pages also spare the GEMMs TLB misses when they stream the filters.
+final class WinogradFilters: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Float>
+    let count: Int
+    /// Bytes allocated (`count` floats rounded up to whole huge pages when that large).
+    let bytes: Int
+
+    static let hugePage = 2 << 20
+
+    /// Uninitialised memory for `count` floats.
+    init(count: Int) {
+        let hugePage = Self.hugePage
+        let needed = max(count, 1) * MemoryLayout<Float>.stride
+        let rounded = needed >= hugePage ? (needed + hugePage - 1) / hugePage * hugePage : needed
+        var raw: UnsafeMutableRawPointer?
+        guard posix_memalign(&raw, needed >= hugePage ? hugePage : 64, rounded) == 0, let raw else {
+            fatalError("cannot allocate \(rounded) bytes of Winograd filters")
+        }
+        #if os(Linux)
+        if needed >= hugePage { _ = madvise(raw, rounded, MADV_HUGEPAGE) }
+        #endif
+        self.pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
+        self.count = count
+        self.bytes = rounded
+    }
+
+    deinit { free(pointer) }
+}
+
+extension WinogradAlgorithm {
+    /// Transforms every filter once: `U[p][i][o] = (G g Gᵀ)[p]` for the 3×3 filter `g` from
+    /// input channel `i` to output channel `o`, times `scale[o]` when given (a folded
+    /// BatchNormalization). `weights` are read through `strides` (any ``WeightLayout``).
+    ///
+    /// In Float, eight output channels per vector, the input channels split among the threads.
+    static func transformFilters(_ weights: UnsafePointer<Float>, strides: FilterStrides, scale: UnsafePointer<Float>?,
+                                 outputs: Int, inputs: Int) -> WinogradFilters {
+        let filters = WinogradFilters(count: positions * inputs * outputs)
+        Compute.parallelFor(inputs, costPerItem: outputs * 8 * positions,
+                            FilterTransform<Self>(weights: weights, strides: strides, scale: scale, u: filters.pointer,
+                                                  inputs: inputs, outputs: outputs))
+        return filters
+    }
+}
+
+/// ``WinogradAlgorithm/transformFilters(_:strides:scale:outputs:inputs:)`` for a range of input
+/// channels, as a parallel job.
+private struct FilterTransform<A: WinogradAlgorithm>: ParallelJob {
+    let weights: UnsafePointer<Float>
+    let strides: FilterStrides
+    let scale: UnsafePointer<Float>?
+    let u: UnsafeMutablePointer<Float>
+    let inputs: Int
+    let outputs: Int
+
+    func run(_ range: Range<Int>) {
+        let alpha = A.inputTile
+        let vector = MemoryLayout<WinogradLanes>.stride
+        let matrix = inputs * outputs
+        let matrixBytes = matrix * MemoryLayout<Float>.stride
+        withUnsafeTemporaryAllocation(of: WinogradLanes.self, capacity: 9 + 3 * alpha + A.positions) { buffer in
+            // `taps`: the 3×3 filters of eight output channels; `rows`: G along each row (3 × α);
+            // `partial`: the α × α result of a group of fewer than eight channels.
+            let taps = UnsafeMutableRawPointer(buffer.baseAddress!)
+            let rows = taps + 9 * vector
+            let partial = rows + 3 * alpha * vector
+            for i in range {
+                var first = 0
+                while first < outputs {
+                    let lanes = min(8, outputs - first)
+                    let origin = weights + first * strides.output + i * strides.input
+                    let factor = scale.map { Self.gather($0 + first, stride: 1, lanes: lanes) } ?? WinogradLanes(repeating: 1)
+                    for y in 0 ..< 3 {
+                        for x in 0 ..< 3 {
+                            let tap = Self.gather(origin + y * strides.row + x * strides.column, stride: strides.output, lanes: lanes)
+                            taps.storeLanes(scale == nil ? tap : tap * factor, y * 3 + x, vector)
+                        }
+                    }
+                    for y in 0 ..< 3 {
+                        A.transformFilter(taps + 3 * y * vector, vector, rows + y * alpha * vector, vector)
+                    }
+                    // Column b of `rows` gives U[a][b] for every a: position a·α + b.
+                    if lanes == 8 {
+                        let target = UnsafeMutableRawPointer(u + i * outputs + first)
+                        for b in 0 ..< alpha {
+                            A.transformFilter(rows + b * vector, alpha * vector, target + b * matrixBytes, alpha * matrixBytes)
+                        }
+                    } else {
+                        for b in 0 ..< alpha {
+                            A.transformFilter(rows + b * vector, alpha * vector, partial + b * vector, alpha * vector)
+                        }
+                        let target = u + i * outputs + first
+                        for p in 0 ..< A.positions {
+                            let value = UnsafeRawPointer(partial).loadLanes(p, vector)
+                            for lane in 0 ..< lanes { target[p * matrix + lane] = value[lane] }
+                        }
+                    }
+                    first += 8
+                }
+            }
+        }
+    }
+
+    /// `lanes` floats `stride` apart (zeros past them).
+    @inline(__always)
+    private static func gather(_ p: UnsafePointer<Float>, stride s: Int, lanes: Int) -> WinogradLanes {
+        if lanes == 8 {
+            if s == 1 { return UnsafeRawPointer(p).loadUnaligned(as: WinogradLanes.self) }
+            return WinogradLanes(p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s])
+        }
+        var value = WinogradLanes()
+        for lane in 0 ..< lanes { value[lane] = p[lane * s] }
+        return value
+    }
+}
