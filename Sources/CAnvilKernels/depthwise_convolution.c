@@ -116,101 +116,166 @@ ANVIL_AVX2 static inline __m256 clamp8(__m256 v, __m256 lo, __m256 hi) {
     return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
 }
 
+/// Strides (in floats) of a register block's walk over its taps.
+typedef struct {
+    ptrdiff_t channels;   ///< Between neighbouring pixels' channel 0, and between taps' weights.
+    ptrdiff_t pixel;      ///< Between the block's pixels in the input.
+    ptrdiff_t tap;        ///< Between taps of a window row in the input.
+    ptrdiff_t row;        ///< Between window rows in the input.
+    ptrdiff_t weight_row; ///< Between window rows in the weights.
+    int columns;          ///< Taps per window row.
+} walk;
+
+/// Channels `[c, c + 8·V)` of `P` pixels: P·V accumulators, V weight vectors per tap.
+ANVIL_AVX2 static inline __attribute__((always_inline)) void
+strip_avx2(const int P, const int V, const anvil_depthwise_shape *s, const walk *k, window win, const float *bias,
+           float *out, int c) {
+    __m256 a[PIXELS][4];
+    for (int v = 0; v < V; v++) {
+        __m256 b = bias ? _mm256_loadu_ps(bias + c + 8 * v) : _mm256_setzero_ps();
+        for (int i = 0; i < P; i++) a[i][v] = b;
+    }
+    for (int ky = 0; ky < win.rows; ky++) {
+        const float *xr = win.x + ky * k->row + c;
+        const float *wr = win.w + ky * k->weight_row + c;
+        for (int kx = 0; kx < k->columns; kx++) {
+            const float *x = xr + kx * k->tap;
+            __m256 w[4];
+            for (int v = 0; v < V; v++) w[v] = _mm256_loadu_ps(wr + kx * k->channels + 8 * v);
+            for (int i = 0; i < P; i++)
+                for (int v = 0; v < V; v++)
+                    a[i][v] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i * k->pixel + 8 * v), w[v], a[i][v]);
+        }
+    }
+    const __m256 lo = _mm256_set1_ps(s->clamp_min), hi = _mm256_set1_ps(s->clamp_max);
+    for (int i = 0; i < P; i++)
+        for (int v = 0; v < V; v++) _mm256_storeu_ps(out + i * k->channels + c + 8 * v, clamp8(a[i][v], lo, hi));
+}
+
+/// Channels `[c, c + 4)` of `P` pixels with 128-bit vectors.
+ANVIL_AVX2 static inline __attribute__((always_inline)) void
+quad_avx2(const int P, const anvil_depthwise_shape *s, const walk *k, window win, const float *bias, float *out, int c) {
+    __m128 a[PIXELS];
+    __m128 b = bias ? _mm_loadu_ps(bias + c) : _mm_setzero_ps();
+    for (int i = 0; i < P; i++) a[i] = b;
+    for (int ky = 0; ky < win.rows; ky++) {
+        const float *xr = win.x + ky * k->row + c;
+        const float *wr = win.w + ky * k->weight_row + c;
+        for (int kx = 0; kx < k->columns; kx++) {
+            const float *x = xr + kx * k->tap;
+            __m128 w = _mm_loadu_ps(wr + kx * k->channels);
+            for (int i = 0; i < P; i++) a[i] = _mm_fmadd_ps(_mm_loadu_ps(x + i * k->pixel), w, a[i]);
+        }
+    }
+    const __m128 lo = _mm_set1_ps(s->clamp_min), hi = _mm_set1_ps(s->clamp_max);
+    for (int i = 0; i < P; i++) _mm_storeu_ps(out + i * k->channels + c, _mm_min_ps(hi, _mm_max_ps(lo, a[i])));
+}
+
+/// The last `n` (1-7) channels from `c` of `P` pixels, with masked loads and stores.
+ANVIL_AVX2 static inline __attribute__((always_inline)) void
+masked_avx2(const int P, const anvil_depthwise_shape *s, const walk *k, window win, const float *bias, float *out,
+            int c, int n) {
+    const __m256i mask = _mm256_loadu_si256((const __m256i *)(tail_masks + 8 - n));
+    __m256 a[PIXELS];
+    __m256 b = bias ? _mm256_maskload_ps(bias + c, mask) : _mm256_setzero_ps();
+    for (int i = 0; i < P; i++) a[i] = b;
+    for (int ky = 0; ky < win.rows; ky++) {
+        const float *xr = win.x + ky * k->row + c;
+        const float *wr = win.w + ky * k->weight_row + c;
+        for (int kx = 0; kx < k->columns; kx++) {
+            const float *x = xr + kx * k->tap;
+            __m256 w = _mm256_maskload_ps(wr + kx * k->channels, mask);
+            for (int i = 0; i < P; i++) a[i] = _mm256_fmadd_ps(_mm256_maskload_ps(x + i * k->pixel, mask), w, a[i]);
+        }
+    }
+    const __m256 lo = _mm256_set1_ps(s->clamp_min), hi = _mm256_set1_ps(s->clamp_max);
+    for (int i = 0; i < P; i++) _mm256_maskstore_ps(out + i * k->channels + c, mask, clamp8(a[i], lo, hi));
+}
+
 /// `P` output pixels `pixel_step` floats apart in the input, all sharing the taps of `win`,
-/// every channel. `P` and `KW` (taps per window row; 0 = read `win.columns`) are constants
-/// at each call site so the pixel and tap loops unroll and the accumulators stay in registers.
+/// every channel. `P`, `KW` (taps per window row; 0 = read `win.columns`), `S` (the stride
+/// along x with dilation 1; 0 = read them) and `head` are constants at each call site so the
+/// loops unroll and the accumulators stay in registers. A lone pixel takes 32 channels at a
+/// time so that 4 independent accumulator chains hide the FMA latency. `head` peels 4
+/// channels with 128-bit vectors so that the 256-bit ones after them start on a 32-byte
+/// boundary when the pixels start 16 bytes past one: an unaligned 256-bit access crosses a
+/// cache line every other time, which costs the large-channel layers up to a third.
 ANVIL_AVX2 static inline __attribute__((always_inline)) void
 block_avx2(const int P, const int KW, const int S, const anvil_depthwise_shape *s, window win, ptrdiff_t pixel_step,
-           const float *bias, float *out) {
+           const float *bias, float *out, const int head) {
     const int channels = s->channels;
-    const int columns = KW ? KW : win.columns;
-    const ptrdiff_t row_step = (ptrdiff_t)s->dilation_height * s->input_width * channels;
-    const ptrdiff_t tap_step = S ? channels : (ptrdiff_t)s->dilation_width * channels;
-    if (S) pixel_step = (ptrdiff_t)S * channels;
-    const ptrdiff_t weight_row = (ptrdiff_t)s->kernel_width * channels;
-    const __m256 lo = _mm256_set1_ps(s->clamp_min), hi = _mm256_set1_ps(s->clamp_max);
+    walk k;
+    k.channels = channels;
+    k.columns = KW ? KW : win.columns;
+    k.row = (ptrdiff_t)s->dilation_height * s->input_width * channels;
+    k.tap = S ? channels : (ptrdiff_t)s->dilation_width * channels;
+    k.pixel = S ? (ptrdiff_t)S * channels : pixel_step;
+    k.weight_row = (ptrdiff_t)s->kernel_width * channels;
     int c = 0;
-    for (; c + 16 <= channels; c += 16) {
-        __m256 a0[PIXELS], a1[PIXELS];
-        __m256 b0 = bias ? _mm256_loadu_ps(bias + c) : _mm256_setzero_ps();
-        __m256 b1 = bias ? _mm256_loadu_ps(bias + c + 8) : _mm256_setzero_ps();
-        for (int i = 0; i < P; i++) { a0[i] = b0; a1[i] = b1; }
-        for (int ky = 0; ky < win.rows; ky++) {
-            const float *xr = win.x + ky * row_step + c;
-            const float *wr = win.w + ky * weight_row + c;
-            for (int kx = 0; kx < columns; kx++) {
-                const float *x = xr + kx * tap_step;
-                __m256 w0 = _mm256_loadu_ps(wr + (ptrdiff_t)kx * channels);
-                __m256 w1 = _mm256_loadu_ps(wr + (ptrdiff_t)kx * channels + 8);
-                for (int i = 0; i < P; i++) {
-                    a0[i] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i * pixel_step), w0, a0[i]);
-                    a1[i] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i * pixel_step + 8), w1, a1[i]);
-                }
-            }
-        }
-        for (int i = 0; i < P; i++) {
-            float *o = out + (ptrdiff_t)i * channels + c;
-            _mm256_storeu_ps(o, clamp8(a0[i], lo, hi));
-            _mm256_storeu_ps(o + 8, clamp8(a1[i], lo, hi));
-        }
+    if (head) {
+        quad_avx2(P, s, &k, win, bias, out, 0);
+        c = 4;
     }
-    // The remaining 1-15 channels: one full vector, then a masked one.
-    for (; c < channels; c += 8) {
-        const int n = channels - c < 8 ? channels - c : 8;
-        const __m256i mask = _mm256_loadu_si256((const __m256i *)(tail_masks + 8 - n));
-        __m256 a[PIXELS];
-        __m256 b = bias ? _mm256_maskload_ps(bias + c, mask) : _mm256_setzero_ps();
-        for (int i = 0; i < P; i++) a[i] = b;
-        for (int ky = 0; ky < win.rows; ky++) {
-            const float *xr = win.x + ky * row_step + c;
-            const float *wr = win.w + ky * weight_row + c;
-            for (int kx = 0; kx < columns; kx++) {
-                const float *x = xr + kx * tap_step;
-                __m256 w = _mm256_maskload_ps(wr + (ptrdiff_t)kx * channels, mask);
-                for (int i = 0; i < P; i++)
-                    a[i] = _mm256_fmadd_ps(_mm256_maskload_ps(x + i * pixel_step, mask), w, a[i]);
-            }
-        }
-        for (int i = 0; i < P; i++)
-            _mm256_maskstore_ps(out + (ptrdiff_t)i * channels + c, mask, clamp8(a[i], lo, hi));
+    if (P == 1)
+        for (; c + 32 <= channels; c += 32) strip_avx2(1, 4, s, &k, win, bias, out, c);
+    for (; c + 16 <= channels; c += 16) strip_avx2(P, 2, s, &k, win, bias, out, c);
+    if (c + 8 <= channels) {
+        strip_avx2(P, 1, s, &k, win, bias, out, c);
+        c += 8;
     }
+    if (channels - c == 4)
+        quad_avx2(P, s, &k, win, bias, out, c);
+    else if (c < channels)
+        masked_avx2(P, s, &k, win, bias, out, c, channels - c);
 }
 
 /// Interior pixels: up to PIXELS at once, with a fully unrolled body for 3-tap rows.
-ANVIL_AVX2 static void interior_avx2(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
-                                     const float *bias, float *out) {
+ANVIL_AVX2 static inline __attribute__((always_inline)) void
+interior_avx2(const int head, const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
+              const float *bias, float *out) {
     if (win.columns == 3 && s->dilation_width == 1 && s->stride_width == 1) {
         switch (n) {
-        case 4: block_avx2(4, 3, 1, s, win, pixel_step, bias, out); return;
-        case 3: block_avx2(3, 3, 1, s, win, pixel_step, bias, out); return;
-        case 2: block_avx2(2, 3, 1, s, win, pixel_step, bias, out); return;
-        default: block_avx2(1, 3, 1, s, win, pixel_step, bias, out); return;
+        case 4: block_avx2(4, 3, 1, s, win, pixel_step, bias, out, head); return;
+        case 3: block_avx2(3, 3, 1, s, win, pixel_step, bias, out, head); return;
+        case 2: block_avx2(2, 3, 1, s, win, pixel_step, bias, out, head); return;
+        default: block_avx2(1, 3, 1, s, win, pixel_step, bias, out, head); return;
         }
     }
     if (win.columns == 3 && s->dilation_width == 1 && s->stride_width == 2) {
         switch (n) {
-        case 4: block_avx2(4, 3, 2, s, win, pixel_step, bias, out); return;
-        case 3: block_avx2(3, 3, 2, s, win, pixel_step, bias, out); return;
-        case 2: block_avx2(2, 3, 2, s, win, pixel_step, bias, out); return;
-        default: block_avx2(1, 3, 2, s, win, pixel_step, bias, out); return;
+        case 4: block_avx2(4, 3, 2, s, win, pixel_step, bias, out, head); return;
+        case 3: block_avx2(3, 3, 2, s, win, pixel_step, bias, out, head); return;
+        case 2: block_avx2(2, 3, 2, s, win, pixel_step, bias, out, head); return;
+        default: block_avx2(1, 3, 2, s, win, pixel_step, bias, out, head); return;
         }
     }
     switch (n) {
-    case 4: block_avx2(4, 0, 0, s, win, pixel_step, bias, out); return;
-    case 3: block_avx2(3, 0, 0, s, win, pixel_step, bias, out); return;
-    case 2: block_avx2(2, 0, 0, s, win, pixel_step, bias, out); return;
-    default: block_avx2(1, 0, 0, s, win, pixel_step, bias, out); return;
+    case 4: block_avx2(4, 0, 0, s, win, pixel_step, bias, out, head); return;
+    case 3: block_avx2(3, 0, 0, s, win, pixel_step, bias, out, head); return;
+    case 2: block_avx2(2, 0, 0, s, win, pixel_step, bias, out, head); return;
+    default: block_avx2(1, 0, 0, s, win, pixel_step, bias, out, head); return;
     }
 }
 
+/// `interior_avx2` with `head` a constant, so the aligned case carries no peeling code.
+ANVIL_AVX2 static void interior_aligned_avx2(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
+                                             const float *bias, float *out) {
+    interior_avx2(0, s, n, win, pixel_step, bias, out);
+}
+
+ANVIL_AVX2 static void interior_peeled_avx2(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
+                                            const float *bias, float *out) {
+    interior_avx2(1, s, n, win, pixel_step, bias, out);
+}
+
 /// A border pixel: its own tap range, one pixel.
-ANVIL_AVX2 static void border_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out) {
-    block_avx2(1, 0, 0, s, win, 0, bias, out);
+ANVIL_AVX2 static void border_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out, int head) {
+    block_avx2(1, 0, 0, s, win, 0, bias, out, head);
 }
 
 /// One output row (multiplier 1): border pixels singly, interior ones in blocks.
 ANVIL_AVX2 static void row_avx2(const anvil_depthwise_shape *s, const float *image, const float *weights,
-                                const float *bias, float *out, int oy, int interior_lo, int interior_hi) {
+                                const float *bias, float *out, int oy, int interior_lo, int interior_hi, int head) {
     const int channels = s->channels;
     const int iy0 = oy * s->stride_height - s->pad_top;
     int ky_lo, ky_hi;
@@ -223,12 +288,15 @@ ANVIL_AVX2 static void row_avx2(const anvil_depthwise_shape *s, const float *ima
         if (ox >= interior_lo && ox < interior_hi) {
             int n = interior_hi - ox < PIXELS ? interior_hi - ox : PIXELS;
             window win = make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, 0, s->kernel_width);
-            interior_avx2(s, n, win, pixel_step, bias, o);
+            if (head)
+                interior_peeled_avx2(s, n, win, pixel_step, bias, o);
+            else
+                interior_aligned_avx2(s, n, win, pixel_step, bias, o);
             ox += n;
         } else {
             int kx_lo, kx_hi;
             tap_range(ix0, s->input_width, s->kernel_width, s->dilation_width, &kx_lo, &kx_hi);
-            border_avx2(s, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, kx_lo, kx_hi), bias, o);
+            border_avx2(s, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, kx_lo, kx_hi), bias, o, head);
             ox += 1;
         }
     }
@@ -242,8 +310,11 @@ void anvil_depthwise_rows(const anvil_depthwise_shape *s, const float *input, co
     if (s->multiplier == 1 && anvil_kernels_uses_avx2()) {
         int lo, hi;
         interior_columns(s, &lo, &hi);
+        // When every pixel starts 16 bytes past a 32-byte boundary (channels a multiple of 8,
+        // a 16-byte aligned buffer, as malloc gives), peel 4 channels to align the rest.
+        const int head = s->channels % 8 == 0 && s->channels >= 256 && (size_t)input % 32 == 16;
         for (int oy = row_begin; oy < row_end; oy++)
-            row_avx2(s, input, weights, bias, output + oy * row_floats, oy, lo, hi);
+            row_avx2(s, input, weights, bias, output + oy * row_floats, oy, lo, hi, head);
         return;
     }
 #endif

@@ -104,11 +104,20 @@ private func referenceActivation(_ activation: ActivationFunction, _ x: Double) 
     }
 }
 
-/// Runs the kernel on a case. The output starts one float past a 32-byte boundary (so vector
-/// stores are unaligned), is NaN-filled (an unwritten value shows up) and is followed by guard
-/// values (an overrun shows up). `split` runs the output lines as two ranges cut there, the way
-/// two threads would, instead of one call.
-private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: DepthwiseData, split: Int? = nil)
+/// The float `shift` (0-7) floats past the first 32-byte boundary in `buffer` (which must have
+/// 8 spare floats at its start).
+private func placed(_ buffer: UnsafeMutableBufferPointer<Float>, shift: Int) -> UnsafeMutablePointer<Float> {
+    let base = buffer.baseAddress!
+    let past = Int(bitPattern: base) % 32 / MemoryLayout<Float>.stride
+    return base + ((8 - past) % 8 + shift) % 8
+}
+
+/// Runs the kernel on a case. The input starts `shift` floats past a 32-byte boundary, and the
+/// output too, plus one when `shift` is 0 (the kernel peels 4 channels to align its loads when
+/// the input is 4 floats past). The output is NaN-filled (an unwritten value shows up) and
+/// followed by guard values (an overrun shows up). `split` runs the output lines as two
+/// ranges cut there, the way two threads would, instead of one call.
+private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: DepthwiseData, shift: Int = 0, split: Int? = nil)
     -> (output: [Float], guardIntact: Bool) {
     let weights = KernelWeights(source: ParameterData(data.weights), reordered: nil, bias: data.bias.map { ParameterData($0) },
                                 outputs: c.outputs, weightsPerOutput: c.kernel.0 * c.kernel.1, rowStride: c.outputs, affine: nil)
@@ -117,15 +126,17 @@ private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: Depthwis
     let outputShape = Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs)
     let count = c.batch * outputShape.count
     let guardCount = 40
-    var buffer = [Float](repeating: .nan, count: 9 + count + guardCount)
-    data.input.withUnsafeBufferPointer { input in
-        buffer.withUnsafeMutableBufferPointer { raw in
-            // The first float after a 32-byte boundary, whatever the array's own alignment.
-            let base = raw.baseAddress!
-            let misalignment = Int(bitPattern: base) % 32 / MemoryLayout<Float>.stride
-            let output = base + (8 - misalignment) % 8 + 1
+    var inputBuffer = [Float](repeating: 0, count: 8 + data.input.count)
+    var outputBuffer = [Float](repeating: .nan, count: 8 + count + guardCount)
+    var result: [Float] = []
+    var guardIntact = false
+    inputBuffer.withUnsafeMutableBufferPointer { inputFloats in
+        outputBuffer.withUnsafeMutableBufferPointer { outputFloats in
+            let input = placed(inputFloats, shift: shift)
+            input.update(from: data.input, count: data.input.count)
+            let output = placed(outputFloats, shift: shift == 0 ? 1 : shift)
             for i in 0 ..< guardCount { output[count + i] = 4321 }
-            let io = KernelIO(inputs: [input.baseAddress!], output: output, scratch: output, batch: c.batch,
+            let io = KernelIO(inputs: [UnsafePointer(input)], output: output, scratch: output, batch: c.batch,
                               inputShapes: [Shape(height: c.height, width: c.width, channels: c.channels)],
                               outputShape: outputShape)
             let lines = c.batch * g.outputHeight
@@ -136,12 +147,11 @@ private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: Depthwis
             } else {
                 kernel.run(io)
             }
-            // Move the result to the front so the caller can index it from 0.
-            let start = output - base
-            for i in 0 ..< count + guardCount { raw[i] = raw[start + i] }
+            result = Array(UnsafeBufferPointer(start: output, count: count))
+            guardIntact = (0 ..< guardCount).allSatisfy { output[count + $0] == 4321 }
         }
     }
-    return (Array(buffer[0 ..< count]), buffer[count ..< count + guardCount].allSatisfy { $0 == 4321 })
+    return (result, guardIntact)
 }
 
 /// The largest `|actual − expected| / max(scale, 1)`; NaN or infinity counts as infinitely wrong.
@@ -188,6 +198,9 @@ private let fixedCases: [DepthwiseCase] = [
     DepthwiseCase(batch: 1, height: 14, width: 14, channels: 32, activation: .relu6),
     DepthwiseCase(batch: 2, height: 15, width: 15, channels: 64, stride: (2, 2), activation: .relu),
     DepthwiseCase(batch: 1, height: 7, width: 7, channels: 1024, activation: .relu6),
+    DepthwiseCase(batch: 2, height: 6, width: 5, channels: 264, padding: .explicit(top: 1, left: 0, bottom: 2, right: 1)),
+    DepthwiseCase(batch: 1, height: 9, width: 9, channels: 256, stride: (2, 2), activation: .relu),
+    DepthwiseCase(batch: 1, height: 5, width: 8, channels: 300, kernel: (2, 4), activation: .relu),
     DepthwiseCase(batch: 1, height: 9, width: 13, channels: 24, stride: (2, 2), padding: .valid, activation: .relu6),
     DepthwiseCase(batch: 3, height: 6, width: 10, channels: 20, padding: .explicit(top: 0, left: 1, bottom: 2, right: 0)),
     DepthwiseCase(batch: 1, height: 4, width: 4, channels: 7, kernel: (2, 2), padding: .explicit(top: 4, left: 5, bottom: 3, right: 6),
@@ -216,16 +229,21 @@ private func failures(seedOffset: UInt64) -> [String] {
         guard let g = c.geometry else { continue }
         let data = DepthwiseData(c, seed: UInt64(index) &+ seedOffset)
         let expected = naiveDepthwise(c, g, data)
-        let whole = runKernel(c, g, data)
-        let error = worstError(whole.output, expected)
-        if error > tolerance || !whole.guardIntact {
-            failed.append("\(c): error \(error), guard intact \(whole.guardIntact)")
-            continue
-        }
-        // The same lines split between two calls must give identical bits.
-        let split = runKernel(c, g, data, split: (index % 5) + 1)
-        if split.output.map(\.bitPattern) != whole.output.map(\.bitPattern) || !split.guardIntact {
-            failed.append("\(c): split run differs from the single run")
+        // Inputs 32-byte aligned, 16 bytes past (the peeled path) and 4 bytes past: every one
+        // for the fixed cases, in turn for the random ones.
+        let shifts = index < fixedCases.count ? [0, 4, 1] : [[0, 4, 1][index % 3]]
+        for shift in shifts {
+            let whole = runKernel(c, g, data, shift: shift)
+            let error = worstError(whole.output, expected)
+            if error > tolerance || !whole.guardIntact {
+                failed.append("\(c), shift \(shift): error \(error), guard intact \(whole.guardIntact)")
+                continue
+            }
+            // The same lines split between two calls must give identical bits.
+            let split = runKernel(c, g, data, shift: shift, split: (index % 5) + 1)
+            if split.output.map(\.bitPattern) != whole.output.map(\.bitPattern) || !split.guardIntact {
+                failed.append("\(c), shift \(shift): split run differs from the single run")
+            }
         }
         checked += 1
     }
