@@ -86,14 +86,9 @@ struct WinogradConvolutionKernel: Kernel {
         self.outputChannels = outputChannels
         let strides = FilterStrides(layout: layout, inputs: inputChannels, outputs: outputChannels)
         self.filters = weights.withUnsafeBufferPointer { source in
-            // A switch rather than `variant.algorithm`, so the transform is specialised for each.
             func transform(_ factors: UnsafePointer<Float>?) -> WinogradFilters {
-                switch variant {
-                case .f2x2: WinogradF2.transformFilters(source.baseAddress!, strides: strides, scale: factors,
-                                                        outputs: outputChannels, inputs: inputChannels)
-                case .f4x4: WinogradF4.transformFilters(source.baseAddress!, strides: strides, scale: factors,
-                                                        outputs: outputChannels, inputs: inputChannels)
-                }
+                variant.transformFilters(source.baseAddress!, strides: strides, scale: factors,
+                                         outputs: outputChannels, inputs: inputChannels)
             }
             guard let scale else { return transform(nil) }
             return scale.withUnsafeBufferPointer { transform($0.baseAddress) }
@@ -165,12 +160,12 @@ struct WinogradConvolutionKernel: Kernel {
             let first = total * block / blocks
             let count = total * (block + 1) / blocks - first
             Compute.parallelFor(count, costPerItem: A.positions * inputChannels * 4,
-                                InputTransform<A>(kernel: self, input: input, v: v, layout: inputLayout, firstTile: first))
+                                InputTransform(kernel: self, input: input, v: v, layout: inputLayout, firstTile: first))
             Compute.parallelFor(A.positions, costPerItem: count * inputChannels * outputChannels,
                                 Products(kernel: self, v: v, u: u, products: products, tiles: count,
                                          inputLayout: inputLayout, outputLayout: outputLayout))
             Compute.parallelFor(count, costPerItem: A.positions * outputChannels * 4,
-                                OutputTransform<A>(kernel: self, products: products, layout: outputLayout, output: io.output,
+                                OutputTransform(kernel: self, products: products, layout: outputLayout, output: io.output,
                                                    firstTile: first))
         }
     }
@@ -198,8 +193,10 @@ struct WinogradConvolutionKernel: Kernel {
         }
     }
 
-    /// The input transform of a block's tiles, as a parallel job.
-    private struct InputTransform<A: WinogradAlgorithm>: ParallelJob {
+    /// The input transform of a block's tiles, as a parallel job. Not generic over the
+    /// algorithm: workers call a job through its protocol witness, which for a generic job is
+    /// the unspecialised code (the 1-D transforms then go through witness calls too).
+    private struct InputTransform: ParallelJob {
         let kernel: WinogradConvolutionKernel
         let input: UnsafePointer<Float>
         let v: UnsafeMutablePointer<Float>
@@ -207,12 +204,16 @@ struct WinogradConvolutionKernel: Kernel {
         let firstTile: Int
 
         func run(_ range: Range<Int>) {
-            kernel.transformInput(A.self, input: input, into: v, layout: layout, firstTile: firstTile, tiles: range)
+            switch kernel.variant {
+            case .f2x2: kernel.transformInput(WinogradF2.self, input: input, into: v, layout: layout, firstTile: firstTile, tiles: range)
+            case .f4x4: kernel.transformInput(WinogradF4.self, input: input, into: v, layout: layout, firstTile: firstTile, tiles: range)
+            }
         }
     }
 
-    /// The output transform and epilogue of a block's tiles, as a parallel job.
-    private struct OutputTransform<A: WinogradAlgorithm>: ParallelJob {
+    /// The output transform and epilogue of a block's tiles, as a parallel job (not generic,
+    /// like ``InputTransform``).
+    private struct OutputTransform: ParallelJob {
         let kernel: WinogradConvolutionKernel
         let products: UnsafePointer<Float>
         let layout: Layout
@@ -220,7 +221,12 @@ struct WinogradConvolutionKernel: Kernel {
         let firstTile: Int
 
         func run(_ range: Range<Int>) {
-            kernel.transformOutput(A.self, products: products, layout: layout, into: output, firstTile: firstTile, tiles: range)
+            switch kernel.variant {
+            case .f2x2:
+                kernel.transformOutput(WinogradF2.self, products: products, layout: layout, into: output, firstTile: firstTile, tiles: range)
+            case .f4x4:
+                kernel.transformOutput(WinogradF4.self, products: products, layout: layout, into: output, firstTile: firstTile, tiles: range)
+            }
         }
     }
 

@@ -53,25 +53,27 @@ final class WinogradFilters: @unchecked Sendable {
     deinit { free(pointer) }
 }
 
-extension WinogradAlgorithm {
+extension WinogradVariant {
     /// Transforms every filter once: `U[p][i][o] = (G g Gᵀ)[p]` for the 3×3 filter `g` from
     /// input channel `i` to output channel `o`, times `scale[o]` when given (a folded
     /// BatchNormalization). `weights` are read through `strides` (any ``WeightLayout``).
     ///
     /// In Float, eight output channels per vector, the input channels split among the threads.
-    static func transformFilters(_ weights: UnsafePointer<Float>, strides: FilterStrides, scale: UnsafePointer<Float>?,
-                                 outputs: Int, inputs: Int) -> WinogradFilters {
+    func transformFilters(_ weights: UnsafePointer<Float>, strides: FilterStrides, scale: UnsafePointer<Float>?,
+                          outputs: Int, inputs: Int) -> WinogradFilters {
         let filters = WinogradFilters(count: positions * inputs * outputs)
         Compute.parallelFor(inputs, costPerItem: outputs * 8 * positions,
-                            FilterTransform<Self>(weights: weights, strides: strides, scale: scale, u: filters.pointer,
-                                                  inputs: inputs, outputs: outputs))
+                            FilterTransform(variant: self, weights: weights, strides: strides, scale: scale,
+                                            u: filters.pointer, inputs: inputs, outputs: outputs))
         return filters
     }
 }
 
-/// ``WinogradAlgorithm/transformFilters(_:strides:scale:outputs:inputs:)`` for a range of input
-/// channels, as a parallel job.
-private struct FilterTransform<A: WinogradAlgorithm>: ParallelJob {
+/// ``WinogradVariant/transformFilters(_:strides:scale:outputs:inputs:)`` for a range of input
+/// channels, as a parallel job. Not generic over the algorithm: workers call a job through its
+/// protocol witness, which for a generic job is the unspecialised code.
+private struct FilterTransform: ParallelJob {
+    let variant: WinogradVariant
     let weights: UnsafePointer<Float>
     let strides: FilterStrides
     let scale: UnsafePointer<Float>?
@@ -80,6 +82,13 @@ private struct FilterTransform<A: WinogradAlgorithm>: ParallelJob {
     let outputs: Int
 
     func run(_ range: Range<Int>) {
+        switch variant {
+        case .f2x2: run(WinogradF2.self, range)
+        case .f4x4: run(WinogradF4.self, range)
+        }
+    }
+
+    private func run<A: WinogradAlgorithm>(_: A.Type, _ range: Range<Int>) {
         let alpha = A.inputTile
         let vector = MemoryLayout<WinogradLanes>.stride
         let matrix = inputs * outputs
