@@ -58,7 +58,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AnvilTests",
-            dependencies: ["Anvil", "AnvilVision", "AnvilModels", "CAllocationCounter"],
+            dependencies: ["Anvil", "AnvilVision", "AnvilModels", "CAllocationCounter", "CAnvilKernels"],
             resources: [.copy("Fixtures")]
         ),
     ],

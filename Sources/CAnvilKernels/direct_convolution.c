@@ -38,54 +38,83 @@ static inline void tile_origins(const anvil_conv_shape *s, const float *input, i
     }
 }
 
-/// Writes `n` pixels × 16 results from `acc[i][j]` (bias included) with the clamp applied,
-/// only the `valid` leading channels when the block is the last, partial one.
-static inline void store_tile(const anvil_conv_shape *s, float acc[TILE][BLOCK], int n, float *out, int valid) {
+/// One pass of a tile over input channels `[c0, c1)` of every tap, for one block of 16 output
+/// channels. The first pass starts from the bias, later ones from the partial sums already in
+/// `out`; the last applies the clamp. Splitting the channels keeps a pass's weights and
+/// inputs in cache when a layer has thousands of input channels.
+typedef struct {
+    const anvil_conv_shape *s;
+    const float *weights;   ///< The block's packed weights, `[tap][channel][16]`.
+    const float *bias;      ///< 16 biases (zero-padded), or NULL.
+    int c0, c1;
+    int first, last;
+    int valid;              ///< Output channels of the block that exist (16 but for the last block).
+} pass_t;
+
+/// Loads the starting sums of `n` pixels into `acc`.
+static inline void start_tile(const pass_t *t, float acc[TILE][BLOCK], int n, const float *out) {
     for (int i = 0; i < n; i++) {
-        float *row = out + (size_t)i * s->outputs;
-        for (int j = 0; j < valid; j++) row[j] = anvil_clamp(acc[i][j], s->clamp_min, s->clamp_max);
+        for (int j = 0; j < BLOCK; j++) {
+            if (t->first) acc[i][j] = t->bias ? t->bias[j] : 0.0f;
+            else acc[i][j] = j < t->valid ? out[(size_t)i * t->s->outputs + j] : 0.0f;
+        }
     }
 }
 
-static void tile_portable(const anvil_conv_shape *s, const float *origins[TILE], int n, const float *weights,
-                          const float *bias, float *out, int valid) {
+/// Writes `n` pixels of sums, clamped on the last pass, only the block's valid channels.
+static inline void store_tile(const pass_t *t, float acc[TILE][BLOCK], int n, float *out) {
+    const anvil_conv_shape *s = t->s;
+    for (int i = 0; i < n; i++) {
+        float *row = out + (size_t)i * s->outputs;
+        for (int j = 0; j < t->valid; j++) row[j] = t->last ? anvil_clamp(acc[i][j], s->clamp_min, s->clamp_max) : acc[i][j];
+    }
+}
+
+static void tile_portable(const pass_t *t, const float *origins[TILE], int n, float *out) {
+    const anvil_conv_shape *s = t->s;
     float acc[TILE][BLOCK];
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < BLOCK; j++) acc[i][j] = bias ? bias[j] : 0.0f;
+    start_tile(t, acc, n, out);
     const int channels = s->channels;
     for (int ky = 0; ky < s->kernel_height; ky++) {
         for (int kx = 0; kx < s->kernel_width; kx++) {
             size_t offset = ((size_t)ky * s->dilation_height * s->input_width + (size_t)kx * s->dilation_width) * channels;
-            const float *w = weights + (size_t)(ky * s->kernel_width + kx) * channels * BLOCK;
-            for (int c = 0; c < channels; c++) {
+            const float *w = t->weights + (size_t)(ky * s->kernel_width + kx) * channels * BLOCK;
+            for (int c = t->c0; c < t->c1; c++) {
                 for (int i = 0; i < n; i++) {
                     float x = origins[i][offset + c];
-                    for (int j = 0; j < BLOCK; j++) acc[i][j] += x * w[c * BLOCK + j];
+                    for (int j = 0; j < BLOCK; j++) acc[i][j] += x * w[(size_t)c * BLOCK + j];
                 }
             }
         }
     }
-    store_tile(s, acc, n, out, valid);
+    store_tile(t, acc, n, out);
 }
 
 #if ANVIL_X86
 /// One tile of `N` pixels; `N` is a constant at every call site so the loops unroll.
 ANVIL_AVX2 static inline __attribute__((always_inline)) void
-tile_avx2_n(const int N, const anvil_conv_shape *s, const float *origins[TILE], const float *weights,
-            const float *bias, float *out, int valid) {
+tile_avx2_n(const int N, const pass_t *t, const float *origins[TILE], float *out) {
+    const anvil_conv_shape *s = t->s;
     __m256 a0[TILE], a1[TILE];
-    __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
-    __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
-    for (int i = 0; i < N; i++) { a0[i] = b0; a1[i] = b1; }
+    if (t->first || t->valid < BLOCK) {
+        float start[TILE][BLOCK];
+        start_tile(t, start, N, out);
+        for (int i = 0; i < N; i++) { a0[i] = _mm256_loadu_ps(start[i]); a1[i] = _mm256_loadu_ps(start[i] + 8); }
+    } else {
+        for (int i = 0; i < N; i++) {
+            a0[i] = _mm256_loadu_ps(out + (size_t)i * s->outputs);
+            a1[i] = _mm256_loadu_ps(out + (size_t)i * s->outputs + 8);
+        }
+    }
     const int channels = s->channels;
     for (int ky = 0; ky < s->kernel_height; ky++) {
         for (int kx = 0; kx < s->kernel_width; kx++) {
             size_t offset = ((size_t)ky * s->dilation_height * s->input_width + (size_t)kx * s->dilation_width) * channels;
-            const float *w = weights + (size_t)(ky * s->kernel_width + kx) * channels * BLOCK;
+            const float *w = t->weights + (size_t)(ky * s->kernel_width + kx) * channels * BLOCK;
             const float *x[TILE];
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
-            for (int c = 0; c < channels; c++) {
-                __m256 w0 = _mm256_loadu_ps(w + c * BLOCK), w1 = _mm256_loadu_ps(w + c * BLOCK + 8);
+            for (int c = t->c0; c < t->c1; c++) {
+                __m256 w0 = _mm256_loadu_ps(w + (size_t)c * BLOCK), w1 = _mm256_loadu_ps(w + (size_t)c * BLOCK + 8);
                 for (int i = 0; i < N; i++) {
                     __m256 v = _mm256_broadcast_ss(x[i] + c);
                     a0[i] = _mm256_fmadd_ps(v, w0, a0[i]);
@@ -94,62 +123,99 @@ tile_avx2_n(const int N, const anvil_conv_shape *s, const float *origins[TILE], 
             }
         }
     }
-    __m256 lo = _mm256_set1_ps(s->clamp_min), hi = _mm256_set1_ps(s->clamp_max);
-    if (valid == BLOCK) {
+    if (t->last) {
+        __m256 lo = _mm256_set1_ps(s->clamp_min), hi = _mm256_set1_ps(s->clamp_max);
+        for (int i = 0; i < N; i++) {
+            a0[i] = _mm256_min_ps(_mm256_max_ps(a0[i], lo), hi);
+            a1[i] = _mm256_min_ps(_mm256_max_ps(a1[i], lo), hi);
+        }
+    }
+    if (t->valid == BLOCK) {
         for (int i = 0; i < N; i++) {
             float *row = out + (size_t)i * s->outputs;
-            _mm256_storeu_ps(row, _mm256_min_ps(_mm256_max_ps(a0[i], lo), hi));
-            _mm256_storeu_ps(row + 8, _mm256_min_ps(_mm256_max_ps(a1[i], lo), hi));
+            _mm256_storeu_ps(row, a0[i]);
+            _mm256_storeu_ps(row + 8, a1[i]);
         }
     } else {
-        float acc[TILE][BLOCK];
-        for (int i = 0; i < N; i++) { _mm256_storeu_ps(acc[i], a0[i]); _mm256_storeu_ps(acc[i] + 8, a1[i]); }
-        store_tile(s, acc, N, out, valid);
+        for (int i = 0; i < N; i++) {
+            float lanes[BLOCK];
+            _mm256_storeu_ps(lanes, a0[i]);
+            _mm256_storeu_ps(lanes + 8, a1[i]);
+            float *row = out + (size_t)i * s->outputs;
+            for (int j = 0; j < t->valid; j++) row[j] = lanes[j];
+        }
     }
 }
 
-ANVIL_AVX2 static void tile_avx2(const anvil_conv_shape *s, const float *origins[TILE], int n, const float *weights,
-                                 const float *bias, float *out, int valid) {
+ANVIL_AVX2 static void tile_avx2(const pass_t *t, const float *origins[TILE], int n, float *out) {
     switch (n) {
-    case 6: tile_avx2_n(6, s, origins, weights, bias, out, valid); break;
-    case 5: tile_avx2_n(5, s, origins, weights, bias, out, valid); break;
-    case 4: tile_avx2_n(4, s, origins, weights, bias, out, valid); break;
-    case 3: tile_avx2_n(3, s, origins, weights, bias, out, valid); break;
-    case 2: tile_avx2_n(2, s, origins, weights, bias, out, valid); break;
-    default: tile_avx2_n(1, s, origins, weights, bias, out, valid); break;
+    case 6: tile_avx2_n(6, t, origins, out); break;
+    case 5: tile_avx2_n(5, t, origins, out); break;
+    case 4: tile_avx2_n(4, t, origins, out); break;
+    case 3: tile_avx2_n(3, t, origins, out); break;
+    case 2: tile_avx2_n(2, t, origins, out); break;
+    default: tile_avx2_n(1, t, origins, out); break;
     }
 }
 #endif
+
+/// Runs one pass over the tiles of pixels `[pixel_begin, pixel_end)` for block `b`.
+static void run_block(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
+                      float *output, int pixel_begin, int pixel_end, int b, int c0, int c1, int avx2) {
+    const size_t depth = (size_t)s->kernel_height * s->kernel_width * s->channels;
+    pass_t t = { s, packed + (size_t)b * depth * BLOCK, NULL, c0, c1, c0 == 0, c1 == s->channels, s->outputs - b * BLOCK };
+    if (t.valid > BLOCK) t.valid = BLOCK;
+    float padded_bias[BLOCK];
+    if (bias) {
+        memset(padded_bias, 0, sizeof padded_bias);
+        memcpy(padded_bias, bias + b * BLOCK, (size_t)t.valid * sizeof(float));
+        t.bias = padded_bias;
+    }
+    for (int p = pixel_begin; p < pixel_end; p += TILE) {
+        int n = pixel_end - p < TILE ? pixel_end - p : TILE;
+        const float *origins[TILE];
+        tile_origins(s, input, p, n, origins);
+        float *out = output + (size_t)p * s->outputs + (size_t)b * BLOCK;
+#if ANVIL_X86
+        if (avx2) { tile_avx2(&t, origins, n, out); continue; }
+#endif
+        (void)avx2;
+        tile_portable(&t, origins, n, out);
+    }
+}
+
+/// Cache budgets (bytes). A pass's weights up to `CACHED_WEIGHTS` stay in L2: the kernel then
+/// walks all blocks for `PIXEL_CHUNK` pixels at a time, reading those inputs from L1. Larger
+/// weights go block by block (each block's slice of a pass fits L1) over `INPUT_SPAN` bytes of
+/// input pixels at a time, which stay in L2. Layers with more than `MAX_PASS_CHANNELS` input
+/// channels are split into passes of `PASS_CHANNELS`.
+enum {
+    CACHED_WEIGHTS = 256 * 1024, INPUT_SPAN = 96 * 1024, PIXEL_CHUNK = 4 * TILE,
+    MAX_PASS_CHANNELS = 512, PASS_CHANNELS = 256
+};
 
 void anvil_conv_direct(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                        float *output, int pixel_begin, int pixel_end, int block_begin, int block_end) {
-    const int depth = s->kernel_height * s->kernel_width * s->channels;
     const int avx2 = anvil_kernels_uses_avx2();
-    float padded_bias[BLOCK];
-    for (int b = block_begin; b < block_end; b++) {
-        const float *weights = packed + (size_t)b * depth * BLOCK;
-        int valid = s->outputs - b * BLOCK;
-        if (valid > BLOCK) valid = BLOCK;
-        const float *block_bias = NULL;
-        if (bias) {
-            if (valid == BLOCK) {
-                block_bias = bias + b * BLOCK;
+    const int taps = s->kernel_height * s->kernel_width;
+    const int pass_channels = s->channels <= MAX_PASS_CHANNELS ? s->channels : PASS_CHANNELS;
+    const size_t pass_weights = (size_t)(block_end - block_begin) * taps * pass_channels * BLOCK * sizeof(float);
+    int span = (int)(INPUT_SPAN / ((size_t)pass_channels * sizeof(float))) / TILE * TILE;
+    if (span < PIXEL_CHUNK) span = PIXEL_CHUNK;
+    for (int p0 = pixel_begin; p0 < pixel_end; p0 += span) {
+        int p1 = pixel_end - p0 < span ? pixel_end : p0 + span;
+        for (int c0 = 0; c0 < s->channels; c0 += pass_channels) {
+            int c1 = s->channels - c0 < pass_channels ? s->channels : c0 + pass_channels;
+            if (pass_weights <= CACHED_WEIGHTS) {
+                for (int p = p0; p < p1; p += PIXEL_CHUNK) {
+                    int end = p1 - p < PIXEL_CHUNK ? p1 : p + PIXEL_CHUNK;
+                    for (int b = block_begin; b < block_end; b++)
+                        run_block(s, input, packed, bias, output, p, end, b, c0, c1, avx2);
+                }
             } else {
-                memset(padded_bias, 0, sizeof padded_bias);
-                memcpy(padded_bias, bias + b * BLOCK, (size_t)valid * sizeof(float));
-                block_bias = padded_bias;
+                for (int b = block_begin; b < block_end; b++)
+                    run_block(s, input, packed, bias, output, p0, p1, b, c0, c1, avx2);
             }
-        }
-        for (int p = pixel_begin; p < pixel_end; p += TILE) {
-            int n = pixel_end - p < TILE ? pixel_end - p : TILE;
-            const float *origins[TILE];
-            tile_origins(s, input, p, n, origins);
-            float *out = output + (size_t)p * s->outputs + (size_t)b * BLOCK;
-#if ANVIL_X86
-            if (avx2) { tile_avx2(s, origins, n, weights, block_bias, out, valid); continue; }
-#endif
-            (void)avx2;
-            tile_portable(s, origins, n, weights, block_bias, out, valid);
         }
     }
 }

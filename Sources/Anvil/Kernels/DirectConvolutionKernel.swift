@@ -133,13 +133,24 @@ struct DirectConvolutionKernel: Kernel {
 }
 
 extension DirectConvolutionKernel {
-    /// Whether an ungrouped convolution runs faster here than through im2col + GEMM.
-    /// `ANVIL_CONVOLUTION=direct` or `im2col` forces the choice (for benchmarks).
+    /// `ANVIL_CONVOLUTION` (see ``WinogradConvolutionKernel/override``); `direct` also keeps
+    /// Winograd from taking a layer.
+    static var override: String? { WinogradConvolutionKernel.override }
+
+    /// Whether an ungrouped convolution (that Winograd did not take) runs faster here than
+    /// through im2col + GEMM. Measured on the reference machine (BENCHMARKS.md): every
+    /// spatial kernel (3×3 … 7×7, any stride: no im2col copy, 1.1–2.5× faster) and 1×1
+    /// layers that do not widen the channels or have few pixels (up to 2.2× faster); 1×1
+    /// layers that widen many pixels (ResNet's 64 → 256 at 56×56) are 5–15% faster on
+    /// OpenBLAS's packed GEMM. `ANVIL_CONVOLUTION=direct` or `im2col` forces the choice; `gemm`
+    /// keeps Winograd's own choice but never picks this kernel.
     static func isPreferred(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int) -> Bool {
-        switch WinogradConvolutionKernel.override {
+        switch override {
         case "direct": return true
-        case "im2col": return false
-        default: return false
+        case "im2col", "gemm": return false
+        default: break
         }
+        if geometry.kernelHeight * geometry.kernelWidth > 1 { return true }
+        return inputChannels >= outputChannels || geometry.outputHeight * geometry.outputWidth <= 64
     }
 }

@@ -21,6 +21,8 @@ func checkedProduct(_ factors: [Int], what: String) throws -> Int {
 /// Builds the kernel for any convolution: depthwise when each group has one input channel,
 /// Winograd for 3×3 stride-1 ungrouped ones where its cost model expects it to be faster
 /// (``WinogradConvolutionKernel/preferredVariant(geometry:inputChannels:outputChannels:groups:)``),
+/// then the direct kernel where it beats im2col
+/// (``DirectConvolutionKernel/isPreferred(geometry:inputChannels:outputChannels:)``),
 /// otherwise im2col + GEMM.
 func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, inputChannels: Int,
                            outputChannels: Int, groups: Int, useBias: Bool,
@@ -39,8 +41,9 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
                                           multiplier: outputChannels / inputChannels, weights: weights,
                                           activation: finalActivation)
     }
-    if let variant = WinogradConvolutionKernel.preferredVariant(geometry: geometry, inputChannels: inputChannels,
-                                                                outputChannels: outputChannels, groups: groups) {
+    let forcedDirect = groups == 1 && DirectConvolutionKernel.override == "direct"
+    if !forcedDirect, let variant = WinogradConvolutionKernel.preferredVariant(
+        geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels, groups: groups) {
         // The filter transform reads the weights in their own layout and applies a folded
         // BatchNormalization's scale itself: no reordered or scaled copy.
         let kernel = WinogradConvolutionKernel(
@@ -62,8 +65,10 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
     if weights.weights.buffer.baseAddress != raw.buffer.baseAddress { raw.releaseMappedPages() }  // a copy is used
     if groups == 1 && DirectConvolutionKernel.isPreferred(geometry: geometry, inputChannels: inputChannels,
                                                           outputChannels: outputChannels) {
-        return DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
-                                       weights: weights, activation: finalActivation)
+        let kernel = DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels,
+                                             outputChannels: outputChannels, weights: weights, activation: finalActivation)
+        raw.releaseMappedPages()  // only the packed copy is used
+        return kernel
     }
     return ConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
                              groups: groups, weights: weights, activation: finalActivation)

@@ -1,0 +1,113 @@
+import CAnvilKernels
+import Foundation
+import Testing
+@testable import Anvil
+
+/// The direct convolution kernel (C, AVX2 and portable bodies) against the naive reference,
+/// over the cases its loops treat differently: tile remainders (pixels not a multiple of 6),
+/// partial channel blocks (outputs not a multiple of 16), padding, stride and dilation,
+/// passes over channel ranges (more than 512 inputs), weights too large to stay cached
+/// (block-by-block order), several threads, the clamp activations done in C and the others
+/// applied afterwards.
+@Suite("Direct convolution kernel", .serialized)
+struct DirectConvolutionTests {
+    struct Case: CustomStringConvertible, Sendable {
+        var batch = 1, height: Int, width: Int, inputs: Int, outputs: Int
+        var kernel: (Int, Int), stride = (1, 1), dilation = (1, 1)
+        var padding: Padding = .same
+        var bias = true
+        var activation: ActivationFunction = .none
+
+        var description: String {
+            "\(batch)×\(height)×\(width)×\(inputs) → \(outputs), kernel \(kernel), stride \(stride), dilation \(dilation), \(padding), bias \(bias), \(activation)"
+        }
+    }
+
+    static let cases: [Case] = [
+        Case(height: 28, width: 28, inputs: 1, outputs: 32, kernel: (5, 5), activation: .relu),          // MNIST conv1
+        Case(batch: 3, height: 14, width: 14, inputs: 32, outputs: 64, kernel: (5, 5), activation: .relu), // MNIST conv2
+        Case(height: 9, width: 7, inputs: 3, outputs: 21, kernel: (3, 3), stride: (2, 2), activation: .relu6),
+        Case(height: 8, width: 11, inputs: 5, outputs: 17, kernel: (3, 2), stride: (1, 2), dilation: (2, 1),
+             padding: .explicit(top: 0, left: 2, bottom: 1, right: 0), bias: false, activation: .clip(min: -0.2, max: 0.3)),
+        Case(height: 12, width: 12, inputs: 3, outputs: 16, kernel: (7, 7), stride: (2, 2), activation: .sigmoid),
+        Case(batch: 2, height: 5, width: 5, inputs: 7, outputs: 9, kernel: (1, 1), padding: .valid, activation: .hardSwish),
+        Case(height: 7, width: 7, inputs: 600, outputs: 40, kernel: (1, 1), padding: .valid, activation: .relu),  // 2 passes
+        Case(height: 3, width: 5, inputs: 1100, outputs: 19, kernel: (3, 3), bias: true),                      // 5 passes
+        Case(height: 6, width: 6, inputs: 256, outputs: 300, kernel: (1, 1), padding: .valid),                 // block order
+        Case(height: 4, width: 4, inputs: 70, outputs: 130, kernel: (3, 3), stride: (2, 2), activation: .leakyRelu),
+        Case(height: 1, width: 1, inputs: 64, outputs: 10, kernel: (1, 1), padding: .valid),
+    ]
+
+    /// Runs the kernel on `input` (NHWC) with Forge-layout weights.
+    static func runDirect(_ c: Case, _ g: WindowGeometry, input: [Float], weights: [Float], bias: [Float]?) -> [Float] {
+        let kernelWeights = KernelWeights(source: ParameterData(weights), reordered: nil, bias: bias.map { ParameterData($0) },
+                                          outputs: c.outputs, weightsPerOutput: weights.count / c.outputs, affine: nil)
+        let kernel = DirectConvolutionKernel(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+                                             weights: kernelWeights, activation: c.activation)
+        var output = [Float](repeating: .nan, count: c.batch * g.outputHeight * g.outputWidth * c.outputs)
+        var scratch = [Float](repeating: .nan, count: max(1, kernel.scratchCount(batch: c.batch)))
+        input.withUnsafeBufferPointer { x in
+            output.withUnsafeMutableBufferPointer { y in
+                scratch.withUnsafeMutableBufferPointer { s in
+                    kernel.run(KernelIO(inputs: [x.baseAddress!], output: y.baseAddress!, scratch: s.baseAddress!, batch: c.batch,
+                                        inputShapes: [Shape(height: c.height, width: c.width, channels: c.inputs)],
+                                        outputShape: Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs)))
+                }
+            }
+        }
+        return output
+    }
+
+    @Test("AVX2 and portable bodies match the naive convolution", arguments: [false, true])
+    func matchesReference(portable: Bool) throws {
+        anvil_kernels_force_portable(portable ? 1 : 0)
+        defer { anvil_kernels_force_portable(0) }
+        for (index, c) in Self.cases.enumerated() {
+            var random = RefRandom(seed: 7_000 + index)
+            let x = random.tensor(n: c.batch, h: c.height, w: c.width, c: c.inputs)
+            let weights = random.floats(c.outputs * c.kernel.0 * c.kernel.1 * c.inputs)
+            let bias = c.bias ? random.floats(c.outputs) : nil
+            let g = try WindowGeometry(input: x.shape, kernel: c.kernel, stride: c.stride, dilation: c.dilation, padding: c.padding)
+            let expected = Naive.convolution(x, weights: weights, bias: bias, outputChannels: c.outputs, kernel: c.kernel,
+                                             stride: c.stride, padding: c.padding, dilation: c.dilation, activation: c.activation)
+            let actual = Self.runDirect(c, g, input: x.floats, weights: weights, bias: bias)
+            // Sums of up to ~10,000 products of values in [-1, 1]: allow float rounding of that size.
+            let depth = Double(c.kernel.0 * c.kernel.1 * c.inputs)
+            let tolerance = 2e-6 * depth.squareRoot() * 4
+            var worst = 0.0
+            for (a, e) in zip(actual, expected.v) { worst = max(worst, abs(Double(a) - e) / max(1, abs(e))) }
+            #expect(actual.count == expected.v.count && worst <= tolerance,
+                    "\(portable ? "portable" : "AVX2") \(c): worst relative error \(worst) > \(tolerance)")
+        }
+    }
+
+    @Test("Split across threads, the output equals the single-thread output bit for bit")
+    func threadsAgree() throws {
+        let c = Case(batch: 2, height: 13, width: 11, inputs: 24, outputs: 40, kernel: (3, 3), activation: .relu)
+        var random = RefRandom(seed: 99)
+        let x = random.floats(c.batch * c.height * c.width * c.inputs)
+        let weights = random.floats(c.outputs * 9 * c.inputs), bias = random.floats(c.outputs)
+        let g = try WindowGeometry(input: Shape(height: c.height, width: c.width, channels: c.inputs), kernel: c.kernel,
+                                   stride: c.stride, dilation: c.dilation, padding: c.padding)
+        let saved = Compute.threadCount
+        defer { Compute.threadCount = saved }
+        Compute.threadCount = 1
+        let serial = Self.runDirect(c, g, input: x, weights: weights, bias: bias)
+        Compute.threadCount = 2
+        let parallel = Self.runDirect(c, g, input: x, weights: weights, bias: bias)
+        #expect(serial == parallel)
+    }
+
+    @Test("Spatial kernels and narrowing 1×1 layers choose the direct kernel; widening 1×1 layers with many pixels do not")
+    func choice() throws {
+        func geometry(_ size: Int, _ k: Int) throws -> WindowGeometry {
+            try WindowGeometry(input: Shape(height: size, width: size, channels: 1), kernel: (k, k), stride: (1, 1),
+                               dilation: (1, 1), padding: .same)
+        }
+        guard WinogradConvolutionKernel.override == nil else { return }
+        #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(14, 5), inputChannels: 32, outputChannels: 64))
+        #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(14, 1), inputChannels: 512, outputChannels: 512))
+        #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(7, 1), inputChannels: 512, outputChannels: 2048))
+        #expect(!DirectConvolutionKernel.isPreferred(geometry: try geometry(56, 1), inputChannels: 64, outputChannels: 256))
+    }
+}
