@@ -48,17 +48,6 @@ struct DirectConvolutionKernel: Kernel {
 
     func scratchCount(batch: Int) -> Int { isPadded ? batch * paddedImageCount : 0 }
 
-    /// The clamp the C kernel applies, and whether `activation` still has to run afterwards.
-    var clamp: (min: Float, max: Float, rest: ActivationFunction) {
-        switch activation {
-        case .none: return (-.infinity, .infinity, .none)
-        case .relu: return (0, .infinity, .none)
-        case .relu6: return (0, 6, .none)
-        case .clip(let lo, let hi): return (lo, hi, .none)
-        default: return (-.infinity, .infinity, activation)
-        }
-    }
-
     func run(_ io: KernelIO) {
         var input = io.inputs[0]
         if isPadded {
@@ -103,7 +92,7 @@ struct DirectConvolutionKernel: Kernel {
 
         func run(_ range: Range<Int>) {
             let g = kernel.geometry
-            let clamp = kernel.clamp
+            let clamp = ActivationClamp(kernel.activation)
             var shape = anvil_conv_shape(
                 input_width: Int32(kernel.isPadded ? kernel.paddedWidth : g.inputWidth), channels: Int32(kernel.inputChannels),
                 kernel_height: Int32(g.kernelHeight), kernel_width: Int32(g.kernelWidth),

@@ -19,12 +19,6 @@ enum Gemm {
                                  c: c, ldc: ldc, bias: bias, activation: activation))
     }
 
-    /// `y[outputs] = act(W[outputs × depth] · x[depth] + bias)`, split over output rows.
-    static func multiply(outputs: Int, depth: Int, w: UnsafePointer<Float>, x: UnsafePointer<Float>,
-                         y: UnsafeMutablePointer<Float>, bias: UnsafePointer<Float>?, activation: ActivationFunction) {
-        Compute.parallelFor(outputs, costPerItem: depth, MatrixVector(depth: depth, w: w, x: x, y: y, bias: bias, activation: activation))
-    }
-
     private struct Band: ParallelJob {
         let rows: Int, bands: Int, outputs: Int, depth: Int
         let a: UnsafePointer<Float>, lda: Int
@@ -44,22 +38,6 @@ enum Gemm {
             if activation != .none {
                 for row in first ..< last { activation.apply(c + row * ldc, count: outputs) }
             }
-        }
-    }
-
-    private struct MatrixVector: ParallelJob {
-        let depth: Int
-        let w: UnsafePointer<Float>, x: UnsafePointer<Float>
-        let y: UnsafeMutablePointer<Float>
-        let bias: UnsafePointer<Float>?
-        let activation: ActivationFunction
-
-        func run(_ range: Range<Int>) {
-            let out = y + range.lowerBound
-            if let bias { out.update(from: bias + range.lowerBound, count: range.count) }
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(range.count), Int32(depth), 1, w + range.lowerBound * depth,
-                        Int32(depth), x, 1, bias == nil ? 0 : 1, out, 1)
-            activation.apply(out, count: range.count)
         }
     }
 }
