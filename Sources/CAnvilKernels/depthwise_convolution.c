@@ -307,7 +307,7 @@ void anvil_depthwise_rows(const anvil_depthwise_shape *s, const float *input, co
                           const float *bias, float *output, int row_begin, int row_end) {
     const ptrdiff_t row_floats = (ptrdiff_t)s->output_width * s->channels * s->multiplier;
 #if ANVIL_X86
-    if (s->multiplier == 1 && anvil_kernels_uses_avx2()) {
+    if (s->multiplier == 1 && !s->portable && anvil_kernels_uses_avx2()) {
         int lo, hi;
         interior_columns(s, &lo, &hi);
         // When every pixel starts 16 bytes past a 32-byte boundary (channels a multiple of 8,

@@ -1,4 +1,3 @@
-import CAnvilKernels
 import Foundation
 import Testing
 @testable import Anvil
@@ -116,13 +115,14 @@ private func placed(_ buffer: UnsafeMutableBufferPointer<Float>, shift: Int) -> 
 /// output too, plus one when `shift` is 0 (the kernel peels 4 channels to align its loads when
 /// the input is 4 floats past). The output is NaN-filled (an unwritten value shows up) and
 /// followed by guard values (an overrun shows up). `split` runs the output lines as two
-/// ranges cut there, the way two threads would, instead of one call.
-private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: DepthwiseData, shift: Int = 0, split: Int? = nil)
-    -> (output: [Float], guardIntact: Bool) {
+/// ranges cut there, the way two threads would, instead of one call. `portable` forces the
+/// portable C body.
+private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: DepthwiseData, portable: Bool, shift: Int = 0,
+                       split: Int? = nil) -> (output: [Float], guardIntact: Bool) {
     let weights = KernelWeights(source: ParameterData(data.weights), reordered: nil, bias: data.bias.map { ParameterData($0) },
                                 outputs: c.outputs, weightsPerOutput: c.kernel.0 * c.kernel.1, rowStride: c.outputs, affine: nil)
     let kernel = DepthwiseConvolutionKernel(geometry: g, inputChannels: c.channels, multiplier: c.multiplier,
-                                            weights: weights, activation: c.activation)
+                                            weights: weights, activation: c.activation, portableBody: portable)
     let outputShape = Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs)
     let count = c.batch * outputShape.count
     let guardCount = 40
@@ -220,8 +220,9 @@ private let randomCount = 400
 /// The most scaled error allowed: float sums of at most 25 terms in a different order.
 private let tolerance = 1e-5
 
-/// Checks every case against the naive reference; returns the descriptions of the failures.
-private func failures(seedOffset: UInt64) -> [String] {
+/// Checks every case against the naive reference, with the portable C body or the run-time
+/// choice; returns the descriptions of the failures.
+private func failures(portable: Bool, seedOffset: UInt64) -> [String] {
     var failed: [String] = []
     var checked = 0
     let cases = fixedCases + (0 ..< UInt64(randomCount)).map { randomCase(seed: $0) }
@@ -233,14 +234,14 @@ private func failures(seedOffset: UInt64) -> [String] {
         // for the fixed cases, in turn for the random ones.
         let shifts = index < fixedCases.count ? [0, 4, 1] : [[0, 4, 1][index % 3]]
         for shift in shifts {
-            let whole = runKernel(c, g, data, shift: shift)
+            let whole = runKernel(c, g, data, portable: portable, shift: shift)
             let error = worstError(whole.output, expected)
             if error > tolerance || !whole.guardIntact {
                 failed.append("\(c), shift \(shift): error \(error), guard intact \(whole.guardIntact)")
                 continue
             }
             // The same lines split between two calls must give identical bits.
-            let split = runKernel(c, g, data, shift: shift, split: (index % 5) + 1)
+            let split = runKernel(c, g, data, portable: portable, shift: shift, split: (index % 5) + 1)
             if split.output.map(\.bitPattern) != whole.output.map(\.bitPattern) || !split.guardIntact {
                 failed.append("\(c), shift \(shift): split run differs from the single run")
             }
@@ -251,32 +252,27 @@ private func failures(seedOffset: UInt64) -> [String] {
     return failed
 }
 
-@Suite("Depthwise convolution kernel", .serialized)
+@Suite("Depthwise convolution kernel")
 struct DepthwiseKernelTests {
     @Test("Matches a naive reference over random geometries (run-time choice: AVX2 + FMA where available)")
     func matchesReference() {
-        let failed = failures(seedOffset: 0)
+        let failed = failures(portable: false, seedOffset: 0)
         let passed = failed.isEmpty
         #expect(passed, "\(failed.count) failures, first: \(failed.prefix(5).joined(separator: "\n"))")
     }
 
     @Test("The portable C body matches the same reference")
     func portableMatchesReference() {
-        // Global switch; this suite is serialized and restores detection afterwards. Other
-        // suites running meanwhile get the portable body, which is also correct.
-        anvil_kernels_force_portable(1)
-        defer { anvil_kernels_force_portable(0) }
-        #expect(anvil_kernels_uses_avx2() == 0)
-        let failed = failures(seedOffset: 1000)
+        // Chosen per kernel (`portableBody`), not with anvil_kernels_force_portable: that
+        // process-wide switch would race with the kernels of suites running in parallel.
+        let failed = failures(portable: true, seedOffset: 1000)
         let passed = failed.isEmpty
         #expect(passed, "\(failed.count) failures, first: \(failed.prefix(5).joined(separator: "\n"))")
     }
 
     @Test("NaN and infinity propagate through the fused clamp, and padding never multiplies them")
     func specialValues() throws {
-        for portable in [0, 1] {
-            anvil_kernels_force_portable(Int32(portable))
-            defer { anvil_kernels_force_portable(0) }
+        for portable in [false, true] {
             for activation in [ActivationFunction.none, .relu, .relu6] {
                 let c = DepthwiseCase(batch: 1, height: 6, width: 9, channels: 16, activation: activation)
                 let g = try #require(c.geometry)
@@ -286,15 +282,14 @@ struct DepthwiseKernelTests {
                 // An infinity in a corner: outputs next to it are infinite, not NaN from 0·∞.
                 data.input[0 * 16 + 5] = .infinity
                 data.weights = data.weights.map { abs($0) }
-                let output = runKernel(c, g, data).output
+                let output = runKernel(c, g, data, portable: portable).output
                 for oy in 0 ..< 6 {
                     for ox in 0 ..< 9 {
                         let nanExpected = (1 ... 3).contains(oy) && (3 ... 5).contains(ox)
                         #expect(output[(oy * 9 + ox) * 16 + 3].isNaN == nanExpected, "portable \(portable) \(activation) (\(oy), \(ox))")
                         let infinite = output[(oy * 9 + ox) * 16 + 5]
-                        let expectedInfinite = oy <= 1 && ox <= 1
                         #expect(!infinite.isNaN, "portable \(portable) \(activation)")
-                        if expectedInfinite {
+                        if oy <= 1 && ox <= 1 {
                             #expect(infinite == (activation == .relu6 ? 6 : .infinity), "portable \(portable) \(activation)")
                         }
                     }

@@ -10,6 +10,10 @@ struct DepthwiseConvolutionKernel: RangeKernel {
     let multiplier: Int
     let weights: KernelWeights
     let activation: ActivationFunction
+    /// Forces the portable C body instead of the run-time choice (AVX2 + FMA when the CPU has
+    /// it), so tests can check both without touching the process-wide switch while other
+    /// kernels run.
+    var portableBody = false
 
     func run(_ io: KernelIO) {
         let g = geometry
@@ -42,7 +46,7 @@ struct DepthwiseConvolutionKernel: RangeKernel {
             dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
             pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft),
             output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth),
-            clamp_min: clamp.min, clamp_max: clamp.max)
+            clamp_min: clamp.min, clamp_max: clamp.max, portable: portableBody ? 1 : 0)
         let inputImage = g.inputHeight * g.inputWidth * inputChannels
         let outputImage = g.outputHeight * g.outputWidth * outputChannels
         let rowFloats = g.outputWidth * outputChannels

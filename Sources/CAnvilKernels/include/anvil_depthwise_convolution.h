@@ -21,6 +21,7 @@ typedef struct {
     int output_height, output_width;
     float clamp_min;     ///< Lower bound applied to every result (-INFINITY for none).
     float clamp_max;     ///< Upper bound applied to every result (INFINITY for none).
+    int portable;        ///< Nonzero forces the portable C body (for tests); 0 chooses at run time.
 } anvil_depthwise_shape;
 
 /// Computes output rows `[row_begin, row_end)` of one image: `input[h][w][channels]`,
