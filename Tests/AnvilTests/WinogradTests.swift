@@ -375,7 +375,7 @@ struct WinogradTests {
                                     expected += matrix[a * 3 + y] * Double(weights[(o * 9 + y * 3 + x) * inputs + i]) * matrix[b * 3 + x]
                                 }
                             }
-                            let actual = Double(kernel.filters.pointer[((a * alpha + b) * inputs + i) * outputs + o])
+                            let actual = Double(kernel.filters.pointer[(i * alpha * alpha + a * alpha + b) * outputs + o])
                             worst = max(worst, abs(actual - expected))
                         }
                     }

@@ -32,7 +32,7 @@ enum WinogradVariant: String, Sendable, CaseIterable, CustomStringConvertible {
 ///    vectors of `inputChannels`, which for position `p` form the matrix `V[p]`
 ///    (`tiles × inputChannels`, rows strided by a whole tile);
 /// 2. α² `cblas_sgemm` calls compute `M[p] = V[p] · U[p]`, with `U[p]` (`inputChannels ×
-///    outputChannels`) the filters transformed once at construction;
+///    outputChannels`, rows strided by all α² positions) the filters transformed once at construction;
 /// 3. `Aᵀ M A` of every tile goes straight into the NHWC output with the bias and the
 ///    activation applied while the values are in registers.
 ///
@@ -47,7 +47,8 @@ struct WinogradConvolutionKernel: Kernel {
     let geometry: WindowGeometry
     let inputChannels: Int
     let outputChannels: Int
-    /// α² row-major `inputChannels × outputChannels` matrices: `U[p][i][o]`.
+    /// The transformed filters `U[i][p][o]`: position `p`'s `inputChannels × outputChannels`
+    /// matrix starts at `p · outputChannels`, rows α² · outputChannels apart.
     let filters: WinogradFilters
     let bias: ParameterData?
     let activation: ActivationFunction
@@ -187,7 +188,7 @@ struct WinogradConvolutionKernel: Kernel {
             for p in range {
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(tiles), Int32(outputs), Int32(inputs), 1,
                             v + p * inputLayout.positionStride, Int32(inputLayout.tileStride),
-                            u + p * inputs * outputs, Int32(outputs), 0,
+                            u + p * outputs, Int32(kernel.variant.positions * outputs), 0,
                             products + p * outputLayout.positionStride, Int32(outputLayout.tileStride))
             }
         }

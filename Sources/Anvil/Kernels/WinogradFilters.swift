@@ -17,13 +17,19 @@ struct FilterStrides: Sendable, Equatable {
     }
 }
 
-/// The transformed filters of a Winograd kernel: `positions` row-major `inputs × outputs`
-/// matrices `U[p][i][o]`, the B operands of the per-position GEMMs, in one allocation, 2 MB
-/// aligned and (on Linux) advised for transparent huge pages.
+/// The transformed filters of a Winograd kernel, `U[i][p][o]`: for each input channel `i`, the
+/// α² rows (one per position `p`) of its transformed filters to every output channel `o`. The
+/// GEMM of position `p` reads its B operand (`inputs × outputs`) at `p · outputs` with a row
+/// stride of α² · outputs. Input-channel-major, the transform writes each thread's share of the
+/// memory from start to end: each 2 MB page is zeroed by the kernel and then filled while still
+/// in cache, and no two threads fault the same page. (Position-major, each thread wrote a row of
+/// each of the α² matrices in turn, and the kernel's zeroing and the transform's writes went
+/// to memory and back.) One allocation, 2 MB aligned and (on Linux) advised for transparent
+/// huge pages.
 ///
 /// They take 16/9 (F(2×2)) or 4 (F(4×4)) times the memory of the weights, and fresh memory is
 /// dear: the kernel zeroes every page on first touch, and on the reference VM faulting 235 MB in
-/// 4 KB pages took 170–240 ms against about 40 ms in 2 MB pages (the transform itself, 10 ms).
+/// 4 KB pages took 170–240 ms against 40 ms or more in 2 MB pages.
 /// Huge pages also spare the GEMMs TLB misses when they stream the filters.
 final class WinogradFilters: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<Float>
@@ -54,7 +60,7 @@ final class WinogradFilters: @unchecked Sendable {
 }
 
 extension WinogradVariant {
-    /// Transforms every filter once: `U[p][i][o] = (G g Gᵀ)[p]` for the 3×3 filter `g` from
+    /// Transforms every filter once: `U[i][p][o] = (G g Gᵀ)[p]` for the 3×3 filter `g` from
     /// input channel `i` to output channel `o`, times `scale[o]` when given (a folded
     /// BatchNormalization). `weights` are read through `strides` (any ``WeightLayout``).
     ///
@@ -91,8 +97,7 @@ private struct FilterTransform: ParallelJob {
     private func run<A: WinogradAlgorithm>(_: A.Type, _ range: Range<Int>) {
         let alpha = A.inputTile
         let vector = MemoryLayout<WinogradLanes>.stride
-        let matrix = inputs * outputs
-        let matrixBytes = matrix * MemoryLayout<Float>.stride
+        let positionBytes = outputs * MemoryLayout<Float>.stride
         withUnsafeTemporaryAllocation(of: WinogradLanes.self, capacity: 9 + 3 * alpha + A.positions) { buffer in
             // `taps`: the 3×3 filters of eight output channels; `rows`: G along each row (3 × α);
             // `partial`: the α × α result of a group of fewer than eight channels.
@@ -100,6 +105,7 @@ private struct FilterTransform: ParallelJob {
             let rows = taps + 9 * vector
             let partial = rows + 3 * alpha * vector
             for i in range {
+                let row = u + i * A.positions * outputs
                 var first = 0
                 while first < outputs {
                     let lanes = min(8, outputs - first)
@@ -116,18 +122,17 @@ private struct FilterTransform: ParallelJob {
                     }
                     // Column b of `rows` gives U[a][b] for every a: position a·α + b.
                     if lanes == 8 {
-                        let target = UnsafeMutableRawPointer(u + i * outputs + first)
+                        let target = UnsafeMutableRawPointer(row + first)
                         for b in 0 ..< alpha {
-                            A.transformFilter(rows + b * vector, alpha * vector, target + b * matrixBytes, alpha * matrixBytes)
+                            A.transformFilter(rows + b * vector, alpha * vector, target + b * positionBytes, alpha * positionBytes)
                         }
                     } else {
                         for b in 0 ..< alpha {
                             A.transformFilter(rows + b * vector, alpha * vector, partial + b * vector, alpha * vector)
                         }
-                        let target = u + i * outputs + first
                         for p in 0 ..< A.positions {
                             let value = UnsafeRawPointer(partial).loadLanes(p, vector)
-                            for lane in 0 ..< lanes { target[p * matrix + lane] = value[lane] }
+                            for lane in 0 ..< lanes { row[p * outputs + first + lane] = value[lane] }
                         }
                     }
                     first += 8
