@@ -421,28 +421,33 @@ extension WinogradConvolutionKernel {
     /// convolution Winograd supports (for benchmarks); unset or `auto` lets ``preferredVariant`` choose.
     static let override: String? = ProcessInfo.processInfo.environment["ANVIL_CONVOLUTION"]
 
-    /// What a megabyte of convolution weights held in memory is worth, in milliseconds per image,
-    /// when ``preferredVariant`` weighs the variants: the transformed filters take 16/9
-    /// (F(2×2)) or 4 (F(4×4)) times the memory of the weights, which im2col uses as they are.
-    /// Fresh memory also costs load time (the kernel zeroes each page first: about 0.2 ms per MB
-    /// on the reference VM, more when the host must back it). At 0.1, VGG16's 14×14×512 layers
-    /// take F(2×2) (F(4×4) saves 1 ms per layer for 21 MB more each) and the rest keep F(4×4)
-    /// (its 28×28 layers save 11 ms for the same 21 MB). `ANVIL_WINOGRAD_MS_PER_MB` sets it
-    /// (0: the fastest variant whatever its memory).
+    /// What a megabyte of convolution weights held in memory costs, in milliseconds per image,
+    /// when ``preferredVariant`` weighs the algorithms: im2col uses the weights as they are,
+    /// the Winograd filters take 16/9 (F(2×2)) or 4 (F(4×4)) times their memory. That memory is
+    /// resident for as long as the model lives, and making it costs load time: the kernel zeroes
+    /// every fresh page (0.2 ms per MB on the reference VM at best, several times that when the
+    /// host must back the pages first).
+    ///
+    /// At 0.4 (per 10⁶ bytes), VGG16 keeps F(4×4) down to its 56×56 layers and takes F(2×2) for
+    /// the 28×28 and 14×14 ones, which hold 90% of its convolution weights: 115 MB less memory
+    /// (peak resident at batch 1 734 → 682 MB once the released weights are counted) and less
+    /// load time, for about 8% more time per image on one thread. (At 0.1, only the 14×14 layers
+    /// switch, which F(4×4) makes only a millisecond faster each for 21 MB more.)
+    /// `ANVIL_WINOGRAD_MS_PER_MB` sets it; 0 picks the fastest algorithm whatever its memory.
     static let millisecondsPerMegabyte: Double = {
         guard let text = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_MS_PER_MB"], let value = Double(text),
-              value >= 0 else { return 0.1 }
+              value >= 0 else { return 0.4 }
         return value
     }()
 
     /// The Winograd variant to use for a convolution, or `nil` when im2col + GEMM is the better
     /// (or the only) choice: the one with the smallest ``estimatedNanoseconds`` for one image
-    /// plus ``millisecondsPerMegabyte`` for each MB of its weights or transformed filters
+    /// plus `millisecondsPerMegabyte` for each MB of its weights or transformed filters
     /// (the batch size is not known when kernels are built; larger batches only favour
     /// Winograd and F(4×4) more). Fewer than 8 input channels always go to im2col: a 224×224
     /// layer with 3, 4 or 6 inputs and 64 outputs runs 1.5–1.9× faster there.
-    static func preferredVariant(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
-                                 groups: Int) -> WinogradVariant? {
+    static func preferredVariant(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int, groups: Int,
+                                 millisecondsPerMegabyte: Double = millisecondsPerMegabyte) -> WinogradVariant? {
         guard supports(geometry: geometry, groups: groups) else { return nil }
         switch override {
         case "im2col": return nil
@@ -451,8 +456,8 @@ extension WinogradConvolutionKernel {
         default: break
         }
         guard inputChannels >= 8 else { return nil }
-        // Nanoseconds per stored float (one tap of a filter or of a transformed filter).
-        let perFloat = millisecondsPerMegabyte * 1e6 * Double(MemoryLayout<Float>.size) / Double(1 << 20)
+        // 1 ms per 10⁶ bytes is 1 ns per byte; per stored float (a tap of a filter or of a transformed filter):
+        let perFloat = millisecondsPerMegabyte * Double(MemoryLayout<Float>.size)
         let pairs = Double(inputChannels * outputChannels)
         func cost(_ variant: WinogradVariant?) -> Double {
             estimatedNanoseconds(variant, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels)
