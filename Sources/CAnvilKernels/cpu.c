@@ -1,20 +1,18 @@
 #include "CAnvilKernels.h"
 #include "kernels_internal.h"
 
-static int forced_portable = 0;
-
 int anvil_kernels_uses_avx2(void) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (forced_portable) return 0;
+    // Any thread may be first: all compute the same answer, stored atomically.
     static int detected = -1;
-    if (detected < 0) {
+    int known = __atomic_load_n(&detected, __ATOMIC_RELAXED);
+    if (known < 0) {
         __builtin_cpu_init();
-        detected = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        __atomic_store_n(&detected, known, __ATOMIC_RELAXED);
     }
-    return detected;
+    return known;
 #else
     return 0;
 #endif
 }
-
-void anvil_kernels_force_portable(int portable) { forced_portable = portable != 0; }

@@ -80,9 +80,9 @@ ANVIL_AVX2 static void rows_avx2(const float *w, const float *x, const float *bi
 #endif
 
 void anvil_dense_rows(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
-                      int batch, int output_begin, int output_end, float clamp_min, float clamp_max) {
+                      int batch, int output_begin, int output_end, float clamp_min, float clamp_max, int portable) {
 #if ANVIL_X86
-    if (anvil_kernels_uses_avx2()) {
+    if (!portable && anvil_kernels_uses_avx2()) {
         rows_avx2(w, x, bias, y, inputs, outputs, batch, output_begin, output_end, clamp_min, clamp_max);
         return;
     }

@@ -196,7 +196,7 @@ enum {
 
 void anvil_conv_direct(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                        float *output, int pixel_begin, int pixel_end, int block_begin, int block_end) {
-    const int avx2 = anvil_kernels_uses_avx2();
+    const int avx2 = !s->portable && anvil_kernels_uses_avx2();
     const int taps = s->kernel_height * s->kernel_width;
     const int pass_channels = s->channels <= MAX_PASS_CHANNELS ? s->channels : PASS_CHANNELS;
     const size_t pass_weights = (size_t)(block_end - block_begin) * taps * pass_channels * BLOCK * sizeof(float);

@@ -1,4 +1,3 @@
-import CAnvilKernels
 import Foundation
 import Testing
 @testable import Anvil
@@ -9,7 +8,7 @@ import Testing
 /// passes over channel ranges (more than 512 inputs), weights too large to stay cached
 /// (block-by-block order), several threads, the clamp activations done in C and the others
 /// applied afterwards.
-@Suite("Direct convolution kernel", .serialized)
+@Suite("Direct convolution kernel")
 struct DirectConvolutionTests {
     struct Case: CustomStringConvertible, Sendable {
         var batch = 1, height: Int, width: Int, inputs: Int, outputs: Int
@@ -39,11 +38,13 @@ struct DirectConvolutionTests {
     ]
 
     /// Runs the kernel on `input` (NHWC) with Forge-layout weights.
-    static func runDirect(_ c: Case, _ g: WindowGeometry, input: [Float], weights: [Float], bias: [Float]?) -> [Float] {
+    static func runDirect(_ c: Case, _ g: WindowGeometry, input: [Float], weights: [Float], bias: [Float]?,
+                          portable: Bool = false) -> [Float] {
         let kernelWeights = KernelWeights(source: ParameterData(weights), reordered: nil, bias: bias.map { ParameterData($0) },
                                           outputs: c.outputs, weightsPerOutput: weights.count / c.outputs, affine: nil)
-        let kernel = DirectConvolutionKernel(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+        var kernel = DirectConvolutionKernel(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
                                              weights: kernelWeights, activation: c.activation)
+        kernel.portableBody = portable
         var output = [Float](repeating: .nan, count: c.batch * g.outputHeight * g.outputWidth * c.outputs)
         var scratch = [Float](repeating: .nan, count: max(1, kernel.scratchCount(batch: c.batch)))
         input.withUnsafeBufferPointer { x in
@@ -60,8 +61,6 @@ struct DirectConvolutionTests {
 
     @Test("AVX2 and portable bodies match the naive convolution", arguments: [false, true])
     func matchesReference(portable: Bool) throws {
-        anvil_kernels_force_portable(portable ? 1 : 0)
-        defer { anvil_kernels_force_portable(0) }
         for (index, c) in Self.cases.enumerated() {
             var random = RefRandom(seed: 7_000 + index)
             let x = random.tensor(n: c.batch, h: c.height, w: c.width, c: c.inputs)
@@ -70,7 +69,7 @@ struct DirectConvolutionTests {
             let g = try WindowGeometry(input: x.shape, kernel: c.kernel, stride: c.stride, dilation: c.dilation, padding: c.padding)
             let expected = Naive.convolution(x, weights: weights, bias: bias, outputChannels: c.outputs, kernel: c.kernel,
                                              stride: c.stride, padding: c.padding, dilation: c.dilation, activation: c.activation)
-            let actual = Self.runDirect(c, g, input: x.floats, weights: weights, bias: bias)
+            let actual = Self.runDirect(c, g, input: x.floats, weights: weights, bias: bias, portable: portable)
             // Sums of up to ~10,000 products of values in [-1, 1]: allow float rounding of that size.
             let depth = Double(c.kernel.0 * c.kernel.1 * c.inputs)
             let tolerance = 2e-6 * depth.squareRoot() * 4
@@ -81,21 +80,36 @@ struct DirectConvolutionTests {
         }
     }
 
-    @Test("Split across threads, the output equals the single-thread output bit for bit")
-    func threadsAgree() throws {
-        let c = Case(batch: 2, height: 13, width: 11, inputs: 24, outputs: 40, kernel: (3, 3), activation: .relu)
+    @Test("However the work items are split (as threads split them), the output is the same bit for bit")
+    func splitsAgree() throws {
+        let c = Case(batch: 2, height: 13, width: 11, inputs: 24, outputs: 40, kernel: (3, 3), padding: .valid, activation: .relu)
         var random = RefRandom(seed: 99)
         let x = random.floats(c.batch * c.height * c.width * c.inputs)
-        let weights = random.floats(c.outputs * 9 * c.inputs), bias = random.floats(c.outputs)
+        let weights = random.floats(c.outputs * 9 * c.inputs)
         let g = try WindowGeometry(input: Shape(height: c.height, width: c.width, channels: c.inputs), kernel: c.kernel,
                                    stride: c.stride, dilation: c.dilation, padding: c.padding)
-        let saved = Compute.threadCount
-        defer { Compute.threadCount = saved }
-        Compute.threadCount = 1
-        let serial = Self.runDirect(c, g, input: x, weights: weights, bias: bias)
-        Compute.threadCount = 2
-        let parallel = Self.runDirect(c, g, input: x, weights: weights, bias: bias)
-        #expect(serial == parallel)
+        let kernel = DirectConvolutionKernel(
+            geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+            weights: KernelWeights(source: ParameterData(weights), reordered: nil, bias: nil, outputs: c.outputs,
+                                   weightsPerOutput: 9 * c.inputs, affine: nil),
+            activation: c.activation)
+        let chunks = (kernel.pixels + DirectConvolutionKernel.chunkPixels - 1) / DirectConvolutionKernel.chunkPixels
+        func run(splitAt cuts: [Int]) -> [Float] {
+            var output = [Float](repeating: .nan, count: c.batch * kernel.pixels * c.outputs)
+            x.withUnsafeBufferPointer { input in
+                output.withUnsafeMutableBufferPointer { y in
+                    let job = DirectConvolutionKernel.Chunks(kernel: kernel, input: input.baseAddress!, output: y.baseAddress!,
+                                                             chunks: chunks)
+                    let bounds = [0] + cuts + [c.batch * chunks]
+                    for i in 0 ..< bounds.count - 1 { job.run(bounds[i] ..< bounds[i + 1]) }
+                }
+            }
+            return output
+        }
+        let whole = run(splitAt: [])
+        #expect(!whole.contains { $0.isNaN })
+        #expect(run(splitAt: [1]) == whole)
+        #expect(run(splitAt: [chunks / 2, chunks + 1]) == whole)
     }
 
     @Test("Spatial kernels and narrowing 1×1 layers choose the direct kernel; widening 1×1 layers with many pixels do not")

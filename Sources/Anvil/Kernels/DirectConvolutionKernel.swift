@@ -13,6 +13,8 @@ struct DirectConvolutionKernel: Kernel {
     let packed: ParameterData
     let bias: ParameterData?
     let activation: ActivationFunction
+    /// Forces the portable C body instead of the run-time choice (for tests that compare them).
+    var portableBody = false
 
     /// Packs `weights` (rows `[o][kh][kw][c]`) for the kernel.
     init(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int, weights: KernelWeights,
@@ -99,7 +101,7 @@ struct DirectConvolutionKernel: Kernel {
                 stride_height: Int32(g.strideHeight), stride_width: Int32(g.strideWidth),
                 dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
                 output_width: Int32(g.outputWidth), outputs: Int32(kernel.outputChannels),
-                clamp_min: clamp.min, clamp_max: clamp.max)
+                clamp_min: clamp.min, clamp_max: clamp.max, portable: kernel.portableBody ? 1 : 0)
             let imageCount = kernel.isPadded ? kernel.paddedImageCount : g.inputHeight * g.inputWidth * kernel.inputChannels
             let blocks = Int32((kernel.outputChannels + Int(ANVIL_CONV_BLOCK) - 1) / Int(ANVIL_CONV_BLOCK))
             let pixels = kernel.pixels, outputs = kernel.outputChannels

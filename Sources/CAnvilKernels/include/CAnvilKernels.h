@@ -11,12 +11,9 @@
 extern "C" {
 #endif
 
-/// 1 when the AVX2 + FMA bodies are in use, 0 for the portable ones.
+/// 1 when the CPU runs the AVX2 + FMA bodies, 0 when kernels use the portable ones. (Each
+/// kernel call can also force its portable body, which the tests compare with.)
 int anvil_kernels_uses_avx2(void);
-
-/// Forces the portable bodies (`portable` = 1) or restores detection (0); for tests that
-/// compare the two. Not thread-safe: call it while no kernel runs.
-void anvil_kernels_force_portable(int portable);
 
 #include "anvil_direct_convolution.h"
 #include "anvil_depthwise_convolution.h"

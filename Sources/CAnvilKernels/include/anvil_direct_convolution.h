@@ -28,6 +28,7 @@ typedef struct {
     int outputs;         ///< Output channels (the row stride of `output`).
     float clamp_min;     ///< Lower bound applied to every result (-INFINITY for none).
     float clamp_max;     ///< Upper bound applied to every result (INFINITY for none).
+    int portable;        ///< Nonzero forces the portable C body (for tests); 0 chooses at run time.
 } anvil_conv_shape;
 
 /// Computes output pixels `[pixel_begin, pixel_end)` (row-major over the output image) and
