@@ -201,6 +201,12 @@ private let fixedCases: [DepthwiseCase] = [
     DepthwiseCase(batch: 2, height: 6, width: 5, channels: 264, padding: .explicit(top: 1, left: 0, bottom: 2, right: 1)),
     DepthwiseCase(batch: 1, height: 9, width: 9, channels: 256, stride: (2, 2), activation: .relu),
     DepthwiseCase(batch: 1, height: 5, width: 8, channels: 300, kernel: (2, 4), activation: .relu),
+    // Wide rows: several pixel blocks per row, strides 1-3, dilation along x.
+    DepthwiseCase(batch: 1, height: 5, width: 21, channels: 24, stride: (2, 2), activation: .relu6),
+    DepthwiseCase(batch: 2, height: 6, width: 23, channels: 20, padding: .valid, activation: .relu),
+    DepthwiseCase(batch: 1, height: 4, width: 30, channels: 16, dilation: (1, 2), activation: .relu6),
+    DepthwiseCase(batch: 1, height: 5, width: 40, channels: 12, stride: (1, 3)),
+    DepthwiseCase(batch: 1, height: 4, width: 40, channels: 72, stride: (1, 2)),
     DepthwiseCase(batch: 1, height: 9, width: 13, channels: 24, stride: (2, 2), padding: .valid, activation: .relu6),
     DepthwiseCase(batch: 3, height: 6, width: 10, channels: 20, padding: .explicit(top: 0, left: 1, bottom: 2, right: 0)),
     DepthwiseCase(batch: 1, height: 4, width: 4, channels: 7, kernel: (2, 2), padding: .explicit(top: 4, left: 5, bottom: 3, right: 6),
