@@ -33,7 +33,10 @@ final class CompiledModel: @unchecked Sendable {
         self.slot = plan.slot
         var offsets: [Int] = []
         var total = 0
-        for size in plan.slotSizes { offsets.append(total); total += size }
+        // Every buffer starts on a 64-byte boundary (sizes rounded up to 16 floats, a 64-byte
+        // aligned base): a 256-bit load from a buffer 16 bytes off a boundary splits a cache
+        // line every other time, which cost the depthwise kernel 15–60%.
+        for size in plan.slotSizes { offsets.append(total); total += (size + 15) / 16 * 16 }
         self.slotOffsets = offsets
         self.floatsPerImage = total
     }
@@ -103,7 +106,8 @@ final class CompiledModel: @unchecked Sendable {
             guard !overflow4, rows <= Int(Int32.max) else {
                 throw AnvilError(.invalidInput, "batch \(batch) is too large: \(batch) × \(pixels) pixels exceeds \(Int32.max), the limit of OpenBLAS's 32-bit sizes; split the batch")
             }
-            guard let raw = malloc(bytes) else {
+            var aligned: UnsafeMutableRawPointer?
+            guard posix_memalign(&aligned, 64, bytes) == 0, let raw = aligned else {
                 throw AnvilError(.invalidInput, "batch \(batch) needs more buffer memory than can be allocated (\(model.floatsPerImage) floats per image)")
             }
             let memory = raw.bindMemory(to: Float.self, capacity: floats)

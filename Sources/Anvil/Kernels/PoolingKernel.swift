@@ -1,11 +1,16 @@
+import CAnvilKernels
+
 /// Max or average pooling over NHWC windows, vectorised across channels and parallel over
 /// output rows. Padded cells never win a max; for the average they count only when asked.
+/// Max pooling runs Anvil's C kernel (`anvil_max_pool_lines`, maxima kept in registers).
 struct PoolingKernel: RangeKernel {
     enum Mode: Sendable { case max, average(countsPadding: Bool) }
 
     let geometry: WindowGeometry
     let channels: Int
     let mode: Mode
+    /// Forces the portable C body of max pooling (for tests that compare them).
+    var portableBody = false
 
     func run(_ io: KernelIO) {
         let g = geometry
@@ -17,6 +22,18 @@ struct PoolingKernel: RangeKernel {
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let g = geometry
         let input = io.inputs[0]
+        if case .max = mode {
+            var shape = anvil_pool_shape(
+                input_height: Int32(g.inputHeight), input_width: Int32(g.inputWidth), channels: Int32(channels),
+                kernel_height: Int32(g.kernelHeight), kernel_width: Int32(g.kernelWidth),
+                stride_height: Int32(g.strideHeight), stride_width: Int32(g.strideWidth),
+                dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
+                pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft),
+                output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth), portable: portableBody ? 1 : 0)
+            anvil_max_pool_lines(&shape, input, io.output, Int32(range.lowerBound), Int32(range.upperBound))
+            return
+        }
+        guard case .average(let countsPadding) = mode else { return }
         for line in range {
             let image = line / g.outputHeight
             let oy = line - image * g.outputHeight
@@ -25,25 +42,16 @@ struct PoolingKernel: RangeKernel {
             for ox in 0 ..< g.outputWidth {
                 let x0 = ox * g.strideWidth - g.padLeft
                 let out = io.output + (line * g.outputWidth + ox) * channels
-                switch mode {
-                case .max:
-                    out.update(repeating: -.infinity, count: channels)
-                    forEachCell(y0: y0, x0: x0) { cell in
-                        let source = imageBase + cell * channels
-                        for c in 0 ..< channels { out[c] = max(out[c], source[c]) }
-                    }
-                case .average(let countsPadding):
-                    out.update(repeating: 0, count: channels)
-                    var cells = 0
-                    forEachCell(y0: y0, x0: x0) { cell in
-                        let source = imageBase + cell * channels
-                        for c in 0 ..< channels { out[c] += source[c] }
-                        cells += 1
-                    }
-                    let divisor = countsPadding ? paddedCells(y0: y0, x0: x0) : cells
-                    let scale = 1 / Float(max(divisor, 1))
-                    for c in 0 ..< channels { out[c] *= scale }
+                out.update(repeating: 0, count: channels)
+                var cells = 0
+                forEachCell(y0: y0, x0: x0) { cell in
+                    let source = imageBase + cell * channels
+                    for c in 0 ..< channels { out[c] += source[c] }
+                    cells += 1
                 }
+                let divisor = countsPadding ? paddedCells(y0: y0, x0: x0) : cells
+                let scale = 1 / Float(max(divisor, 1))
+                for c in 0 ..< channels { out[c] *= scale }
             }
         }
     }

@@ -18,6 +18,7 @@ int anvil_kernels_uses_avx2(void);
 #include "anvil_direct_convolution.h"
 #include "anvil_depthwise_convolution.h"
 #include "anvil_dense.h"
+#include "anvil_pooling.h"
 
 #ifdef __cplusplus
 }
