@@ -112,7 +112,7 @@ struct DirectConvolutionTests {
         #expect(run(splitAt: [chunks / 2, chunks + 1]) == whole)
     }
 
-    @Test("Spatial kernels and narrowing 1×1 layers choose the direct kernel; widening 1×1 layers with many pixels do not")
+    @Test("Spatial kernels and 1×1 layers of few pixels choose the direct kernel; larger 1×1 layers do not")
     func choice() throws {
         func geometry(_ size: Int, _ k: Int) throws -> WindowGeometry {
             try WindowGeometry(input: Shape(height: size, width: size, channels: 1), kernel: (k, k), stride: (1, 1),
@@ -120,7 +120,7 @@ struct DirectConvolutionTests {
         }
         guard WinogradConvolutionKernel.override == nil else { return }
         #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(14, 5), inputChannels: 32, outputChannels: 64))
-        #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(14, 1), inputChannels: 512, outputChannels: 512))
+        #expect(!DirectConvolutionKernel.isPreferred(geometry: try geometry(14, 1), inputChannels: 512, outputChannels: 512))
         #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(7, 1), inputChannels: 512, outputChannels: 2048))
         #expect(!DirectConvolutionKernel.isPreferred(geometry: try geometry(56, 1), inputChannels: 64, outputChannels: 256))
     }

@@ -129,12 +129,12 @@ extension DirectConvolutionKernel {
     static var override: String? { WinogradConvolutionKernel.override }
 
     /// Whether an ungrouped convolution (that Winograd did not take) runs faster here than
-    /// through im2col + GEMM. Measured on the reference machine (BENCHMARKS.md): every
-    /// spatial kernel (3×3 … 7×7, any stride: no im2col copy, 1.1–2.5× faster) and 1×1
-    /// layers that do not widen the channels or have few pixels (up to 2.2× faster); 1×1
-    /// layers that widen many pixels (ResNet's 64 → 256 at 56×56) are 5–15% faster on
-    /// OpenBLAS's packed GEMM. `ANVIL_CONVOLUTION=direct` or `im2col` forces the choice; `gemm`
-    /// keeps Winograd's own choice but never picks this kernel.
+    /// through im2col + GEMM. Measured on the reference machine: every spatial kernel (3×3 …
+    /// 7×7, any stride; no im2col copy: 1.1–2.5× faster) and 1×1 layers of at most 64 pixels
+    /// (7×7 maps and classifier heads: 1.1–1.9×, where OpenBLAS's packing is not repaid).
+    /// Larger 1×1 layers run 0–15% faster on OpenBLAS's packed GEMM, which reads the input
+    /// as it is. `ANVIL_CONVOLUTION=direct` or `im2col` forces the choice; `gemm` keeps
+    /// Winograd's own choice but never picks this kernel.
     static func isPreferred(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int) -> Bool {
         switch override {
         case "direct": return true
@@ -142,6 +142,6 @@ extension DirectConvolutionKernel {
         default: break
         }
         if geometry.kernelHeight * geometry.kernelWidth > 1 { return true }
-        return inputChannels >= outputChannels || geometry.outputHeight * geometry.outputWidth <= 64
+        return geometry.outputHeight * geometry.outputWidth <= 64
     }
 }
