@@ -429,10 +429,12 @@ extension WinogradConvolutionKernel {
     /// host must back the pages first).
     ///
     /// At 0.4 (per 10⁶ bytes), VGG16 keeps F(4×4) down to its 56×56 layers and takes F(2×2) for
-    /// the 28×28 and 14×14 ones, which hold 90% of its convolution weights: 115 MB less memory
-    /// (peak resident at batch 1 734 → 682 MB once the released weights are counted) and less
-    /// load time, for about 8% more time per image on one thread. (At 0.1, only the 14×14 layers
-    /// switch, which F(4×4) makes only a millisecond faster each for 21 MB more.)
+    /// the 28×28 and 14×14 ones, which hold 90% of its convolution weights. Measured (2-core
+    /// Zen 3, batch 1, against 0): peak resident memory 773 → 660 thousand kB, load + compile
+    /// 70 → 41 ms, time per image 191 → 229 ms on one thread and 121 → 129 ms on two (the
+    /// 28×28 layers cost 26 ms of that on one thread: the cost model expects F(2×2) to be 7 ms
+    /// slower per 512-channel layer there, it is 10). At 0.1 only the 14×14 layers switch
+    /// (3 ms per image, 711 thousand kB).
     /// `ANVIL_WINOGRAD_MS_PER_MB` sets it; 0 picks the fastest algorithm whatever its memory.
     static let millisecondsPerMegabyte: Double = {
         guard let text = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_MS_PER_MB"], let value = Double(text),

@@ -34,26 +34,24 @@ struct FilterStrides: Sendable, Equatable {
 final class WinogradFilters: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<Float>
     let count: Int
-    /// Bytes allocated (`count` floats rounded up to whole huge pages when that large).
-    let bytes: Int
 
     static let hugePage = 2 << 20
 
-    /// Uninitialised memory for `count` floats.
+    /// Uninitialised memory for `count` floats. Only the whole 2 MB pages are advised: a last
+    /// partial one would become a whole huge page once touched (VGG16's filters would take 5 MB
+    /// more), so the tail stays in 4 KB pages.
     init(count: Int) {
         let hugePage = Self.hugePage
-        let needed = max(count, 1) * MemoryLayout<Float>.stride
-        let rounded = needed >= hugePage ? (needed + hugePage - 1) / hugePage * hugePage : needed
+        let bytes = max(count, 1) * MemoryLayout<Float>.stride
         var raw: UnsafeMutableRawPointer?
-        guard posix_memalign(&raw, needed >= hugePage ? hugePage : 64, rounded) == 0, let raw else {
-            fatalError("cannot allocate \(rounded) bytes of Winograd filters")
+        guard posix_memalign(&raw, bytes >= hugePage ? hugePage : 64, bytes) == 0, let raw else {
+            fatalError("cannot allocate \(bytes) bytes of Winograd filters")
         }
         #if os(Linux)
-        if needed >= hugePage { _ = madvise(raw, rounded, MADV_HUGEPAGE) }
+        if bytes >= hugePage { _ = madvise(raw, bytes / hugePage * hugePage, MADV_HUGEPAGE) }
         #endif
         self.pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
         self.count = count
-        self.bytes = rounded
     }
 
     deinit { free(pointer) }
