@@ -94,7 +94,7 @@ final class CompiledModel: @unchecked Sendable {
             self.batch = batch
             let scratch = model.steps.map { $0.kernel.scratchCount(batch: batch) }.max() ?? 0
             let (activations, overflow1) = model.floatsPerImage.multipliedReportingOverflow(by: batch)
-            let (floats, overflow2) = activations.addingReportingOverflow(scratch + 1)
+            let (floats, overflow2) = activations.addingReportingOverflow(min(scratch, Int.max - 1) + 1)
             let (bytes, overflow3) = floats.multipliedReportingOverflow(by: MemoryLayout<Float>.stride)
             guard !overflow1, !overflow2, !overflow3 else {
                 throw AnvilError(.invalidInput, "batch \(batch) needs more buffer memory than can be allocated (\(model.floatsPerImage) floats per image)")

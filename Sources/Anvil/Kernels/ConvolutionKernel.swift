@@ -26,7 +26,7 @@ struct ConvolutionKernel: Kernel {
     }
 
     func tileRows(batch: Int) -> Int {
-        min(batch * pixels, max(64, Self.tileBudget / max(depth, 1)))
+        min(saturatingProduct(batch, pixels), max(64, Self.tileBudget / max(depth, 1)))
     }
 
     func scratchCount(batch: Int) -> Int {

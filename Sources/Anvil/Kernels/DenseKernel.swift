@@ -49,7 +49,8 @@ struct DenseKernel: Kernel {
         })
     }
 
-    func scratchCount(batch: Int) -> Int { channelsFirstInput == nil ? 0 : batch * inputs }
+    /// Saturates rather than traps for absurd batches, which the workspace then refuses.
+    func scratchCount(batch: Int) -> Int { channelsFirstInput == nil ? 0 : saturatingProduct(batch, inputs) }
 
     func run(_ io: KernelIO) {
         var input = io.inputs[0]

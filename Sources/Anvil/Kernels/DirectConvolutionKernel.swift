@@ -48,7 +48,8 @@ struct DirectConvolutionKernel: Kernel {
     /// Output pixels per parallel work item: a multiple of the 6-pixel tile.
     static let chunkPixels = 24
 
-    func scratchCount(batch: Int) -> Int { isPadded ? batch * paddedImageCount : 0 }
+    /// Saturates rather than traps for absurd batches, which the workspace then refuses.
+    func scratchCount(batch: Int) -> Int { isPadded ? saturatingProduct(batch, paddedImageCount) : 0 }
 
     func run(_ io: KernelIO) {
         var input = io.inputs[0]
