@@ -41,12 +41,11 @@ struct DenseKernel: Kernel {
             return
         }
         let count = anvil_conv_packed_count(Int32(outputs), Int32(inputs))
-        packed = ParameterData([Float](unsafeUninitializedCapacity: count) { buffer, initialized in
-            weights.weights.withUnsafeBufferPointer {
-                anvil_conv_pack_weights($0.baseAddress!, Int32(outputs), Int32(inputs), buffer.baseAddress!)
-            }
-            initialized = count
-        })
+        let box = FloatBox(count: count)
+        weights.weights.withUnsafeBufferPointer {
+            anvil_conv_pack_weights($0.baseAddress!, Int32(outputs), Int32(inputs), box.pointer)
+        }
+        packed = ParameterData(buffer: box.buffer, owner: box)
     }
 
     /// Saturates rather than traps for absurd batches, which the workspace then refuses.

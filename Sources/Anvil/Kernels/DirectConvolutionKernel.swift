@@ -26,13 +26,11 @@ struct DirectConvolutionKernel: Kernel {
         self.bias = weights.bias
         let depth = geometry.kernelHeight * geometry.kernelWidth * inputChannels
         let count = anvil_conv_packed_count(Int32(outputChannels), Int32(depth))
-        let values = [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
-            weights.weights.withUnsafeBufferPointer {
-                anvil_conv_pack_weights($0.baseAddress!, Int32(outputChannels), Int32(depth), buffer.baseAddress!)
-            }
-            initialized = count
+        let box = FloatBox(count: count)
+        weights.weights.withUnsafeBufferPointer {
+            anvil_conv_pack_weights($0.baseAddress!, Int32(outputChannels), Int32(depth), box.pointer)
         }
-        self.packed = ParameterData(values)
+        self.packed = ParameterData(buffer: box.buffer, owner: box)
     }
 
     var isPadded: Bool {
