@@ -22,22 +22,11 @@ struct DepthwiseConvolutionKernel: RangeKernel {
         Compute.parallelFor(lines, costPerItem: g.outputWidth * outputChannels * g.kernelHeight * g.kernelWidth, KernelRange(kernel: self, io: io))
     }
 
-    /// The clamp the C kernel applies, and the activation that still has to run afterwards.
-    var clamp: (min: Float, max: Float, rest: ActivationFunction) {
-        switch activation {
-        case .none: return (-.infinity, .infinity, .none)
-        case .relu: return (0, .infinity, .none)
-        case .relu6: return (0, 6, .none)
-        case .clip(let lo, let hi): return (lo, hi, .none)
-        default: return (-.infinity, .infinity, activation)
-        }
-    }
-
     /// Output lines `range` (`image * outputHeight + row`), one C call per image they touch.
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let g = geometry
         let outputChannels = inputChannels * multiplier
-        let clamp = self.clamp
+        let clamp = ActivationClamp(activation)
         var shape = anvil_depthwise_shape(
             input_height: Int32(g.inputHeight), input_width: Int32(g.inputWidth),
             channels: Int32(inputChannels), multiplier: Int32(multiplier),
