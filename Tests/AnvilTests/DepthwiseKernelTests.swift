@@ -83,24 +83,13 @@ private func naiveDepthwise(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: Dep
                             scale += abs(x * w)
                         }
                     }
-                    values.append(referenceActivation(c.activation, sum))
+                    values.append(Naive.activate(c.activation, sum))
                     scales.append(scale)
                 }
             }
         }
     }
     return (values, scales)
-}
-
-/// The activation in double precision where it is piecewise linear, through Float otherwise.
-private func referenceActivation(_ activation: ActivationFunction, _ x: Double) -> Double {
-    switch activation {
-    case .none: return x
-    case .relu: return max(x, 0)
-    case .relu6: return min(max(x, 0), 6)
-    case .clip(let lo, let hi): return min(max(x, Double(lo)), Double(hi))
-    default: return Double(activation(Float(x)))
-    }
 }
 
 /// The float `shift` (0-7) floats past the first 32-byte boundary in `buffer` (which must have

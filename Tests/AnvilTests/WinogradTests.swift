@@ -92,7 +92,7 @@ private func referenceConvolution(_ c: WinogradCase, _ g: WindowGeometry, input:
                                     }
                                 }
                             }
-                            values[index] = referenceActivation(c.activation, sum)
+                            values[index] = Naive.activate(c.activation, sum)
                             magnitudes[index] = magnitude
                             index += 1
                         }
@@ -111,18 +111,6 @@ private func referenceConvolution(_ c: WinogradCase, _ g: WindowGeometry, input:
         magnitudes[i] = scales[i / (g.outputHeight * g.outputWidth * c.outputs) * c.outputs + i % c.outputs]
     }
     return (values, magnitudes)
-}
-
-/// The activation in double precision where it is piecewise linear; through Float otherwise.
-private func referenceActivation(_ activation: ActivationFunction, _ x: Double) -> Double {
-    switch activation {
-    case .none: return x
-    case .relu: return max(x, 0)
-    case .relu6: return min(max(x, 0), 6)
-    case .clip(let lo, let hi): return min(max(x, Double(lo)), Double(hi))
-    case .leakyRelu(let alpha): return x >= 0 ? x : Double(alpha) * x
-    default: return Double(activation(Float(x)))
-    }
 }
 
 /// Runs the Winograd kernel directly on a case, with a NaN-filled output and scratch (so an
@@ -528,7 +516,7 @@ private func referenceConvolution64(_ c: WinogradCase, _ g: WindowGeometry, inpu
                             for i in 0 ..< c.inputs { sum += input[pixel + i] * Double(weights[tap + i]) }
                         }
                     }
-                    values[index] = referenceActivation(c.activation, sum)
+                    values[index] = Naive.activate(c.activation, sum)
                     index += 1
                 }
             }

@@ -40,12 +40,7 @@ struct DenseKernel: Kernel {
             packed = nil
             return
         }
-        let count = anvil_conv_packed_count(Int32(outputs), Int32(inputs))
-        let box = FloatBox(count: count)
-        weights.weights.withUnsafeBufferPointer {
-            anvil_conv_pack_weights($0.baseAddress!, Int32(outputs), Int32(inputs), box.pointer)
-        }
-        packed = ParameterData(buffer: box.buffer, owner: box)
+        packed = DirectConvolutionKernel.pack(weights.weights, outputs: outputs, depth: inputs)
     }
 
     /// Saturates rather than traps for absurd batches, which the workspace then refuses.

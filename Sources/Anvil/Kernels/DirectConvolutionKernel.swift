@@ -24,13 +24,15 @@ struct DirectConvolutionKernel: Kernel {
         self.outputChannels = outputChannels
         self.activation = activation
         self.bias = weights.bias
-        let depth = geometry.kernelHeight * geometry.kernelWidth * inputChannels
-        let count = anvil_conv_packed_count(Int32(outputChannels), Int32(depth))
-        let box = FloatBox(count: count)
-        weights.weights.withUnsafeBufferPointer {
-            anvil_conv_pack_weights($0.baseAddress!, Int32(outputChannels), Int32(depth), box.pointer)
-        }
-        self.packed = ParameterData(buffer: box.buffer, owner: box)
+        self.packed = Self.pack(weights.weights, outputs: outputChannels,
+                                depth: geometry.kernelHeight * geometry.kernelWidth * inputChannels)
+    }
+
+    /// `weights` rows `[outputs][depth]` packed by `anvil_conv_pack_weights` into aligned memory.
+    static func pack(_ weights: ParameterData, outputs: Int, depth: Int) -> ParameterData {
+        let box = FloatBox(count: anvil_conv_packed_count(Int32(outputs), Int32(depth)))
+        weights.withUnsafeBufferPointer { anvil_conv_pack_weights($0.baseAddress!, Int32(outputs), Int32(depth), box.pointer) }
+        return ParameterData(buffer: box.buffer, owner: box)
     }
 
     var isPadded: Bool {
