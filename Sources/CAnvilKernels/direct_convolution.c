@@ -53,6 +53,31 @@ typedef struct {
     int valid;              ///< Output channels of the block that exist (16 but for the last block).
 } pass_t;
 
+/// The contiguous runs of (tap, channel) pairs a pass reads in one window row: in NHWC the
+/// taps of a row lie side by side, so with no dilation and all channels in one pass the row
+/// is one run of `kernel_width × channels` inputs — and the packed weights `[tap][c][16]`
+/// match it — instead of `kernel_width` runs of `c1 − c0`. (A single-channel first layer
+/// otherwise did one multiply-add per tile pixel between loop set-ups.)
+typedef struct { int segments, length; } run_t;
+
+static inline run_t runs(const pass_t *t) {
+    const anvil_conv_shape *s = t->s;
+    if (s->dilation_width == 1 && t->c0 == 0 && t->c1 == s->channels) return (run_t){ 1, s->kernel_width * s->channels };
+    return (run_t){ s->kernel_width, t->c1 - t->c0 };
+}
+
+/// The input offset (from a pixel's window origin) of run `kx` of window row `ky`.
+static inline size_t run_offset(const pass_t *t, int ky, int kx) {
+    const anvil_conv_shape *s = t->s;
+    return ((size_t)ky * s->dilation_height * s->input_width + (size_t)kx * s->dilation_width) * s->channels + t->c0;
+}
+
+/// The packed-weight offset of run `kx` of window row `ky`.
+static inline size_t run_offset_weights(const pass_t *t, int ky, int kx) {
+    const anvil_conv_shape *s = t->s;
+    return ((size_t)(ky * s->kernel_width + kx) * s->channels + t->c0) * BLOCK;
+}
+
 /// Loads the starting sums of `n` pixels into `acc`.
 static inline void start_tile(const pass_t *t, float acc[TILE][BLOCK], int n, const float *out) {
     for (int i = 0; i < n; i++) {
@@ -76,15 +101,15 @@ static void tile_portable(const pass_t *t, const float *origins[TILE], int n, fl
     const anvil_conv_shape *s = t->s;
     float acc[TILE][BLOCK];
     start_tile(t, acc, n, out);
-    const int channels = s->channels;
+    const run_t r = runs(t);
     for (int ky = 0; ky < s->kernel_height; ky++) {
-        for (int kx = 0; kx < s->kernel_width; kx++) {
-            size_t offset = ((size_t)ky * s->dilation_height * s->input_width + (size_t)kx * s->dilation_width) * channels;
-            const float *w = t->weights + (size_t)(ky * s->kernel_width + kx) * channels * BLOCK;
-            for (int c = t->c0; c < t->c1; c++) {
+        for (int kx = 0; kx < r.segments; kx++) {
+            size_t offset = run_offset(t, ky, kx);
+            const float *w = t->weights + run_offset_weights(t, ky, kx);
+            for (int q = 0; q < r.length; q++) {
                 for (int i = 0; i < n; i++) {
-                    float x = origins[i][offset + c];
-                    for (int j = 0; j < BLOCK; j++) acc[i][j] += x * w[(size_t)c * BLOCK + j];
+                    float x = origins[i][offset + q];
+                    for (int j = 0; j < BLOCK; j++) acc[i][j] += x * w[(size_t)q * BLOCK + j];
                 }
             }
         }
@@ -98,7 +123,13 @@ ANVIL_AVX2 static inline __attribute__((always_inline)) void
 tile_avx2_n(const int N, const pass_t *t, const float *origins[TILE], float *out) {
     const anvil_conv_shape *s = t->s;
     __m256 a0[TILE], a1[TILE];
-    if (t->first || t->valid < BLOCK) {
+    if (t->first) {
+        // The bias is padded to 16 (see run_block): two loads, not a scalar copy per lane,
+        // which cost a small-depth layer as much as its multiply-adds.
+        __m256 b0 = t->bias ? _mm256_loadu_ps(t->bias) : _mm256_setzero_ps();
+        __m256 b1 = t->bias ? _mm256_loadu_ps(t->bias + 8) : _mm256_setzero_ps();
+        for (int i = 0; i < N; i++) { a0[i] = b0; a1[i] = b1; }
+    } else if (t->valid < BLOCK) {
         float start[TILE][BLOCK];
         start_tile(t, start, N, out);
         for (int i = 0; i < N; i++) { a0[i] = _mm256_loadu_ps(start[i]); a1[i] = _mm256_loadu_ps(start[i] + 8); }
@@ -108,14 +139,14 @@ tile_avx2_n(const int N, const pass_t *t, const float *origins[TILE], float *out
             a1[i] = _mm256_loadu_ps(out + (size_t)i * s->outputs + 8);
         }
     }
-    const int channels = s->channels;
+    const run_t r = runs(t);
     for (int ky = 0; ky < s->kernel_height; ky++) {
-        for (int kx = 0; kx < s->kernel_width; kx++) {
-            size_t offset = ((size_t)ky * s->dilation_height * s->input_width + (size_t)kx * s->dilation_width) * channels;
-            const float *w = t->weights + (size_t)(ky * s->kernel_width + kx) * channels * BLOCK;
+        for (int kx = 0; kx < r.segments; kx++) {
+            size_t offset = run_offset(t, ky, kx);
+            const float *w = t->weights + run_offset_weights(t, ky, kx);
             const float *x[TILE];
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
-            for (int c = t->c0; c < t->c1; c++) {
+            for (int c = 0; c < r.length; c++) {
                 __m256 w0 = _mm256_loadu_ps(w + (size_t)c * BLOCK), w1 = _mm256_loadu_ps(w + (size_t)c * BLOCK + 8);
                 for (int i = 0; i < N; i++) {
                     __m256 v = _mm256_broadcast_ss(x[i] + c);

@@ -63,6 +63,13 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
                                 weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth * groupInputs,
                                 affine: context.foldedAffine)
     if weights.weights.buffer.baseAddress != raw.buffer.baseAddress { raw.releaseMappedPages() }  // a copy is used
+    if groups == 1 && Winograd5x5Kernel.isPreferred(geometry: geometry, inputChannels: inputChannels,
+                                                    outputChannels: outputChannels) {
+        let kernel = Winograd5x5Kernel(geometry: geometry, inputChannels: inputChannels,
+                                       outputChannels: outputChannels, weights: weights, activation: finalActivation)
+        raw.releaseMappedPages()  // only the transformed filters are used
+        return kernel
+    }
     if groups == 1 && DirectConvolutionKernel.isPreferred(geometry: geometry, inputChannels: inputChannels,
                                                           outputChannels: outputChannels) {
         let kernel = DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels,

@@ -21,6 +21,10 @@ public enum Compute {
         set { threads = max(1, min(newValue, pool.workers + 1)) }
     }
 
+    /// The most threads ``threadCount`` can be set to: kernels with per-thread scratch memory
+    /// reserve this many slots.
+    static var maximumThreadCount: Int { pool.workers + 1 }
+
     /// How many parts to split `count` items of `costPerItem` work into: one per thread, but
     /// only when each part gets enough work (about 16k multiply-adds) to pay for waking a thread.
     @inline(__always)

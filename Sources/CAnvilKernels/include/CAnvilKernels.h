@@ -19,6 +19,7 @@ int anvil_kernels_uses_avx2(void);
 #include "anvil_depthwise_convolution.h"
 #include "anvil_dense.h"
 #include "anvil_pooling.h"
+#include "anvil_winograd_5x5.h"
 
 #ifdef __cplusplus
 }

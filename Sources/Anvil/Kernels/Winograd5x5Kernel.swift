@@ -1,0 +1,110 @@
+import CAnvilKernels
+
+/// 5×5, stride-1, undilated, ungrouped convolution by Winograd's F(2×2, 5×5) in Anvil's C
+/// kernel (`anvil_winograd5`): 36 multiplies per 2×2 output tile and channel pair instead of
+/// 100. The input and output transforms are fused with the products, six tiles at a time in
+/// cache (see `winograd_5x5.c`), so the small channel counts of 5×5 layers (MNIST's conv2,
+/// 32 → 64) still gain: no padded copy of the input, no transformed tensors in memory.
+///
+/// The filters are transformed once, at construction, and take 36/25 of the weights' memory.
+/// Threads split the tiles; each part has its own slot of scratch memory.
+struct Winograd5x5Kernel: Kernel {
+    let geometry: WindowGeometry
+    let inputChannels: Int
+    let outputChannels: Int
+    /// `U = G g Gᵀ` per filter, from `anvil_winograd5_transform_filters`.
+    let filters: ParameterData
+    let bias: ParameterData?
+    let activation: ActivationFunction
+    /// Forces the portable C body instead of the run-time choice (for tests that compare them).
+    var portableBody = false
+
+    /// Transforms `weights` (rows `[o][5][5][c]`).
+    init(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int, weights: KernelWeights,
+         activation: ActivationFunction) {
+        precondition(Self.supports(geometry: geometry), "F(2×2, 5×5) needs a 5×5, stride 1, dilation 1 convolution")
+        self.geometry = geometry
+        self.inputChannels = inputChannels
+        self.outputChannels = outputChannels
+        self.bias = weights.bias
+        self.activation = activation
+        let box = FloatBox(count: anvil_winograd5_filter_count(Int32(outputChannels), Int32(inputChannels)))
+        weights.weights.withUnsafeBufferPointer {
+            anvil_winograd5_transform_filters($0.baseAddress!, Int32(outputChannels), Int32(inputChannels), box.pointer)
+        }
+        filters = ParameterData(buffer: box.buffer, owner: box)
+    }
+
+    /// Whether the kernel can compute this convolution at all.
+    static func supports(geometry g: WindowGeometry) -> Bool {
+        g.kernelHeight == 5 && g.kernelWidth == 5 && g.strideHeight == 1 && g.strideWidth == 1
+            && g.dilationHeight == 1 && g.dilationWidth == 1
+    }
+
+    /// The C description of the layer.
+    var shape: anvil_winograd5_shape {
+        let g = geometry, clamp = ActivationClamp(activation)
+        return anvil_winograd5_shape(
+            input_height: Int32(g.inputHeight), input_width: Int32(g.inputWidth), channels: Int32(inputChannels),
+            output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth), outputs: Int32(outputChannels),
+            pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft), clamp_min: clamp.min, clamp_max: clamp.max,
+            portable: portableBody ? 1 : 0)
+    }
+
+    /// Floats of one thread's scratch slot, a whole number of cache lines.
+    var slotCount: Int { (Int(anvil_winograd5_scratch_count(Int32(inputChannels))) + 15) & ~15 }
+
+    /// One slot per thread that can run; the batch does not matter.
+    func scratchCount(batch: Int) -> Int { saturatingProduct(Compute.maximumThreadCount, slotCount) + 16 }
+
+    func run(_ io: KernelIO) {
+        var shape = self.shape
+        let tiles = io.batch * anvil_winograd5_tiles_per_image(&shape)
+        let groups = (tiles + 5) / 6
+        let parts = Compute.parts(groups, costPerItem: 6 * 36 * inputChannels * outputChannels)
+        // 64-byte aligned slots, one per part.
+        let address = (UInt(bitPattern: io.scratch) + 63) & ~UInt(63)
+        let scratch = UnsafeMutablePointer<Float>(bitPattern: address)!
+        Compute.parallelFor(parts, costPerItem: Int.max / max(1, parts),
+                            Parts(kernel: self, shape: shape, input: io.inputs[0], output: io.output, scratch: scratch,
+                                  tiles: tiles, groups: groups, parts: parts))
+        let clamp = ActivationClamp(activation)
+        if clamp.rest != .none { clamp.rest.apply(io.output, count: io.batch * geometry.outputHeight * geometry.outputWidth * outputChannels) }
+    }
+
+    /// Part `i` of `parts`: an equal share of the groups of six tiles, with scratch slot `i`.
+    struct Parts: ParallelJob {
+        let kernel: Winograd5x5Kernel
+        let shape: anvil_winograd5_shape
+        let input: UnsafePointer<Float>
+        let output: UnsafeMutablePointer<Float>
+        let scratch: UnsafeMutablePointer<Float>
+        let tiles: Int
+        let groups: Int
+        let parts: Int
+
+        func run(_ range: Range<Int>) {
+            var shape = self.shape
+            for part in range {
+                let first = min(tiles, groups * part / parts * 6), last = min(tiles, groups * (part + 1) / parts * 6)
+                guard first < last else { continue }
+                anvil_winograd5(&shape, input, kernel.filters.buffer.baseAddress!, kernel.bias?.buffer.baseAddress, output,
+                                first, last, scratch + part * kernel.slotCount)
+            }
+        }
+    }
+}
+
+extension Winograd5x5Kernel {
+    /// Whether a convolution runs faster here than in ``DirectConvolutionKernel``: 5×5,
+    /// stride 1, no dilation, at least 8 input channels (with fewer, the transforms cost
+    /// more than the multiplies they save). `ANVIL_CONVOLUTION` = `direct`, `im2col` or
+    /// `gemm` keeps it out.
+    static func isPreferred(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int) -> Bool {
+        switch WinogradConvolutionKernel.override {
+        case "direct", "im2col", "gemm": return false
+        default: break
+        }
+        return supports(geometry: geometry) && inputChannels >= 8
+    }
+}
