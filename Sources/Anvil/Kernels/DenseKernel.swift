@@ -6,8 +6,8 @@ import CAnvilKernels
 /// per image). Larger batches run the direct-convolution kernel as a 1×1 convolution over
 /// the batch when the layer's weights are under 16 MB (it keeps a packed copy of them; about
 /// 2× faster than `sgemm` at MNIST's 3136 → 1024, batch 64), `sgemm` otherwise — VGG16's
-/// 400 MB layers are never copied. Work is split across threads over output rows or images,
-/// with the bias and activation fused in.
+/// 400 MB layers are never copied. Work is split across threads over output rows (blocks of
+/// them for the packed path), with the bias and activation fused in.
 ///
 /// With `channelsFirstInput` the weights are PyTorch's `[out][c][h][w]`, used as they are:
 /// each image is reordered to `C, H, W` in scratch memory instead — a few kilobytes per image
@@ -56,8 +56,11 @@ struct DenseKernel: Kernel {
             Compute.parallelFor(outputs, costPerItem: inputs * io.batch,
                                 SmallBatch(kernel: self, x: input, y: io.output, batch: io.batch))
         } else if let packed {
-            let images = (io.batch + Packed.images - 1) / Packed.images
-            Compute.parallelFor(images, costPerItem: Packed.images * inputs * outputs,
+            // Threads take blocks of 16 output channels, every image each: each reads its share
+            // of the weights once, and the shares are even. (Split by groups of 24 images, a
+            // batch of 64 gave one thread 24 images and the other 40, each reading all weights.)
+            let blocks = (outputs + Int(ANVIL_CONV_BLOCK) - 1) / Int(ANVIL_CONV_BLOCK)
+            Compute.parallelFor(blocks, costPerItem: io.batch * inputs * Int(ANVIL_CONV_BLOCK),
                                 Packed(kernel: self, weights: packed.buffer.baseAddress!, x: input, y: io.output, batch: io.batch))
         } else {
             Gemm.multiply(rows: io.batch, outputs: outputs, depth: inputs, a: input, lda: inputs,
@@ -66,10 +69,10 @@ struct DenseKernel: Kernel {
         }
     }
 
-    /// Groups of `images` images through the direct-convolution kernel, as a parallel job: the
-    /// batch is one row of `batch` pixels with `inputs` channels and a 1×1 kernel.
+    /// A range of blocks of 16 output channels for the whole batch through the
+    /// direct-convolution kernel, as a parallel job: the batch is one row of `batch` pixels
+    /// with `inputs` channels and a 1×1 kernel.
     struct Packed: ParallelJob {
-        static let images = 24
         let kernel: DenseKernel
         let weights: UnsafePointer<Float>
         let x: UnsafePointer<Float>
@@ -82,10 +85,13 @@ struct DenseKernel: Kernel {
                                          kernel_width: 1, stride_height: 1, stride_width: 1, dilation_height: 1,
                                          dilation_width: 1, output_width: Int32(batch), outputs: Int32(kernel.outputs),
                                          clamp_min: clamp.min, clamp_max: clamp.max, portable: kernel.portableBody ? 1 : 0)
-            let first = range.lowerBound * Self.images, last = min(batch, range.upperBound * Self.images)
-            let blocks = Int32((kernel.outputs + Int(ANVIL_CONV_BLOCK) - 1) / Int(ANVIL_CONV_BLOCK))
-            anvil_conv_direct(&shape, x, weights, kernel.weights.biasPointer, y, Int32(first), Int32(last), 0, blocks)
-            if clamp.rest != .none { clamp.rest.apply(y + first * kernel.outputs, count: (last - first) * kernel.outputs) }
+            anvil_conv_direct(&shape, x, weights, kernel.weights.biasPointer, y, 0, Int32(batch),
+                              Int32(range.lowerBound), Int32(range.upperBound))
+            if clamp.rest != .none {
+                let block = Int(ANVIL_CONV_BLOCK)
+                let first = range.lowerBound * block, count = min(kernel.outputs, range.upperBound * block) - first
+                for image in 0 ..< batch { clamp.rest.apply(y + image * kernel.outputs + first, count: count) }
+            }
         }
     }
 
