@@ -61,6 +61,24 @@ struct DenseKernelTests {
         }
     }
 
+    @Test("A 1×1 convolution of a 1×1 input (a classifier head) runs as a Dense kernel and matches the naive convolution")
+    func singlePixelConvolution() throws {
+        var random = RefRandom(seed: 4_444)
+        let weights = random.floats(37 * 99), bias = random.floats(37)
+        let g = try WindowGeometry(input: Shape(height: 1, width: 1, channels: 99), kernel: (1, 1), stride: (1, 1),
+                                   dilation: (1, 1), padding: .valid)
+        #expect(g.isSinglePixel)
+        for batch in [1, 5, 16, 40] {
+            let x = random.tensor(n: batch, h: 1, w: 1, c: 99)
+            let actual = try refRun(x, parameters: ["head_W": weights, "head_b": bias]) {
+                $0 --> Convolution(kernel: (1, 1), channels: 37, padding: .valid, activation: .relu6, name: "head")
+            }
+            let expected = Naive.convolution(x, weights: weights, bias: bias, outputChannels: 37, kernel: (1, 1),
+                                             padding: .valid, activation: .relu6)
+            refExpectClose(actual, expected, "batch \(batch)")
+        }
+    }
+
     @Test("A layer too large to keep a packed copy runs sgemm at batch 16 and the small-batch kernel at 3")
     func largeLayer() throws {
         let inputs = 2_001, outputs = 2_000

@@ -110,9 +110,25 @@ struct DirectConvolutionTests {
         #expect(!whole.contains { $0.isNaN })
         #expect(run(splitAt: [1]) == whole)
         #expect(run(splitAt: [chunks / 2, chunks + 1]) == whole)
+        // Few-pixel layers split the blocks of output channels instead (3 blocks here).
+        func runBlocks(splitAt cuts: [Int]) -> [Float] {
+            var output = [Float](repeating: .nan, count: c.batch * kernel.pixels * c.outputs)
+            x.withUnsafeBufferPointer { input in
+                output.withUnsafeMutableBufferPointer { y in
+                    let job = DirectConvolutionKernel.Blocks(kernel: kernel, input: input.baseAddress!, output: y.baseAddress!,
+                                                             batch: c.batch)
+                    let bounds = [0] + cuts + [kernel.blocks]
+                    for i in 0 ..< bounds.count - 1 { job.run(bounds[i] ..< bounds[i + 1]) }
+                }
+            }
+            return output
+        }
+        #expect(runBlocks(splitAt: []) == whole)
+        #expect(runBlocks(splitAt: [1]) == whole)
+        #expect(runBlocks(splitAt: [1, 2]) == whole)
     }
 
-    @Test("Spatial kernels and 1×1 layers of few pixels choose the direct kernel; larger 1×1 layers do not")
+    @Test("Spatial kernels and 1×1 layers of few pixels or at most 512 KB of weights choose the direct kernel; others do not")
     func choice() throws {
         func geometry(_ size: Int, _ k: Int) throws -> WindowGeometry {
             try WindowGeometry(input: Shape(height: size, width: size, channels: 1), kernel: (k, k), stride: (1, 1),
@@ -122,6 +138,8 @@ struct DirectConvolutionTests {
         #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(14, 5), inputChannels: 32, outputChannels: 64))
         #expect(!DirectConvolutionKernel.isPreferred(geometry: try geometry(14, 1), inputChannels: 512, outputChannels: 512))
         #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(7, 1), inputChannels: 512, outputChannels: 2048))
-        #expect(!DirectConvolutionKernel.isPreferred(geometry: try geometry(56, 1), inputChannels: 64, outputChannels: 256))
+        #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(56, 1), inputChannels: 64, outputChannels: 256))
+        #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(28, 1), inputChannels: 256, outputChannels: 512))
+        #expect(!DirectConvolutionKernel.isPreferred(geometry: try geometry(14, 1), inputChannels: 512, outputChannels: 513))
     }
 }

@@ -57,9 +57,63 @@ struct DirectConvolutionKernel: Kernel {
             Compute.parallelFor(io.batch, costPerItem: paddedImageCount, Pad(kernel: self, source: input, destination: io.scratch))
             input = UnsafePointer(io.scratch)
         }
+        if io.batch * pixels <= Self.blockSplitPixels {
+            Compute.parallelFor(blocks, costPerItem: io.batch * pixels * depth * Int(ANVIL_CONV_BLOCK),
+                                Blocks(kernel: self, input: input, output: io.output, batch: io.batch))
+            return
+        }
         let chunks = (pixels + Self.chunkPixels - 1) / Self.chunkPixels
         Compute.parallelFor(io.batch * chunks, costPerItem: Self.chunkPixels * depth * outputChannels,
                             Chunks(kernel: self, input: input, output: io.output, chunks: chunks))
+    }
+
+    /// Blocks of 16 output channels.
+    var blocks: Int { (outputChannels + Int(ANVIL_CONV_BLOCK) - 1) / Int(ANVIL_CONV_BLOCK) }
+
+    /// At most this many output pixels in the whole batch, threads split the output channels
+    /// rather than the pixels: each then reads only its share of the weights, which for such
+    /// layers (7×7 maps of 512–1024 channels, 2–9 MB of weights) is the larger cost. (MobileNet's
+    /// 7×7 1024 → 1024 layer on two threads: 0.77 → 0.72 ms.)
+    static let blockSplitPixels = 64
+
+    /// The C description of the layer.
+    var shape: anvil_conv_shape {
+        let g = geometry
+        let clamp = ActivationClamp(activation)
+        return anvil_conv_shape(
+            input_width: Int32(isPadded ? paddedWidth : g.inputWidth), channels: Int32(inputChannels),
+            kernel_height: Int32(g.kernelHeight), kernel_width: Int32(g.kernelWidth),
+            stride_height: Int32(g.strideHeight), stride_width: Int32(g.strideWidth),
+            dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
+            output_width: Int32(g.outputWidth), outputs: Int32(outputChannels),
+            clamp_min: clamp.min, clamp_max: clamp.max, portable: portableBody ? 1 : 0)
+    }
+
+    /// Floats of one (padded) input image.
+    var inputImageCount: Int { isPadded ? paddedImageCount : geometry.inputHeight * geometry.inputWidth * inputChannels }
+
+    /// Work items: blocks of 16 output channels, every pixel of every image.
+    struct Blocks: ParallelJob {
+        let kernel: DirectConvolutionKernel
+        let input: UnsafePointer<Float>
+        let output: UnsafeMutablePointer<Float>
+        let batch: Int
+
+        func run(_ range: Range<Int>) {
+            var shape = kernel.shape
+            let pixels = kernel.pixels, outputs = kernel.outputChannels, block = Int(ANVIL_CONV_BLOCK)
+            let rest = ActivationClamp(kernel.activation).rest
+            for image in 0 ..< batch {
+                let out = output + image * pixels * outputs
+                anvil_conv_direct(&shape, input + image * kernel.inputImageCount, kernel.packed.buffer.baseAddress!,
+                                  kernel.bias?.buffer.baseAddress, out, 0, Int32(pixels),
+                                  Int32(range.lowerBound), Int32(range.upperBound))
+                if rest != .none {
+                    let first = range.lowerBound * block, count = min(outputs, range.upperBound * block) - first
+                    for pixel in 0 ..< pixels { rest.apply(out + pixel * outputs + first, count: count) }
+                }
+            }
+        }
     }
 
     /// Copies images into zero-bordered ones of `paddedHeight × paddedWidth`.
@@ -94,17 +148,10 @@ struct DirectConvolutionKernel: Kernel {
         let chunks: Int
 
         func run(_ range: Range<Int>) {
-            let g = kernel.geometry
             let clamp = ActivationClamp(kernel.activation)
-            var shape = anvil_conv_shape(
-                input_width: Int32(kernel.isPadded ? kernel.paddedWidth : g.inputWidth), channels: Int32(kernel.inputChannels),
-                kernel_height: Int32(g.kernelHeight), kernel_width: Int32(g.kernelWidth),
-                stride_height: Int32(g.strideHeight), stride_width: Int32(g.strideWidth),
-                dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
-                output_width: Int32(g.outputWidth), outputs: Int32(kernel.outputChannels),
-                clamp_min: clamp.min, clamp_max: clamp.max, portable: kernel.portableBody ? 1 : 0)
-            let imageCount = kernel.isPadded ? kernel.paddedImageCount : g.inputHeight * g.inputWidth * kernel.inputChannels
-            let blocks = Int32((kernel.outputChannels + Int(ANVIL_CONV_BLOCK) - 1) / Int(ANVIL_CONV_BLOCK))
+            var shape = kernel.shape
+            let imageCount = kernel.inputImageCount
+            let blocks = Int32(kernel.blocks)
             let pixels = kernel.pixels, outputs = kernel.outputChannels
             let bias = kernel.bias?.buffer.baseAddress
             var item = range.lowerBound
@@ -131,10 +178,12 @@ extension DirectConvolutionKernel {
 
     /// Whether an ungrouped convolution (that Winograd did not take) runs faster here than
     /// through im2col + GEMM. Measured on the reference machine: every spatial kernel (3×3 …
-    /// 7×7, any stride; no im2col copy: 1.1–2.5× faster) and 1×1 layers of at most 64 pixels
-    /// (7×7 maps and classifier heads: 1.1–1.9×, where OpenBLAS's packing is not repaid).
-    /// Larger 1×1 layers run 0–15% faster on OpenBLAS's packed GEMM, which reads the input
-    /// as it is. `ANVIL_CONVOLUTION=direct` or `im2col` forces the choice; `gemm` keeps
+    /// 7×7, any stride; no im2col copy: 1.1–2.5× faster), 1×1 layers of at most 64 pixels
+    /// (7×7 maps and classifier heads: 1.1–1.9×, where OpenBLAS's packing is not repaid) and
+    /// 1×1 layers with at most 512 KB of weights (they stay in L2: MobileNet's 112×112 32 → 64
+    /// 1.0 → 0.85 ms, 56×56 128 → 128 1.30 → 1.19, 28×28 256 → 512 0.63 → 0.59 on one thread).
+    /// Larger 1×1 layers (14×14 512 → 512: 1.20 against 1.31 ms) run faster on OpenBLAS's
+    /// packed GEMM, which reads the input as it is. `ANVIL_CONVOLUTION=direct` or `im2col` forces the choice; `gemm` keeps
     /// Winograd's own choice but never picks this kernel.
     static func isPreferred(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int) -> Bool {
         switch override {
@@ -143,6 +192,6 @@ extension DirectConvolutionKernel {
         default: break
         }
         if geometry.kernelHeight * geometry.kernelWidth > 1 { return true }
-        return geometry.outputHeight * geometry.outputWidth <= 64
+        return geometry.outputHeight * geometry.outputWidth <= 64 || inputChannels * outputChannels <= 131_072
     }
 }

@@ -63,6 +63,14 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
                                 weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth * groupInputs,
                                 affine: context.foldedAffine)
     if weights.weights.buffer.baseAddress != raw.buffer.baseAddress { raw.releaseMappedPages() }  // a copy is used
+    if groups == 1 && geometry.isSinglePixel {
+        // One pixel in, one out (a classifier head on pooled features): a fully connected
+        // layer, whose kernel reads several weight rows at once (MobileNet's 1024 → 1000 head
+        // 0.33 → 0.2 ms at batch 1: the direct kernel streams one 64-byte column at a time).
+        // Small batches read `weights` in place, so mapped weights stay.
+        return DenseKernel(inputs: inputChannels, outputs: outputChannels, weights: weights,
+                           activation: finalActivation, channelsFirstInput: nil)
+    }
     if groups == 1 && Winograd5x5Kernel.isPreferred(geometry: geometry, inputChannels: inputChannels,
                                                     outputChannels: outputChannels) {
         let kernel = Winograd5x5Kernel(geometry: geometry, inputChannels: inputChannels,

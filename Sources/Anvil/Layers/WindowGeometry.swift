@@ -8,6 +8,11 @@ struct WindowGeometry: Hashable, Sendable {
     var padTop: Int, padLeft: Int, padBottom: Int, padRight: Int
     var outputHeight: Int, outputWidth: Int
 
+    /// A 1×1 kernel from a 1×1 input to a 1×1 output: a fully connected layer in disguise.
+    var isSinglePixel: Bool {
+        inputHeight == 1 && inputWidth == 1 && kernelHeight == 1 && kernelWidth == 1 && outputHeight == 1 && outputWidth == 1
+    }
+
     /// The extent of a dilated kernel.
     var effectiveKernelHeight: Int { (kernelHeight - 1) * dilationHeight + 1 }
     var effectiveKernelWidth: Int { (kernelWidth - 1) * dilationWidth + 1 }
