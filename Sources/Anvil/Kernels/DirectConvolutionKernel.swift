@@ -177,21 +177,21 @@ extension DirectConvolutionKernel {
     static var override: String? { WinogradConvolutionKernel.override }
 
     /// Whether an ungrouped convolution (that Winograd did not take) runs faster here than
-    /// through im2col + GEMM. Measured on the reference machine: every spatial kernel (3×3 …
-    /// 7×7, any stride; no im2col copy: 1.1–2.5× faster), 1×1 layers of at most 64 pixels
-    /// (7×7 maps and classifier heads: 1.1–1.9×, where OpenBLAS's packing is not repaid) and
-    /// 1×1 layers with at most 512 KB of weights (they stay in L2: MobileNet's 112×112 32 → 64
-    /// 1.0 → 0.85 ms, 56×56 128 → 128 1.30 → 1.19, 28×28 256 → 512 0.63 → 0.59 on one thread).
-    /// Larger 1×1 layers (14×14 512 → 512: 1.20 against 1.31 ms) run faster on OpenBLAS's
-    /// packed GEMM, which reads the input as it is. `ANVIL_CONVOLUTION=direct` or `im2col` forces the choice; `gemm` keeps
-    /// Winograd's own choice but never picks this kernel.
+    /// through im2col + GEMM: always, on the reference machine (one layer, batch 1, median of
+    /// alternating runs, this kernel against OpenBLAS's `sgemm`). Spatial kernels (3×3 … 7×7,
+    /// any stride) save the im2col copy: 1.1–2.5×. 1×1 layers, 1 and 2 threads: MobileNet's
+    /// 112×112 32 → 64 0.85 against 1.0 ms; 14×14 512 → 512 1.14 against 1.28; 14×14
+    /// 256 → 1024 1.51 / 0.90 against 1.60 / 1.64 (two threads); ResNet-50's stride-2 28×28
+    /// 512 → 1024 2.51 against 3.15; 28×28 1024 → 1024 alike on one thread, 10.9 against 11.6
+    /// on two; 14×14 1024 → 256 alike (1.69 / 1.58, noisy). Whole MobileNet: 15.0 against
+    /// 15.5 ms on one thread, 8.0 against 8.4 on two. `ANVIL_CONVOLUTION=direct` or `im2col`
+    /// forces the choice; `gemm` keeps Winograd's own choice but never picks this kernel.
     static func isPreferred(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int) -> Bool {
         switch override {
         case "direct": return true
         case "im2col", "gemm": return false
         default: break
         }
-        if geometry.kernelHeight * geometry.kernelWidth > 1 { return true }
-        return geometry.outputHeight * geometry.outputWidth <= 64 || inputChannels * outputChannels <= 131_072
+        return true
     }
 }

@@ -21,9 +21,11 @@ func checkedProduct(_ factors: [Int], what: String) throws -> Int {
 /// Builds the kernel for any convolution: depthwise when each group has one input channel,
 /// Winograd for 3×3 stride-1 ungrouped ones where its cost model expects it to be faster
 /// (``WinogradConvolutionKernel/preferredVariant(geometry:inputChannels:outputChannels:groups:)``),
-/// then the direct kernel where it beats im2col
-/// (``DirectConvolutionKernel/isPreferred(geometry:inputChannels:outputChannels:)``),
-/// otherwise im2col + GEMM.
+/// a fully connected kernel for a 1×1 convolution of one pixel, Winograd F(2×2, 5×5) for
+/// 5×5 stride-1 ones (``Winograd5x5Kernel/isPreferred(geometry:inputChannels:outputChannels:)``),
+/// then the direct kernel (``DirectConvolutionKernel/isPreferred(geometry:inputChannels:outputChannels:)``:
+/// every other ungrouped convolution unless `ANVIL_CONVOLUTION` says otherwise), otherwise
+/// im2col + GEMM.
 func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, inputChannels: Int,
                            outputChannels: Int, groups: Int, useBias: Bool,
                            activation: ActivationFunction) throws -> any Kernel {
