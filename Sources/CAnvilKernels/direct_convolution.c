@@ -48,6 +48,7 @@ typedef struct {
     const anvil_conv_shape *s;
     const float *weights;   ///< The block's packed weights, `[tap][channel][16]`.
     const float *bias;      ///< 16 biases (zero-padded), or NULL.
+    const float *residual;  ///< Values added to the first pass's start (laid out like `out`), or NULL.
     int c0, c1;
     int first, last;
     int valid;              ///< Output channels of the block that exist (16 but for the last block).
@@ -78,11 +79,13 @@ static inline size_t run_offset_weights(const pass_t *t, int ky, int kx) {
     return ((size_t)(ky * s->kernel_width + kx) * s->channels + t->c0) * BLOCK;
 }
 
-/// Loads the starting sums of `n` pixels into `acc`.
+/// Loads the starting sums of `n` pixels into `acc`: on the first pass the bias plus the
+/// residual (zero past the valid channels), later the partial sums already in `out`.
 static inline void start_tile(const pass_t *t, float acc[TILE][BLOCK], int n, const float *out) {
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < BLOCK; j++) {
-            if (t->first) acc[i][j] = t->bias ? t->bias[j] : 0.0f;
+            if (t->first) acc[i][j] = (t->bias ? t->bias[j] : 0.0f)
+                                    + (t->residual && j < t->valid ? t->residual[(size_t)i * t->s->outputs + j] : 0.0f);
             else acc[i][j] = j < t->valid ? out[(size_t)i * t->s->outputs + j] : 0.0f;
         }
     }
@@ -123,13 +126,19 @@ ANVIL_AVX2 static inline __attribute__((always_inline)) void
 tile_avx2_n(const int N, const pass_t *t, const float *origins[TILE], float *out) {
     const anvil_conv_shape *s = t->s;
     __m256 a0[TILE], a1[TILE];
-    if (t->first) {
+    if (t->first && (!t->residual || t->valid == BLOCK)) {
         // The bias is padded to 16 (see run_block): two loads, not a scalar copy per lane,
         // which cost a small-depth layer as much as its multiply-adds.
         __m256 b0 = t->bias ? _mm256_loadu_ps(t->bias) : _mm256_setzero_ps();
         __m256 b1 = t->bias ? _mm256_loadu_ps(t->bias + 8) : _mm256_setzero_ps();
         for (int i = 0; i < N; i++) { a0[i] = b0; a1[i] = b1; }
-    } else if (t->valid < BLOCK) {
+        if (t->residual) {
+            for (int i = 0; i < N; i++) {
+                a0[i] = _mm256_add_ps(a0[i], _mm256_loadu_ps(t->residual + (size_t)i * s->outputs));
+                a1[i] = _mm256_add_ps(a1[i], _mm256_loadu_ps(t->residual + (size_t)i * s->outputs + 8));
+            }
+        }
+    } else if (t->first || t->valid < BLOCK) {
         float start[TILE][BLOCK];
         start_tile(t, start, N, out);
         for (int i = 0; i < N; i++) { a0[i] = _mm256_loadu_ps(start[i]); a1[i] = _mm256_loadu_ps(start[i] + 8); }
@@ -194,9 +203,11 @@ ANVIL_AVX2 static void tile_avx2(const pass_t *t, const float *origins[TILE], in
 
 /// Runs one pass over the tiles of pixels `[pixel_begin, pixel_end)` for block `b`.
 static void run_block(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
-                      float *output, int pixel_begin, int pixel_end, int b, int c0, int c1, int avx2) {
+                      const float *residual, float *output, int pixel_begin, int pixel_end, int b, int c0, int c1,
+                      int avx2) {
     const size_t depth = (size_t)s->kernel_height * s->kernel_width * s->channels;
-    pass_t t = { s, packed + (size_t)b * depth * BLOCK, NULL, c0, c1, c0 == 0, c1 == s->channels, s->outputs - b * BLOCK };
+    pass_t t = { s, packed + (size_t)b * depth * BLOCK, NULL, NULL, c0, c1, c0 == 0, c1 == s->channels,
+                 s->outputs - b * BLOCK };
     if (t.valid > BLOCK) t.valid = BLOCK;
     float padded_bias[BLOCK];
     if (bias) {
@@ -209,6 +220,7 @@ static void run_block(const anvil_conv_shape *s, const float *input, const float
         const float *origins[TILE];
         tile_origins(s, input, p, n, origins);
         float *out = output + (size_t)p * s->outputs + (size_t)b * BLOCK;
+        t.residual = residual ? residual + (size_t)p * s->outputs + (size_t)b * BLOCK : NULL;
 #if ANVIL_X86
         if (avx2) { tile_avx2(&t, origins, n, out); continue; }
 #endif
@@ -228,7 +240,8 @@ enum {
 };
 
 void anvil_conv_direct(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
-                       float *output, int pixel_begin, int pixel_end, int block_begin, int block_end) {
+                       const float *residual, float *output, int pixel_begin, int pixel_end, int block_begin,
+                       int block_end) {
     const int avx2 = !s->portable && anvil_kernels_uses_avx2();
     const int taps = s->kernel_height * s->kernel_width;
     const int pass_channels = s->channels <= MAX_PASS_CHANNELS ? s->channels : PASS_CHANNELS;
@@ -243,11 +256,11 @@ void anvil_conv_direct(const anvil_conv_shape *s, const float *input, const floa
                 for (int p = p0; p < p1; p += PIXEL_CHUNK) {
                     int end = p1 - p < PIXEL_CHUNK ? p1 : p + PIXEL_CHUNK;
                     for (int b = block_begin; b < block_end; b++)
-                        run_block(s, input, packed, bias, output, p, end, b, c0, c1, avx2);
+                        run_block(s, input, packed, bias, residual, output, p, end, b, c0, c1, avx2);
                 }
             } else {
                 for (int b = block_begin; b < block_end; b++)
-                    run_block(s, input, packed, bias, output, p0, p1, b, c0, c1, avx2);
+                    run_block(s, input, packed, bias, residual, output, p0, p1, b, c0, c1, avx2);
             }
         }
     }

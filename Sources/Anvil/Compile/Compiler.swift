@@ -28,12 +28,19 @@ struct Compiler {
                                                   parameters: parameters[ObjectIdentifier(bn)] ?? [:])
                     context.foldedAffine = try bn.affine(bnContext)
                 }
+                var inputShapes = context.inputShapes
+                if let index = step.fusedAdd {
+                    let add = graph.nodes[index]
+                    context.fusedResidual = true
+                    context.fusedActivation = (add.layer as! Add).activation
+                    inputShapes.append(graph.shapes[add.output])
+                }
                 if let index = step.fusedActivation {
                     context.fusedActivation = (graph.nodes[index].layer as! Activation).function
                 }
                 let kernel = try node.layer.makeKernel(context)
                 steps.append(CompiledModel.Step(kernel: kernel, inputs: step.inputs, output: step.output,
-                                                inputShapes: context.inputShapes, outputShape: context.outputShape))
+                                                inputShapes: inputShapes, outputShape: context.outputShape))
             } catch let error as AnvilError {
                 throw error.message.contains("'\(node.name)'") ? error
                     : AnvilError(error.code, "layer '\(node.name)' (\(node.layer.typeName)): \(error.message)")

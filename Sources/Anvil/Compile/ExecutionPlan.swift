@@ -7,7 +7,10 @@ struct ExecutionPlan {
         let node: Int
         /// A BatchNormalization node folded into this one.
         var foldedNormalization: Int?
-        /// An Activation node fused into this one.
+        /// An Add node fused into this one: its other input is this step's second input, added
+        /// before the activation.
+        var fusedAdd: Int?
+        /// An Activation node fused into this one (after the Add, if any).
         var fusedActivation: Int?
         /// Tensors read (already resolved through fusion).
         var inputs: [Int]
@@ -50,7 +53,22 @@ struct ExecutionPlan {
                     tail = graph.nodes[next].output
                     storage[tail] = node.output
                 }
-                if let next = soleConsumer(of: tail), graph.nodes[next].layer is Activation {
+                // A residual connection: `Add` of this output and a tensor already computed
+                // (its producer comes earlier, so the other branch has run), into a
+                // convolution, which adds it while writing its output.
+                var activationDone = false
+                if node.layer is Convolution || node.layer is PointwiseConvolution,
+                   let next = soleConsumer(of: tail), let add = graph.nodes[next].layer as? Add,
+                   graph.nodes[next].inputs.count == 2, let other = graph.nodes[next].inputs.first(where: { $0 != tail }),
+                   other < graph.inputCount || other - graph.inputCount < index {
+                    step.fusedAdd = next
+                    fused.insert(next)
+                    step.inputs.append(storage[other])
+                    tail = graph.nodes[next].output
+                    storage[tail] = node.output
+                    activationDone = add.activation != .none
+                }
+                if !activationDone, let next = soleConsumer(of: tail), graph.nodes[next].layer is Activation {
                     step.fusedActivation = next
                     fused.insert(next)
                     storage[graph.nodes[next].output] = node.output

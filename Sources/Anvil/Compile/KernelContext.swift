@@ -13,8 +13,11 @@ public struct KernelContext {
     /// A per-channel affine map `y = scale * y + shift` folded in after the layer
     /// (a BatchNormalization that follows a convolution or dense layer).
     var foldedAffine: (scale: [Float], shift: [Float])? = nil
-    /// An activation that follows the layer and is fused into it.
+    /// An activation that follows the layer and is fused into it (after the residual, if any).
     var fusedActivation: ActivationFunction? = nil
+    /// Whether an `Add` of a second tensor is fused into the layer: its kernel gets that tensor
+    /// as a second input and adds it before the activation.
+    var fusedResidual = false
 
     /// The loaded tensor of `kind`; throws if the layer did not declare it.
     public func parameter(_ kind: ParameterKind) throws -> ParameterData {

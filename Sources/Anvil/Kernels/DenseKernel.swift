@@ -85,7 +85,7 @@ struct DenseKernel: Kernel {
                                          kernel_width: 1, stride_height: 1, stride_width: 1, dilation_height: 1,
                                          dilation_width: 1, output_width: Int32(batch), outputs: Int32(kernel.outputs),
                                          clamp_min: clamp.min, clamp_max: clamp.max, portable: kernel.portableBody ? 1 : 0)
-            anvil_conv_direct(&shape, x, weights, kernel.weights.biasPointer, y, 0, Int32(batch),
+            anvil_conv_direct(&shape, x, weights, kernel.weights.biasPointer, nil, y, 0, Int32(batch),
                               Int32(range.lowerBound), Int32(range.upperBound))
             if clamp.rest != .none {
                 let block = Int(ANVIL_CONV_BLOCK)

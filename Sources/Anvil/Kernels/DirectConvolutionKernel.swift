@@ -4,7 +4,9 @@ import CAnvilKernels
 /// (`anvil_conv_direct`): tiles of 6 output pixels × 16 output channels accumulate in
 /// registers over the window, so no im2col matrix is written — for small layers (MNIST's
 /// 5×5 convolutions, 1×1 layers with few pixels) that copy costs as much as the GEMM.
-/// Padded inputs are first copied into a zero-bordered image in scratch memory.
+/// Padded inputs are first copied into a zero-bordered image in scratch memory. A second
+/// input, when the compiler fuses a residual `Add` into the layer, is added to each output
+/// before the activation, while the sums are still in registers.
 struct DirectConvolutionKernel: Kernel {
     let geometry: WindowGeometry
     let inputChannels: Int
@@ -12,7 +14,8 @@ struct DirectConvolutionKernel: Kernel {
     /// Weights packed by `anvil_conv_pack_weights`: blocks of 16 output channels.
     let packed: ParameterData
     let bias: ParameterData?
-    let activation: ActivationFunction
+    /// Applied in the kernel when a clamp, afterwards otherwise (after a fused residual).
+    var activation: ActivationFunction
     /// Forces the portable C body instead of the run-time choice (for tests that compare them).
     var portableBody = false
 
@@ -53,18 +56,21 @@ struct DirectConvolutionKernel: Kernel {
 
     func run(_ io: KernelIO) {
         var input = io.inputs[0]
+        // A second input is a residual fused in by the compiler (`conv + bias + residual`, then
+        // the activation), shaped like the output.
+        let residual = io.inputs.count > 1 ? io.inputs[1] : nil
         if isPadded {
             Compute.parallelFor(io.batch, costPerItem: paddedImageCount, Pad(kernel: self, source: input, destination: io.scratch))
             input = UnsafePointer(io.scratch)
         }
         if io.batch * pixels <= Self.blockSplitPixels {
             Compute.parallelFor(blocks, costPerItem: io.batch * pixels * depth * Int(ANVIL_CONV_BLOCK),
-                                Blocks(kernel: self, input: input, output: io.output, batch: io.batch))
+                                Blocks(kernel: self, input: input, output: io.output, batch: io.batch, residual: residual))
             return
         }
         let chunks = (pixels + Self.chunkPixels - 1) / Self.chunkPixels
         Compute.parallelFor(io.batch * chunks, costPerItem: Self.chunkPixels * depth * outputChannels,
-                            Chunks(kernel: self, input: input, output: io.output, chunks: chunks))
+                            Chunks(kernel: self, input: input, output: io.output, chunks: chunks, residual: residual))
     }
 
     /// Blocks of 16 output channels.
@@ -99,6 +105,8 @@ struct DirectConvolutionKernel: Kernel {
         let input: UnsafePointer<Float>
         let output: UnsafeMutablePointer<Float>
         let batch: Int
+        /// A tensor shaped like the output, added before the activation (a fused residual).
+        var residual: UnsafePointer<Float>? = nil
 
         func run(_ range: Range<Int>) {
             var shape = kernel.shape
@@ -107,7 +115,7 @@ struct DirectConvolutionKernel: Kernel {
             for image in 0 ..< batch {
                 let out = output + image * pixels * outputs
                 anvil_conv_direct(&shape, input + image * kernel.inputImageCount, kernel.packed.buffer.baseAddress!,
-                                  kernel.bias?.buffer.baseAddress, out, 0, Int32(pixels),
+                                  kernel.bias?.buffer.baseAddress, residual.map { $0 + image * pixels * outputs }, out, 0, Int32(pixels),
                                   Int32(range.lowerBound), Int32(range.upperBound))
                 if rest != .none {
                     let first = range.lowerBound * block, count = min(outputs, range.upperBound * block) - first
@@ -147,6 +155,8 @@ struct DirectConvolutionKernel: Kernel {
         let input: UnsafePointer<Float>
         let output: UnsafeMutablePointer<Float>
         let chunks: Int
+        /// A tensor shaped like the output, added before the activation (a fused residual).
+        var residual: UnsafePointer<Float>? = nil
 
         func run(_ range: Range<Int>) {
             let clamp = ActivationClamp(kernel.activation)
@@ -163,8 +173,8 @@ struct DirectConvolutionKernel: Kernel {
                 let first = (item - image * chunks) * DirectConvolutionKernel.chunkPixels
                 let last = min(pixels, (lastItem - image * chunks) * DirectConvolutionKernel.chunkPixels)
                 let out = output + image * pixels * outputs
-                anvil_conv_direct(&shape, input + image * imageCount, kernel.packed.buffer.baseAddress!, bias, out,
-                                  Int32(first), Int32(last), 0, blocks)
+                anvil_conv_direct(&shape, input + image * imageCount, kernel.packed.buffer.baseAddress!, bias,
+                                  residual.map { $0 + image * pixels * outputs }, out, Int32(first), Int32(last), 0, blocks)
                 if clamp.rest != .none { clamp.rest.apply(out + first * outputs, count: (last - first) * outputs) }
                 item = lastItem
             }

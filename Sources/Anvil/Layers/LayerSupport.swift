@@ -29,9 +29,30 @@ func checkedProduct(_ factors: [Int], what: String) throws -> Int {
 func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, inputChannels: Int,
                            outputChannels: Int, groups: Int, useBias: Bool,
                            activation: ActivationFunction) throws -> any Kernel {
+    let finalActivation = context.fusedActivation ?? activation
+    guard context.fusedResidual else {
+        return try makeConvolutionKernel(context, geometry: geometry, inputChannels: inputChannels,
+                                         outputChannels: outputChannels, groups: groups, useBias: useBias,
+                                         finalActivation: finalActivation)
+    }
+    // A fused residual: the direct kernel adds it in registers; any other is wrapped.
+    let kernel = try makeConvolutionKernel(context, geometry: geometry, inputChannels: inputChannels,
+                                           outputChannels: outputChannels, groups: groups, useBias: useBias,
+                                           finalActivation: .none)
+    if var direct = kernel as? DirectConvolutionKernel {
+        direct.activation = finalActivation
+        return direct
+    }
+    return ResidualKernel(inner: kernel, activation: finalActivation)
+}
+
+/// ``makeConvolutionKernel(_:geometry:inputChannels:outputChannels:groups:useBias:activation:)``
+/// with the activation already resolved.
+private func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, inputChannels: Int,
+                                   outputChannels: Int, groups: Int, useBias: Bool,
+                                   finalActivation: ActivationFunction) throws -> any Kernel {
     let raw = try context.parameter(.weights)
     let bias = useBias ? try context.parameter(.biases) : nil
-    let finalActivation = context.fusedActivation ?? activation
     if groups == inputChannels && groups > 1 {
         let reordered = WeightReorder.depthwise(raw.buffer, layout: context.layout, channels: outputChannels,
                                                 kernelHeight: geometry.kernelHeight, kernelWidth: geometry.kernelWidth)

@@ -33,11 +33,12 @@ typedef struct {
 
 /// Computes output pixels `[pixel_begin, pixel_end)` (row-major over the output image) and
 /// output-channel blocks `[block_begin, block_end)` of one image directly from the padded
-/// NHWC `input`, with `packed` weights, optional `bias[outputs]` and the clamp, into
+/// NHWC `input`, with `packed` weights, optional `bias[outputs]`, optional `residual` (laid out
+/// like `output`, added before the clamp: a fused residual connection) and the clamp, into
 /// `output[pixel][outputs]`. No im2col copy.
 void anvil_conv_direct(const anvil_conv_shape *shape, const float *input, const float *packed,
-                       const float *bias, float *output, int pixel_begin, int pixel_end,
-                       int block_begin, int block_end);
+                       const float *bias, const float *residual, float *output, int pixel_begin,
+                       int pixel_end, int block_begin, int block_end);
 
 #ifdef __cplusplus
 }
