@@ -9,8 +9,9 @@ struct ResidualKernel: RangeKernel {
     func scratchCount(batch: Int) -> Int { inner.scratchCount(batch: batch) }
 
     func run(_ io: KernelIO) {
-        inner.run(KernelIO(inputs: [io.inputs[0]], output: io.output, scratch: io.scratch, batch: io.batch,
-                           inputShapes: [io.inputShapes[0]], outputShape: io.outputShape))
+        // The convolution kernels read only their first input, so `io` goes as it is: a copy
+        // with one input would allocate its arrays on every run.
+        inner.run(io)
         Compute.parallelFor(io.batch * io.outputShape.count, costPerItem: 2, KernelRange(kernel: self, io: io))
     }
 
