@@ -215,8 +215,12 @@ static void run_block(const anvil_conv_shape *s, const float *input, const float
         memcpy(padded_bias, bias + b * BLOCK, (size_t)t.valid * sizeof(float));
         t.bias = padded_bias;
     }
-    for (int p = pixel_begin; p < pixel_end; p += TILE) {
-        int n = pixel_end - p < TILE ? pixel_end - p : TILE;
+    for (int p = pixel_begin, n; p < pixel_end; p += n) {
+        // Tiles of 6; 7–9 pixels left become two tiles of 3–5 (49 pixels: 7 × 6, 3, 4 rather
+        // than 8 × 6, 1): a 1-pixel tile has two accumulators, waits on the multiply-add
+        // latency and costs 2/3 of a full one.
+        const int left = pixel_end - p;
+        n = left > TILE && left < TILE + TILE / 2 + 1 ? left / 2 : (left < TILE ? left : TILE);
         const float *origins[TILE];
         tile_origins(s, input, p, n, origins);
         float *out = output + (size_t)p * s->outputs + (size_t)b * BLOCK;
@@ -248,13 +252,14 @@ void anvil_conv_direct(const anvil_conv_shape *s, const float *input, const floa
     const size_t pass_weights = (size_t)(block_end - block_begin) * taps * pass_channels * BLOCK * sizeof(float);
     int span = (int)(INPUT_SPAN / ((size_t)pass_channels * sizeof(float))) / TILE * TILE;
     if (span < PIXEL_CHUNK) span = PIXEL_CHUNK;
-    for (int p0 = pixel_begin; p0 < pixel_end; p0 += span) {
-        int p1 = pixel_end - p0 < span ? pixel_end : p0 + span;
+    // A span or chunk of pixels is never followed by less than a chunk or a tile: that rest joins it.
+    for (int p0 = pixel_begin, p1; p0 < pixel_end; p0 = p1) {
+        p1 = pixel_end - p0 < span + PIXEL_CHUNK ? pixel_end : p0 + span;
         for (int c0 = 0; c0 < s->channels; c0 += pass_channels) {
             int c1 = s->channels - c0 < pass_channels ? s->channels : c0 + pass_channels;
             if (pass_weights <= CACHED_WEIGHTS) {
-                for (int p = p0; p < p1; p += PIXEL_CHUNK) {
-                    int end = p1 - p < PIXEL_CHUNK ? p1 : p + PIXEL_CHUNK;
+                for (int p = p0, end; p < p1; p = end) {
+                    end = p1 - p < PIXEL_CHUNK + TILE ? p1 : p + PIXEL_CHUNK;
                     for (int b = block_begin; b < block_end; b++)
                         run_block(s, input, packed, bias, residual, output, p, end, b, c0, c1, avx2);
                 }
