@@ -65,7 +65,8 @@ struct Winograd5x5Kernel: Kernel {
         // 64-byte aligned slots, one per part.
         let address = (UInt(bitPattern: io.scratch) + 63) & ~UInt(63)
         let scratch = UnsafeMutablePointer<Float>(bitPattern: address)!
-        Compute.parallelFor(parts, costPerItem: Int.max / max(1, parts),
+        // Each item is one part, already sized to be worth a thread: run them all in parallel.
+        Compute.parallelFor(parts, costPerItem: 16_384,
                             Parts(kernel: self, shape: shape, input: io.inputs[0], output: io.output, scratch: scratch,
                                   tiles: tiles, groups: groups, parts: parts))
         let clamp = ActivationClamp(activation)
