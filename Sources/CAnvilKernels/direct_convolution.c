@@ -49,6 +49,8 @@ typedef struct {
     const float *weights;   ///< The block's packed weights, `[tap][channel][16]`.
     const float *bias;      ///< 16 biases (zero-padded), or NULL.
     const float *residual;  ///< Values added to the first pass's start (laid out like `out`), or NULL.
+    const int *window;      ///< Input offsets of every (tap, channel) of the window, or NULL (see `window_offsets`).
+    int window_length;
     int c0, c1;
     int first, last;
     int valid;              ///< Output channels of the block that exist (16 but for the last block).
@@ -148,8 +150,21 @@ tile_avx2_n(const int N, const pass_t *t, const float *origins[TILE], float *out
             a1[i] = _mm256_loadu_ps(out + (size_t)i * s->outputs + 8);
         }
     }
+    if (t->window) {
+        // One loop over the whole window (see window_offsets).
+        const float *w = t->weights;
+        for (int e = 0; e < t->window_length; e++) {
+            const int offset = t->window[e];
+            __m256 w0 = _mm256_loadu_ps(w + (size_t)e * BLOCK), w1 = _mm256_loadu_ps(w + (size_t)e * BLOCK + 8);
+            for (int i = 0; i < N; i++) {
+                __m256 v = _mm256_broadcast_ss(origins[i] + offset);
+                a0[i] = _mm256_fmadd_ps(v, w0, a0[i]);
+                a1[i] = _mm256_fmadd_ps(v, w1, a1[i]);
+            }
+        }
+    }
     const run_t r = runs(t);
-    for (int ky = 0; ky < s->kernel_height; ky++) {
+    for (int ky = 0; ky < (t->window ? 0 : s->kernel_height); ky++) {
         for (int kx = 0; kx < r.segments; kx++) {
             size_t offset = run_offset(t, ky, kx);
             const float *w = t->weights + run_offset_weights(t, ky, kx);
@@ -203,11 +218,11 @@ ANVIL_AVX2 static void tile_avx2(const pass_t *t, const float *origins[TILE], in
 
 /// Runs one pass over the tiles of pixels `[pixel_begin, pixel_end)` for block `b`.
 static void run_block(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
-                      const float *residual, float *output, int pixel_begin, int pixel_end, int b, int c0, int c1,
-                      int avx2) {
+                      const float *residual, const int *window, int window_length, float *output, int pixel_begin,
+                      int pixel_end, int b, int c0, int c1, int avx2) {
     const size_t depth = (size_t)s->kernel_height * s->kernel_width * s->channels;
-    pass_t t = { s, packed + (size_t)b * depth * BLOCK, NULL, NULL, c0, c1, c0 == 0, c1 == s->channels,
-                 s->outputs - b * BLOCK };
+    pass_t t = { s, packed + (size_t)b * depth * BLOCK, NULL, NULL, window, window_length, c0, c1, c0 == 0,
+                 c1 == s->channels, s->outputs - b * BLOCK };
     if (t.valid > BLOCK) t.valid = BLOCK;
     float padded_bias[BLOCK];
     if (bias) {
@@ -240,8 +255,25 @@ static void run_block(const anvil_conv_shape *s, const float *input, const float
 /// channels are split into passes of `PASS_CHANNELS`.
 enum {
     CACHED_WEIGHTS = 256 * 1024, INPUT_SPAN = 96 * 1024, PIXEL_CHUNK = 4 * TILE,
-    MAX_PASS_CHANNELS = 512, PASS_CHANNELS = 256
+    MAX_PASS_CHANNELS = 512, PASS_CHANNELS = 256, MAX_WINDOW = 1024
 };
+
+/// Small windows of few channels (first layers: 3×3 or 7×7 over 3 channels, 5×5 over 1) read
+/// runs of 3–21 inputs per window row, and the exit of each short loop costs a branch
+/// misprediction. For those the AVX2 tile walks the whole window in one loop, reading each
+/// (tap, channel)'s input offset from this table; the weights `[tap][c][16]` are already in
+/// that order. Returns the table's length, or 0 (no table) for windows of long runs, more
+/// than `MAX_WINDOW` entries, or several passes.
+static int window_offsets(const anvil_conv_shape *s, int pass_channels, int table[MAX_WINDOW]) {
+    const int length = s->kernel_height * s->kernel_width * s->channels;
+    if (pass_channels != s->channels || s->kernel_width * s->channels >= 64 || length > MAX_WINDOW) return 0;
+    int e = 0;
+    for (int ky = 0; ky < s->kernel_height; ky++)
+        for (int kx = 0; kx < s->kernel_width; kx++)
+            for (int c = 0; c < s->channels; c++)
+                table[e++] = (ky * s->dilation_height * s->input_width + kx * s->dilation_width) * s->channels + c;
+    return length;
+}
 
 void anvil_conv_direct(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                        const float *residual, float *output, int pixel_begin, int pixel_end, int block_begin,
@@ -250,6 +282,9 @@ void anvil_conv_direct(const anvil_conv_shape *s, const float *input, const floa
     const int taps = s->kernel_height * s->kernel_width;
     const int pass_channels = s->channels <= MAX_PASS_CHANNELS ? s->channels : PASS_CHANNELS;
     const size_t pass_weights = (size_t)(block_end - block_begin) * taps * pass_channels * BLOCK * sizeof(float);
+    int window_storage[MAX_WINDOW];
+    const int window_length = window_offsets(s, pass_channels, window_storage);
+    const int *window = window_length ? window_storage : NULL;
     int span = (int)(INPUT_SPAN / ((size_t)pass_channels * sizeof(float))) / TILE * TILE;
     if (span < PIXEL_CHUNK) span = PIXEL_CHUNK;
     // A span or chunk of pixels is never followed by less than a chunk or a tile: that rest joins it.
@@ -261,11 +296,11 @@ void anvil_conv_direct(const anvil_conv_shape *s, const float *input, const floa
                 for (int p = p0, end; p < p1; p = end) {
                     end = p1 - p < PIXEL_CHUNK + TILE ? p1 : p + PIXEL_CHUNK;
                     for (int b = block_begin; b < block_end; b++)
-                        run_block(s, input, packed, bias, residual, output, p, end, b, c0, c1, avx2);
+                        run_block(s, input, packed, bias, residual, window, window_length, output, p, end, b, c0, c1, avx2);
                 }
             } else {
                 for (int b = block_begin; b < block_end; b++)
-                    run_block(s, input, packed, bias, residual, output, p0, p1, b, c0, c1, avx2);
+                    run_block(s, input, packed, bias, residual, window, window_length, output, p0, p1, b, c0, c1, avx2);
             }
         }
     }
