@@ -8,11 +8,13 @@ and MobileNet v1 (Scripts/convert_pytorch.py's definition). Each is exported to 
 with a dynamic batch axis, and cached under Data/bench/onnx/.
 
 In one run of this script, for each configuration (network, batch, threads) the engines
-run one after the other, each with the same warm-up and number of timed runs:
+run one after the other, each with the same warm-up (W runs, continued until --warmup-ms have
+passed: on an idle VM the CPUs take tens of milliseconds to reach speed, which 3 runs of a
+0.3 ms network do not cover) and number of timed runs:
   - PyTorch: torch.set_num_threads(T), torch.inference_mode(), NCHW eager.
   - ONNX Runtime: CPU provider, intra_op_num_threads=T, inter_op_num_threads=1,
     sequential execution, ORT_ENABLE_ALL graph optimizations.
-  - Anvil: `anvil bench <zoo name> --batch N --threads T --iterations K --warmup W` in a
+  - Anvil: `anvil bench <zoo name> --batch N --threads T --iterations K --warmup W --warmup-ms MS` in a
     subprocess (the binary `swift build -c release` makes, built once at the start);
     its `median_ms: X (min Y, max Z)` line is parsed.
 All three get the same input values (Anvil's bench input, transposed to NCHW for the
@@ -37,7 +39,7 @@ Usage:
     python3 Scripts/bench_peers.py --models mnist --threads 2 --batches 1,8 \\
         --iterations 3 --skip load,memory --sweep-batches 1,4                  # a quick check
 Options: --models mnist,vgg16,resnet50,mobilenet_v1  --threads 1,2  --batches 1,8 (replaces
-every network's default batches)  --iterations K (>= 1; default 10)  --warmup W  --rounds R
+every network's default batches)  --iterations K (>= 1; default 10)  --warmup W  --warmup-ms MS (default 200)  --rounds R
 --sweep-model NAME|none  --sweep-batches 1,2,4,8,16,32  --sweep-threads T  --plot PATH
 --skip sweep,load,memory  --load-repeats N  --engines pytorch,onnxruntime,anvil
 --exporter dynamo|torchscript  --anvil BINARY (skip the build)  --scratch-path DIR
@@ -212,9 +214,13 @@ def combine(rounds):
                   max(t.max_ms for t in good), sum(t.runs for t in good))
 
 
-def timed_loop(run, warmup, iterations):
-    for _ in range(warmup):
+def timed_loop(run, warmup, iterations, warmup_ms=0.0):
+    """`warmup` untimed runs, continued until `warmup_ms` have passed, then `iterations` timed ones."""
+    warm_until = time.perf_counter() + warmup_ms / 1000
+    done = 0
+    while done < warmup or time.perf_counter() < warm_until:
         run()
+        done += 1
     times = []
     for _ in range(iterations):
         start = time.perf_counter()
@@ -239,10 +245,10 @@ ANVIL_GFLOPS = re.compile(r"^gflops: ([0-9.]+)", re.M)
 ANVIL_THREADS = re.compile(r"; threads (\d+)$", re.M)
 
 
-def run_anvil(binary, model, batch, threads, iterations, warmup, extra=()):
+def run_anvil(binary, model, batch, threads, iterations, warmup, extra=(), warmup_ms=0.0):
     """Runs `anvil bench`; returns (Timing, load+compile ms, Anvil's GFLOP/s, stdout)."""
     command = [binary, "bench", model, "--batch", str(batch), "--threads", str(threads),
-               "--iterations", str(iterations), "--warmup", str(warmup), *extra]
+               "--iterations", str(iterations), "--warmup", str(warmup), "--warmup-ms", str(warmup_ms), *extra]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=3600)
     except subprocess.TimeoutExpired:
@@ -331,7 +337,7 @@ class Bench:
         tensor = torch.from_numpy(x)
         model = self.torch_model
         with torch.inference_mode():
-            return timed_loop(lambda: model(tensor), self.args.warmup, self.args.iterations)
+            return timed_loop(lambda: model(tensor), self.args.warmup, self.args.iterations, self.args.warmup_ms)
 
     def run_onnxruntime(self, x, batch, threads):
         if self.onnx_file is None:
@@ -340,11 +346,11 @@ class Bench:
         if session is None:
             session = self.sessions[threads] = ort_session(self.onnx_file, threads)
         feed = {session.get_inputs()[0].name: x}
-        return timed_loop(lambda: session.run(None, feed), self.args.warmup, self.args.iterations)
+        return timed_loop(lambda: session.run(None, feed), self.args.warmup, self.args.iterations, self.args.warmup_ms)
 
     def run_anvil(self, x, batch, threads):
         timing, _, gflops, _ = run_anvil(self.anvil, self.network.name, batch, threads,
-                                         self.args.iterations, self.args.warmup)
+                                         self.args.iterations, self.args.warmup, warmup_ms=self.args.warmup_ms)
         if timing.ok and gflops and self.network.name not in self.anvil_flops:
             self.anvil_flops[self.network.name] = gflops * 1e9 * timing.median_ms / 1000 / batch
         return timing
@@ -646,14 +652,16 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
         out.append(f"- Environment: {' '.join(environment)}")
     exporters = ", ".join(f"{n}: {e}" for n, e in bench.exporters.items())
     out += [f"- Method: one process; for each configuration the engines run one after the other "
-            f"({args.warmup} warm-up run(s), then the median of {args.iterations} timed runs"
+            f"({args.warmup} warm-up run(s), continued for at least {args.warmup_ms:g} ms, then the median of "
+            f"{args.iterations} timed runs"
             + (" — fewer than 5: a smoke test" if args.iterations < 5 else "")
             + (f", median of {args.rounds} rounds with the engine order rotated" if args.rounds > 1 else "")
             + "). Same input values for all. PyTorch: eager NCHW, `torch.inference_mode()`, "
             "`torch.set_num_threads(T)`, inter-op threads 1. ONNX Runtime: CPU provider, intra-op T, inter-op 1, "
             "sequential, all graph optimizations" + (f" (ONNX files: {exporters})" if exporters else "") + ". "
             f"Anvil: `{os.path.relpath(bench.anvil, REPO) if bench.anvil else 'anvil'} bench <zoo name> --batch N "
-            f"--threads T --iterations {args.iterations} --warmup {args.warmup}` (release build), its own "
+            f"--threads T --iterations {args.iterations} --warmup {args.warmup} --warmup-ms {args.warmup_ms:g}` "
+            "(release build), its own "
             "`median_ms`. Seeded random weights; every network ends in a softmax, as Anvil's zoo models do.",
             "- Ratios are Anvil's time divided by the peer's: below 1, Anvil is faster.", ""]
 
@@ -819,6 +827,9 @@ def main(argv=None):
                         help="batches for every network (default: MNIST 1,64; VGG16 1,8; ResNet-50 and MobileNet 1)")
     parser.add_argument("--iterations", type=int, default=10, help="timed runs per engine and configuration (default 10)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
+    parser.add_argument("--warmup-ms", type=float, default=200.0,
+                        help="continue the warm-up runs until this many ms have passed, for every engine "
+                             "(default 200: an idle VM's CPUs take tens of ms to reach speed)")
     parser.add_argument("--rounds", type=int, default=1, help="repeat each configuration's engine rotation (default 1)")
     parser.add_argument("--engines", type=name_list(ENGINES), default=list(ENGINES), help="default: all three")
     parser.add_argument("--sweep-model", default="mnist", choices=list(NETWORKS) + ["none"],
@@ -841,7 +852,7 @@ def main(argv=None):
     parser.add_argument("--prepare-only", action="store_true",
                         help="make the VGG16 files of the load and memory measurements, print their paths, stop")
     args = parser.parse_args(argv)
-    if args.iterations < 1 or args.warmup < 0 or args.rounds < 1 or args.load_repeats < 1:
+    if args.iterations < 1 or args.warmup < 0 or args.warmup_ms < 0 or args.rounds < 1 or args.load_repeats < 1:
         parser.error("--iterations, --rounds and --load-repeats must be at least 1, --warmup at least 0")
 
     if args.prepare_only:

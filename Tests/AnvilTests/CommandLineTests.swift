@@ -52,4 +52,20 @@ import Anvil
         #expect(status != 0)
         #expect(output.contains("not a whole number"))
     }
+
+    @Test func benchWarmsUpForAtLeastTheAskedTime() throws {
+        // The same bench with and without 1.5 s of warm-up: the warm-up goes on for that long
+        // although a single warm-up run was asked for.
+        func seconds(_ warmupMilliseconds: Int) throws -> Double {
+            let start = Date()
+            let (status, output) = try Self.run(["bench", "mnist", "--iterations", "2", "--warmup", "1",
+                                                 "--warmup-ms", "\(warmupMilliseconds)"])
+            #expect(status == 0 && output.contains("over 2 runs"), "\(output)")
+            return Date().timeIntervalSince(start)
+        }
+        let quick = try seconds(0), warmed = try seconds(1500)
+        #expect(warmed - quick >= 1.2, "\(quick) s without the warm-up, \(warmed) s with 1.5 s of it")
+        let (status, output) = try Self.run(["bench", "mnist", "--warmup-ms=-1"])
+        #expect(status != 0 && output.contains("--warmup-ms must be 0 or more"))
+    }
 }

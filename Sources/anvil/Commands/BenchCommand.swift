@@ -26,6 +26,10 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Untimed warm-up runs.")
     var warmup = 2
 
+    @Option(name: .customLong("warmup-ms"),
+            help: "Keep warming up until this many milliseconds have passed as well (an idle VM's CPUs need some to reach speed).")
+    var warmupMilliseconds: Double = 0
+
     @Flag(help: "Print the median time of each layer.")
     var layers = false
 
@@ -34,6 +38,7 @@ struct BenchCommand: ParsableCommand {
 
     func validate() throws {
         guard batch >= 1, iterations >= 1, warmup >= 0 else { throw ValidationError("--batch and --iterations must be at least 1") }
+        guard warmupMilliseconds >= 0, warmupMilliseconds.isFinite else { throw ValidationError("--warmup-ms must be 0 or more") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
     }
 
@@ -52,7 +57,12 @@ struct BenchCommand: ParsableCommand {
                     try output.withUnsafeMutableBufferPointer { try model.predict(source, batch: batch, into: $0) }
                 }
             }
-            for _ in 0 ..< warmup { try once() }
+            let warmupEnd = clock.now + .microseconds(Int64(warmupMilliseconds * 1000))
+            var warmed = 0
+            while warmed < warmup || clock.now < warmupEnd {
+                try once()
+                warmed += 1
+            }
             var times: [Double] = []
             for _ in 0 ..< iterations { times.append(milliseconds(try clock.measure { try once() })) }
             times.sort()
