@@ -25,7 +25,8 @@ Ratios are Anvil's median time divided by the peer's, from the same run (< 1: An
 Also measured (skip with --skip): a latency-versus-batch sweep for each engine on one
 network, plotted log-log (--plot); VGG16 load time with a warm page cache (Anvil's
 load+compile of a converted model file, Data/bench/vgg16/, versus torch.load +
-load_state_dict and ORT session creation); peak resident memory of a VGG16 batch-1
+load_state_dict and ORT session creation; measured first, before this process holds any
+network); peak resident memory of a VGG16 batch-1
 process per engine (Scripts/bench_memory.sh, /usr/bin/time -v).
 
 FLOPs per image are counted from the PyTorch model (2 x multiply-accumulates of every
@@ -722,7 +723,7 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
 
     if load_rows:
         out += [f"### VGG16 load time (warm page cache; median of {args.load_repeats}; {context['extra_threads']} "
-                "thread(s))", ""]
+                "thread(s); measured before the timing runs)", ""]
         anvil = next((t for e, _, t in load_rows if e == "anvil"), None)
         rows = [[ENGINE_NAMES[e], what, fmt_ms(t) if t.ok else f"failed: {t.error}",
                  f"{fmt_value(t.min_ms)}–{fmt_value(t.max_ms)}" if t.ok else "–",
@@ -882,6 +883,16 @@ def main(argv=None):
     extra_threads = args.extra_threads or max(args.threads)
     context["extra_threads"] = extra_threads
 
+    # Load times first, while this process holds no network yet: on the reference VM, fresh
+    # memory is slower to fault in when other processes hold gigabytes (Anvil's VGG16 load
+    # 28-38 ms alone, 38-115 ms beside a 3 GB process, which the peers' models made this one).
+    load_rows = []
+    if "load" not in args.skip:
+        try:
+            load_rows = measure_load(args, anvil_binary, extra_threads)
+        except Exception as error:  # noqa: BLE001
+            bench.problems.append(f"load measurement: {type(error).__name__}: {error}")
+
     configs = []
     for name in args.models:
         for threads in args.threads:
@@ -905,12 +916,7 @@ def main(argv=None):
         plot_sweep(bench, sweep, args.engines, plot_file)
         log(f"plot: {plot_file}")
 
-    load_rows, memory_rows = [], []
-    if "load" not in args.skip:
-        try:
-            load_rows = measure_load(args, anvil_binary, extra_threads)
-        except Exception as error:  # noqa: BLE001
-            bench.problems.append(f"load measurement: {type(error).__name__}: {error}")
+    memory_rows = []
     if "memory" not in args.skip:
         try:
             memory_rows = measure_memory(args, anvil_binary or "", extra_threads)
