@@ -96,6 +96,26 @@ struct DirectConvolutionKernel: Kernel {
             clamp_min: clamp.min, clamp_max: clamp.max, portable: portableBody ? 1 : 0)
     }
 
+    /// Output pixels `pixels` and channel blocks `blocks` of image `image` of the batch: the C
+    /// kernel, then whatever of the activation it does not apply.
+    func convolve(image: Int, pixels range: Range<Int>, blocks: Range<Int>, input: UnsafePointer<Float>,
+                  output: UnsafeMutablePointer<Float>, residual: UnsafePointer<Float>?, shape: inout anvil_conv_shape) {
+        let outputs = outputChannels, imageOutputs = pixels * outputs
+        let out = output + image * imageOutputs
+        anvil_conv_direct(&shape, input + image * inputImageCount, packed.buffer.baseAddress!, bias?.buffer.baseAddress,
+                          residual.map { $0 + image * imageOutputs }, out, Int32(range.lowerBound), Int32(range.upperBound),
+                          Int32(blocks.lowerBound), Int32(blocks.upperBound))
+        let rest = ActivationClamp(activation).rest
+        guard rest != .none else { return }
+        let block = Int(ANVIL_CONV_BLOCK)
+        let first = blocks.lowerBound * block, count = min(outputs, blocks.upperBound * block) - first
+        if count == outputs {
+            rest.apply(out + range.lowerBound * outputs, count: range.count * outputs)
+        } else {
+            for pixel in range { rest.apply(out + pixel * outputs + first, count: count) }
+        }
+    }
+
     /// Floats of one (padded) input image.
     var inputImageCount: Int { isPadded ? paddedImageCount : geometry.inputHeight * geometry.inputWidth * inputChannels }
 
@@ -110,17 +130,9 @@ struct DirectConvolutionKernel: Kernel {
 
         func run(_ range: Range<Int>) {
             var shape = kernel.shape
-            let pixels = kernel.pixels, outputs = kernel.outputChannels, block = Int(ANVIL_CONV_BLOCK)
-            let rest = ActivationClamp(kernel.activation).rest
             for image in 0 ..< batch {
-                let out = output + image * pixels * outputs
-                anvil_conv_direct(&shape, input + image * kernel.inputImageCount, kernel.packed.buffer.baseAddress!,
-                                  kernel.bias?.buffer.baseAddress, residual.map { $0 + image * pixels * outputs }, out, 0, Int32(pixels),
-                                  Int32(range.lowerBound), Int32(range.upperBound))
-                if rest != .none {
-                    let first = range.lowerBound * block, count = min(outputs, range.upperBound * block) - first
-                    for pixel in 0 ..< pixels { rest.apply(out + pixel * outputs + first, count: count) }
-                }
+                kernel.convolve(image: image, pixels: 0 ..< kernel.pixels, blocks: range, input: input, output: output,
+                                residual: residual, shape: &shape)
             }
         }
     }
@@ -159,23 +171,16 @@ struct DirectConvolutionKernel: Kernel {
         var residual: UnsafePointer<Float>? = nil
 
         func run(_ range: Range<Int>) {
-            let clamp = ActivationClamp(kernel.activation)
             var shape = kernel.shape
-            let imageCount = kernel.inputImageCount
-            let blocks = Int32(kernel.blocks)
-            let pixels = kernel.pixels, outputs = kernel.outputChannels
-            let bias = kernel.bias?.buffer.baseAddress
             var item = range.lowerBound
             while item < range.upperBound {
                 // One call per image: all of this range's chunks of it.
                 let image = item / chunks
                 let lastItem = min(range.upperBound, (image + 1) * chunks)
                 let first = (item - image * chunks) * DirectConvolutionKernel.chunkPixels
-                let last = min(pixels, (lastItem - image * chunks) * DirectConvolutionKernel.chunkPixels)
-                let out = output + image * pixels * outputs
-                anvil_conv_direct(&shape, input + image * imageCount, kernel.packed.buffer.baseAddress!, bias,
-                                  residual.map { $0 + image * pixels * outputs }, out, Int32(first), Int32(last), 0, blocks)
-                if clamp.rest != .none { clamp.rest.apply(out + first * outputs, count: (last - first) * outputs) }
+                let last = min(kernel.pixels, (lastItem - image * chunks) * DirectConvolutionKernel.chunkPixels)
+                kernel.convolve(image: image, pixels: first ..< last, blocks: 0 ..< kernel.blocks, input: input,
+                                output: output, residual: residual, shape: &shape)
                 item = lastItem
             }
         }
