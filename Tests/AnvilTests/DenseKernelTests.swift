@@ -17,18 +17,8 @@ struct DenseKernelTests {
         var kernel = DenseKernel(inputs: inputs, outputs: outputs, weights: kernelWeights, activation: activation,
                                  channelsFirstInput: nil)
         kernel.portableBody = portable
-        let input = x.floats
-        var output = [Float](repeating: .nan, count: x.n * outputs)
-        var scratch = [Float](repeating: .nan, count: max(1, kernel.scratchCount(batch: x.n)))
-        input.withUnsafeBufferPointer { xs in
-            output.withUnsafeMutableBufferPointer { y in
-                scratch.withUnsafeMutableBufferPointer { s in
-                    kernel.run(KernelIO(inputs: [xs.baseAddress!], output: y.baseAddress!, scratch: s.baseAddress!, batch: x.n,
-                                        inputShapes: [x.shape], outputShape: Shape(height: 1, width: 1, channels: outputs)))
-                }
-            }
-        }
-        return output
+        return refRunKernel(kernel, input: x.floats, batch: x.n, inputShape: x.shape,
+                            outputShape: Shape(height: 1, width: 1, channels: outputs))
     }
 
     @Test("Every batch size from 1 to 20, and 37, on a small layer (small-batch and packed paths)",

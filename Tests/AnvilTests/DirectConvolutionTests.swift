@@ -45,18 +45,9 @@ struct DirectConvolutionTests {
         var kernel = DirectConvolutionKernel(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
                                              weights: kernelWeights, activation: c.activation)
         kernel.portableBody = portable
-        var output = [Float](repeating: .nan, count: c.batch * g.outputHeight * g.outputWidth * c.outputs)
-        var scratch = [Float](repeating: .nan, count: max(1, kernel.scratchCount(batch: c.batch)))
-        input.withUnsafeBufferPointer { x in
-            output.withUnsafeMutableBufferPointer { y in
-                scratch.withUnsafeMutableBufferPointer { s in
-                    kernel.run(KernelIO(inputs: [x.baseAddress!], output: y.baseAddress!, scratch: s.baseAddress!, batch: c.batch,
-                                        inputShapes: [Shape(height: c.height, width: c.width, channels: c.inputs)],
-                                        outputShape: Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs)))
-                }
-            }
-        }
-        return output
+        return refRunKernel(kernel, input: input, batch: c.batch,
+                            inputShape: Shape(height: c.height, width: c.width, channels: c.inputs),
+                            outputShape: Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs))
     }
 
     @Test("AVX2 and portable bodies match the naive convolution", arguments: [false, true])
@@ -128,16 +119,22 @@ struct DirectConvolutionTests {
         #expect(runBlocks(splitAt: [1, 2]) == whole)
     }
 
-    @Test("Every ungrouped convolution Winograd does not take chooses the direct kernel, 1×1 layers of any size too")
+    @Test("Every ungrouped convolution Winograd does not take gets the direct kernel, 1×1 layers of any size too")
     func choice() throws {
-        func geometry(_ size: Int, _ k: Int) throws -> WindowGeometry {
-            try WindowGeometry(input: Shape(height: size, width: size, channels: 1), kernel: (k, k), stride: (1, 1),
-                               dilation: (1, 1), padding: .same)
-        }
         guard WinogradConvolutionKernel.override == nil else { return }
-        #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(14, 5), inputChannels: 32, outputChannels: 64))
-        #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(7, 1), inputChannels: 512, outputChannels: 2048))
-        #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(56, 1), inputChannels: 64, outputChannels: 256))
-        #expect(DirectConvolutionKernel.isPreferred(geometry: try geometry(28, 1), inputChannels: 1024, outputChannels: 1024))
+        #expect(DirectConvolutionKernel.isPreferred)
+        // What compile builds for each: spatial kernels Winograd leaves (stride 2, 7×7), 1×1 layers
+        // from 7×7 to 56×56 maps and up to 1024 × 1024 weights; grouped ones stay on im2col and
+        // a single pixel is a fully connected layer.
+        func chosen(_ layer: any Layer, _ size: Int, _ channels: Int) throws -> any Kernel {
+            try refChosenKernel(layer, input: Shape(height: size, width: size, channels: channels))
+        }
+        #expect(try chosen(Convolution(kernel: (3, 3), channels: 64, stride: (2, 2)), 56, 32) is DirectConvolutionKernel)
+        #expect(try chosen(Convolution(kernel: (7, 7), channels: 64, stride: (2, 2)), 32, 3) is DirectConvolutionKernel)
+        #expect(try chosen(PointwiseConvolution(channels: 2048), 7, 512) is DirectConvolutionKernel)
+        #expect(try chosen(PointwiseConvolution(channels: 256), 56, 64) is DirectConvolutionKernel)
+        #expect(try chosen(PointwiseConvolution(channels: 1024), 28, 1024) is DirectConvolutionKernel)
+        #expect(try chosen(Convolution(kernel: (3, 3), channels: 32, groups: 2), 14, 32) is ConvolutionKernel)
+        #expect(try chosen(PointwiseConvolution(channels: 1000), 1, 1024) is DenseKernel)
     }
 }

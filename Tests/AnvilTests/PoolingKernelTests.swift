@@ -9,16 +9,8 @@ struct PoolingKernelTests {
     static func run(_ x: RefTensor, _ g: WindowGeometry, portable: Bool) -> [Float] {
         var kernel = PoolingKernel(geometry: g, channels: x.c, mode: .max)
         kernel.portableBody = portable
-        let input = x.floats
-        var output = [Float](repeating: .nan, count: x.n * g.outputHeight * g.outputWidth * x.c)
-        input.withUnsafeBufferPointer { xs in
-            output.withUnsafeMutableBufferPointer { y in
-                var scratch: Float = 0
-                kernel.run(KernelIO(inputs: [xs.baseAddress!], output: y.baseAddress!, scratch: &scratch, batch: x.n,
-                                    inputShapes: [x.shape], outputShape: Shape(height: g.outputHeight, width: g.outputWidth, channels: x.c)))
-            }
-        }
-        return output
+        return refRunKernel(kernel, input: x.floats, batch: x.n, inputShape: x.shape,
+                            outputShape: Shape(height: g.outputHeight, width: g.outputWidth, channels: x.c))
     }
 
     @Test("Random windows, strides, pads, dilations and channel counts (1 … 75)", arguments: [false, true])

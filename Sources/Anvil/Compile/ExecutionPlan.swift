@@ -54,11 +54,10 @@ struct ExecutionPlan {
                     storage[tail] = node.output
                 }
                 // A residual connection: `Add` of this output and a tensor already computed
-                // (its producer comes earlier, so the other branch has run), into a
-                // convolution, which adds it while writing its output.
+                // (its producer comes earlier, so the other branch has run), into a layer
+                // whose kernel adds it while writing its output.
                 var activationDone = false
-                if node.layer is Convolution || node.layer is PointwiseConvolution,
-                   let next = soleConsumer(of: tail), let add = graph.nodes[next].layer as? Add,
+                if fusable.acceptsResidual, let next = soleConsumer(of: tail), let add = graph.nodes[next].layer as? Add,
                    graph.nodes[next].inputs.count == 2, let other = graph.nodes[next].inputs.first(where: { $0 != tail }),
                    other < graph.inputCount || other - graph.inputCount < index {
                     step.fusedAdd = next

@@ -2,9 +2,8 @@ import CAnvilKernels
 
 /// Ungrouped convolution computed directly from the NHWC input by Anvil's C kernel
 /// (`anvil_conv_direct`): tiles of 6 output pixels × 16 output channels accumulate in
-/// registers over the window, so no im2col matrix is written — for small layers (MNIST's
-/// 5×5 convolutions, 1×1 layers with few pixels) that copy costs as much as the GEMM.
-/// Padded inputs are first copied into a zero-bordered image in scratch memory. A second
+/// registers over the window, so no im2col matrix is written; 1×1 layers read the input as
+/// it is. Padded inputs are first copied into a zero-bordered image in scratch memory. A second
 /// input, when the compiler fuses a residual `Add` into the layer, is added to each output
 /// before the activation, while the sums are still in registers.
 struct DirectConvolutionKernel: Kernel {
@@ -192,8 +191,9 @@ extension DirectConvolutionKernel {
     /// Winograd from taking a layer.
     static var override: String? { WinogradConvolutionKernel.override }
 
-    /// Whether an ungrouped convolution (that Winograd did not take) runs faster here than
-    /// through im2col + GEMM: always, on the reference machine (one layer, batch 1, median of
+    /// Whether ungrouped convolutions that Winograd did not take run here rather than through
+    /// im2col + GEMM: unless `ANVIL_CONVOLUTION` says otherwise, yes, whatever their shape —
+    /// this kernel was as fast or faster at every size measured on the reference machine (one layer, batch 1, median of
     /// alternating runs, this kernel against OpenBLAS's `sgemm`). Spatial kernels (3×3 … 7×7,
     /// any stride) save the im2col copy: 1.1–2.5×. 1×1 layers, 1 and 2 threads: MobileNet's
     /// 112×112 32 → 64 0.85 against 1.0 ms; 14×14 512 → 512 1.14 against 1.28; 14×14
@@ -202,12 +202,5 @@ extension DirectConvolutionKernel {
     /// on two; 14×14 1024 → 256 alike (1.69 / 1.58, noisy). Whole MobileNet: 15.0 against
     /// 15.5 ms on one thread, 8.0 against 8.4 on two. `ANVIL_CONVOLUTION=direct` or `im2col`
     /// forces the choice; `gemm` keeps Winograd's own choice but never picks this kernel.
-    static func isPreferred(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int) -> Bool {
-        switch override {
-        case "direct": return true
-        case "im2col", "gemm": return false
-        default: break
-        }
-        return true
-    }
+    static var isPreferred: Bool { override != "im2col" && override != "gemm" }
 }

@@ -70,7 +70,7 @@ struct Winograd5x5Kernel: Kernel {
                             Parts(kernel: self, shape: shape, input: io.inputs[0], output: io.output, scratch: scratch,
                                   tiles: tiles, groups: groups, parts: parts))
         let clamp = ActivationClamp(activation)
-        if clamp.rest != .none { clamp.rest.apply(io.output, count: io.batch * geometry.outputHeight * geometry.outputWidth * outputChannels) }
+        if clamp.rest != .none { clamp.rest.apply(io.output, count: io.outputBuffer.count) }
     }
 
     /// Part `i` of `parts`: an equal share of the groups of six tiles, with scratch slot `i`.
@@ -104,7 +104,7 @@ extension Winograd5x5Kernel {
     /// alike, 16 → 32 at 28×28 and 32 → 64 at 14×14 1.4× faster, 64 → 64 at 28×28 2.0×,
     /// 128 and 256 at 14×14 2.1× and 2.4×, 512 at 7×7 1.4×. `ANVIL_CONVOLUTION` = `direct`,
     /// `im2col` or `gemm` keeps it out.
-    static func isPreferred(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int) -> Bool {
+    static func isPreferred(geometry: WindowGeometry, inputChannels: Int) -> Bool {
         switch WinogradConvolutionKernel.override {
         case "direct", "im2col", "gemm": return false
         default: break

@@ -71,6 +71,9 @@ public final class Convolution: Layer, FusableLayer {
         saturatingProduct(output.count, kernel.0, kernel.1, inputs[0].channels / groups)
     }
 
+    /// Convolution kernels add a fused residual (see `makeConvolutionKernel`).
+    var acceptsResidual: Bool { true }
+
     /// Winograd for 3×3 stride-1 layers where it is faster, im2col + GEMM otherwise, or the
     /// depthwise kernel when `groups` equals the input channels.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {

@@ -3,6 +3,14 @@
 protocol FusableLayer: Layer {
     /// The activation the layer applies itself; fusion happens only when it is `.none`.
     var activation: ActivationFunction { get }
+    /// Whether its kernel can take a fused residual `Add` (a second input added before the
+    /// activation; see ``KernelContext/fusedResidual``).
+    var acceptsResidual: Bool { get }
+}
+
+extension FusableLayer {
+    /// Most layers cannot.
+    var acceptsResidual: Bool { false }
 }
 
 /// Multiplies sizes, throwing instead of trapping when the product overflows.
@@ -22,10 +30,9 @@ func checkedProduct(_ factors: [Int], what: String) throws -> Int {
 /// Winograd for 3×3 stride-1 ungrouped ones where its cost model expects it to be faster
 /// (``WinogradConvolutionKernel/preferredVariant(geometry:inputChannels:outputChannels:groups:)``),
 /// a fully connected kernel for a 1×1 convolution of one pixel, Winograd F(2×2, 5×5) for
-/// 5×5 stride-1 ones (``Winograd5x5Kernel/isPreferred(geometry:inputChannels:outputChannels:)``),
-/// then the direct kernel (``DirectConvolutionKernel/isPreferred(geometry:inputChannels:outputChannels:)``:
-/// every other ungrouped convolution unless `ANVIL_CONVOLUTION` says otherwise), otherwise
-/// im2col + GEMM.
+/// 5×5 stride-1 ones (``Winograd5x5Kernel/isPreferred(geometry:inputChannels:)``), then the
+/// direct kernel for every other ungrouped convolution (``DirectConvolutionKernel/isPreferred``:
+/// unless `ANVIL_CONVOLUTION` says otherwise), otherwise im2col + GEMM.
 func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, inputChannels: Int,
                            outputChannels: Int, groups: Int, useBias: Bool,
                            activation: ActivationFunction) throws -> any Kernel {
@@ -94,15 +101,13 @@ private func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeo
         return DenseKernel(inputs: inputChannels, outputs: outputChannels, weights: weights,
                            activation: finalActivation, channelsFirstInput: nil)
     }
-    if groups == 1 && Winograd5x5Kernel.isPreferred(geometry: geometry, inputChannels: inputChannels,
-                                                    outputChannels: outputChannels) {
+    if groups == 1 && Winograd5x5Kernel.isPreferred(geometry: geometry, inputChannels: inputChannels) {
         let kernel = Winograd5x5Kernel(geometry: geometry, inputChannels: inputChannels,
                                        outputChannels: outputChannels, weights: weights, activation: finalActivation)
         raw.releaseMappedPages()  // only the transformed filters are used
         return kernel
     }
-    if groups == 1 && DirectConvolutionKernel.isPreferred(geometry: geometry, inputChannels: inputChannels,
-                                                          outputChannels: outputChannels) {
+    if groups == 1 && DirectConvolutionKernel.isPreferred {
         let kernel = DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels,
                                              outputChannels: outputChannels, weights: weights, activation: finalActivation)
         raw.releaseMappedPages()  // only the packed copy is used

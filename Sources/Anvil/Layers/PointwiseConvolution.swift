@@ -37,6 +37,9 @@ public final class PointwiseConvolution: Layer, FusableLayer {
     /// Output elements × input channels.
     public func macs(for inputs: [Shape], output: Shape) -> Int { saturatingProduct(output.count, inputs[0].channels) }
 
+    /// Convolution kernels add a fused residual (see `makeConvolutionKernel`).
+    var acceptsResidual: Bool { true }
+
     /// One GEMM over the input.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
