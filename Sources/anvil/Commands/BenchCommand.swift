@@ -57,12 +57,13 @@ struct BenchCommand: ParsableCommand {
                     try output.withUnsafeMutableBufferPointer { try model.predict(source, batch: batch, into: $0) }
                 }
             }
-            let warmupEnd = clock.now + .microseconds(Int64(warmupMilliseconds * 1000))
+            let warmupStart = clock.now, warmupEnd = warmupStart + .microseconds(Int64(warmupMilliseconds * 1000))
             var warmed = 0
             while warmed < warmup || clock.now < warmupEnd {
                 try once()
                 warmed += 1
             }
+            let warmupTime = warmupStart.duration(to: clock.now)
             var times: [Double] = []
             for _ in 0 ..< iterations { times.append(milliseconds(try clock.measure { try once() })) }
             times.sort()
@@ -70,6 +71,7 @@ struct BenchCommand: ParsableCommand {
             let flops = 2 * Double(model.macs) * Double(batch)
             print("model: \(model.outputNames.joined(separator: ", ")) from \(self.model); batch \(batch); threads \(Compute.threadCount)")
             print(String(format: "load+compile_ms: %.1f", milliseconds(compileTime)))
+            print(String(format: "warmup: %d runs in %.1f ms", warmed, milliseconds(warmupTime)))
             if layers {
                 for timing in try model.profile(batch: batch, iterations: iterations) {
                     let name = timing.name.padding(toLength: max(28, timing.name.count), withPad: " ", startingAt: 0)
