@@ -252,12 +252,18 @@ struct WinogradTests {
     /// VGG-like data: a post-ReLU input, He-initialised weights, a small bias, ReLU. Every output
     /// must pass ONNX's conformance check `|y − r| ≤ atol + rtol·|r|` with rtol 1e-3; atol is
     /// 1e-6 of the largest output (fp32 im2col cannot do better on values that cancel to near zero).
-    @Test("F(4×4) stays within ONNX's rtol 1e-3 on VGG-like data", arguments: [(14, 128, 128), (10, 256, 96)])
-    func vggLikeAccuracy(size: Int, inputs: Int, outputs: Int) throws {
+    ///
+    /// Several data sets per shape: the worst output is one near zero, which moves a lot from one
+    /// data set to the next (with one running sum over 256 channels, a BLAS kernel's order put
+    /// 6 of 12 such sets outside the bound in a float32 simulation of the kernel; Anvil's runs
+    /// of 32 channels keep all of them within half of it).
+    @Test("F(4×4) stays within ONNX's rtol 1e-3 on VGG-like data",
+          arguments: [(14, 128, 128, 2024), (10, 256, 96, 2024), (10, 256, 96, 4), (12, 192, 64, 7)])
+    func vggLikeAccuracy(size: Int, inputs: Int, outputs: Int, seed: UInt64) throws {
         let c = WinogradCase(batch: 1, height: size, width: size, inputs: inputs, outputs: outputs, padding: .same,
                              bias: true, activation: .relu)
         let g = try c.geometry()
-        var random = WinogradRandom(seed: 2024)
+        var random = WinogradRandom(seed: seed)
         let input = (0 ..< c.height * c.width * c.inputs).map { _ in max(0, random.normal()) }
         let deviation = Float((2.0 / Double(9 * inputs)).squareRoot())
         let weights = (0 ..< c.outputs * 9 * c.inputs).map { _ in random.normal() * deviation }
@@ -268,14 +274,16 @@ struct WinogradTests {
         for variant in WinogradVariant.allCases {
             let output = runWinograd(c, g, variant: variant, data: data).output
             var failures = 0
-            var worstRelative = 0.0
+            var worstRelative = 0.0, worstShare = 0.0
             for (y, r) in zip(output, reference.values) {
                 let error = abs(Double(y) - r)
-                if error > 1e-6 * largest + 1e-3 * abs(r) { failures += 1 }
+                let bound = 1e-6 * largest + 1e-3 * abs(r)
+                if error > bound { failures += 1 }
+                worstShare = max(worstShare, error / bound)
                 if abs(r) > 1e-2 * largest { worstRelative = max(worstRelative, error / abs(r)) }
             }
             #expect(failures == 0, "\(variant): \(failures) of \(output.count) outputs outside rtol 1e-3")
-            print("Winograd \(variant) VGG-like \(size)×\(size)×\(inputs)→\(outputs): max relative error \(worstRelative) (outputs above 1% of the largest)")
+            print("Winograd \(variant) VGG-like \(size)×\(size)×\(inputs)→\(outputs) (data \(seed)): max relative error \(worstRelative) (outputs above 1% of the largest); worst error / bound \(worstShare)")
         }
     }
 
@@ -372,9 +380,21 @@ struct WinogradTests {
                                     expected += matrix[a * 3 + y] * Double(weights[(o * 9 + y * 3 + x) * inputs + i]) * matrix[b * 3 + x]
                                 }
                             }
-                            let actual = Double(kernel.filters.pointer[(i * alpha * alpha + a * alpha + b) * outputs + o])
+                            // The documented packing: position, block of 16 outputs, input, lane.
+                            let padded = (outputs + 15) / 16 * 16
+                            let index = (a * alpha + b) * padded * inputs + (o / 16 * inputs + i) * 16 + o % 16
+                            let actual = Double(kernel.filters.pointer[index])
                             worst = max(worst, abs(actual - expected))
                         }
+                    }
+                }
+            }
+            // Padding lanes of the last block are zeros (they enter the products).
+            let padded = (outputs + 15) / 16 * 16
+            for position in 0 ..< alpha * alpha {
+                for i in 0 ..< inputs {
+                    for o in outputs ..< padded {
+                        #expect(kernel.filters.pointer[position * padded * inputs + (o / 16 * inputs + i) * 16 + o % 16] == 0)
                     }
                 }
             }

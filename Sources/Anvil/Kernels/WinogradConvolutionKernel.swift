@@ -1,4 +1,4 @@
-import COpenBLAS
+import CAnvilKernels
 import Foundation
 
 /// The Winograd algorithms ``WinogradConvolutionKernel`` implements.
@@ -31,15 +31,14 @@ enum WinogradVariant: String, Sendable, CaseIterable, CustomStringConvertible {
 /// 1. every (m+2)×(m+2) input patch, zeros where it leaves the input, becomes `Bᵀ d B`: α²
 ///    vectors of `inputChannels`, which for position `p` form the matrix `V[p]`
 ///    (`tiles × inputChannels`, rows strided by a whole tile);
-/// 2. α² `cblas_sgemm` calls compute `M[p] = V[p] · U[p]`, with `U[p]` (`inputChannels ×
-///    outputChannels`, rows strided by all α² positions) the filters transformed once at construction;
+/// 2. α² products `M[p] = V[p] · U[p]` (``anvil_winograd_products``), with `U[p]` (`inputChannels ×
+///    outputChannels`, packed in blocks of 16 output channels) the filters transformed once at construction;
 /// 3. `Aᵀ M A` of every tile goes straight into the NHWC output with the bias and the
 ///    activation applied while the values are in registers.
 ///
 /// All three phases are ``ParallelJob``s on ``Compute``'s threads: the transforms split the
-/// tiles, the GEMMs split the positions (OpenBLAS runs single-threaded, so nothing
-/// oversubscribes the cores; whole positions per thread read the filters once in all, where
-/// splitting the tiles would make every thread stream all of them). Blocks are sized so `V`
+/// tiles, the products split the positions (whole positions per thread read the filters once
+/// in all, where splitting the tiles would make every thread stream all of them). Blocks are sized so `V`
 /// and `M` stay about ``blockBudget`` floats. The transformed filters take α²/9 times the
 /// memory of the weights (16/9 for F(2×2), 4 for F(4×4)).
 struct WinogradConvolutionKernel: Kernel {
@@ -54,6 +53,8 @@ struct WinogradConvolutionKernel: Kernel {
     let activation: ActivationFunction
     /// Tiles per block when set (tests use it to force many blocks); otherwise from ``blockBudget``.
     let fixedBlockTiles: Int?
+    /// Forces the portable C body of the products (for tests that compare them with the reference).
+    var portableBody = false
     /// Tiles down and across one image's output, and in all.
     let tilesHigh: Int, tilesWide: Int, tilesPerImage: Int
 
@@ -121,10 +122,13 @@ struct WinogradConvolutionKernel: Kernel {
     /// Room for `V` and `M` of one block, each 64-byte aligned.
     func scratchCount(batch: Int) -> Int {
         let tiles = blocking(batch: batch).tiles
-        return Self.roundUp(variant.positions * tiles * inputChannels) + variant.positions * tiles * outputChannels + 16
+        return Self.roundUp(variant.positions * tiles * inputChannels) + variant.positions * tiles * paddedOutputs + 16
     }
 
     private static func roundUp(_ floats: Int) -> Int { (floats + 15) & ~15 }
+
+    /// A row of products holds whole blocks of 16 output channels (see ``anvil_winograd_products``).
+    private var paddedOutputs: Int { Self.roundUp(outputChannels) }
 
     func run(_ io: KernelIO) {
         switch variant {
@@ -156,7 +160,7 @@ struct WinogradConvolutionKernel: Kernel {
         let u = UnsafePointer(filters.pointer)
         let input = io.inputs[0]
         let inputLayout = Layout(positions: A.positions, channels: inputChannels)
-        let outputLayout = Layout(positions: A.positions, channels: outputChannels)
+        let outputLayout = Layout(positions: A.positions, channels: paddedOutputs)
         for block in 0 ..< blocks {
             let first = total * block / blocks
             let count = total * (block + 1) / blocks - first
@@ -171,9 +175,9 @@ struct WinogradConvolutionKernel: Kernel {
         }
     }
 
-    /// The GEMMs `M[p] = V[p] · U[p]` of a range of positions, as a parallel job (OpenBLAS
-    /// runs single-threaded; each worker takes whole positions, so each reads its own share
-    /// of the filters).
+    /// The products `M[p] = V[p] · U[p]` of a range of positions, as a parallel job: each
+    /// worker takes whole positions, so each reads its own share of the filters (see
+    /// ``anvil_winograd_products`` for why Anvil sums them itself rather than calling a BLAS).
     private struct Products: ParallelJob {
         let kernel: WinogradConvolutionKernel
         let v: UnsafePointer<Float>
@@ -184,12 +188,15 @@ struct WinogradConvolutionKernel: Kernel {
         let outputLayout: Layout
 
         func run(_ range: Range<Int>) {
-            let inputs = kernel.inputChannels, outputs = kernel.outputChannels
+            let filterLayout = WinogradFilterLayout(inputs: kernel.inputChannels, outputs: kernel.outputChannels)
+            let blocks = filterLayout.paddedOutputs / Int(ANVIL_WINOGRAD_BLOCK)
+            var shape = anvil_winograd_products_shape(
+                tiles: Int32(tiles), channels: Int32(kernel.inputChannels), outputs: Int32(kernel.outputChannels),
+                v_tile_stride: inputLayout.tileStride, m_tile_stride: outputLayout.tileStride,
+                portable: kernel.portableBody ? 1 : 0)
             for p in range {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(tiles), Int32(outputs), Int32(inputs), 1,
-                            v + p * inputLayout.positionStride, Int32(inputLayout.tileStride),
-                            u + p * outputs, Int32(kernel.variant.positions * outputs), 0,
-                            products + p * outputLayout.positionStride, Int32(outputLayout.tileStride))
+                anvil_winograd_products(&shape, v + p * inputLayout.positionStride, u + p * filterLayout.positionStride,
+                                        products + p * outputLayout.positionStride, 0, Int32(blocks))
             }
         }
     }

@@ -1,3 +1,4 @@
+import CAnvilKernels
 import Foundation
 
 /// Where the 3×3 filters lie in a convolution's weights, in floats: tap (y, x) from input
@@ -65,7 +66,12 @@ extension WinogradVariant {
     /// In Float, eight output channels per vector, the input channels split among the threads.
     func transformFilters(_ weights: UnsafePointer<Float>, strides: FilterStrides, scale: UnsafePointer<Float>?,
                           outputs: Int, inputs: Int) -> WinogradFilters {
-        let filters = WinogradFilters(count: positions * inputs * outputs)
+        let layout = WinogradFilterLayout(inputs: inputs, outputs: outputs)
+        let filters = WinogradFilters(count: positions * layout.positionStride)
+        if layout.paddedOutputs != outputs {
+            // The last block's padding lanes enter the products (never the outputs): zeros keep them finite.
+            filters.pointer.initialize(repeating: 0, count: filters.count)
+        }
         Compute.parallelFor(inputs, costPerItem: outputs * 8 * positions,
                             FilterTransform(variant: self, weights: weights, strides: strides, scale: scale,
                                             u: filters.pointer, inputs: inputs, outputs: outputs))
@@ -101,7 +107,8 @@ private struct FilterTransform: ParallelJob {
     private func run<A: WinogradAlgorithm>(_: A.Type, _ range: Range<Int>) {
         let alpha = A.inputTile
         let vector = MemoryLayout<WinogradLanes>.stride
-        let positionBytes = outputs * MemoryLayout<Float>.stride
+        let layout = WinogradFilterLayout(inputs: inputs, outputs: outputs)
+        let positionBytes = layout.positionStride * MemoryLayout<Float>.stride
         withUnsafeTemporaryAllocation(of: WinogradLanes.self, capacity: 9 + 3 * alpha + A.positions) { buffer in
             // `taps`: the 3×3 filters of eight output channels; `rows`: G along each row (3 × α);
             // `partial`: the α × α result of a group of fewer than eight channels.
@@ -124,10 +131,11 @@ private struct FilterTransform: ParallelJob {
                         for y in 0 ..< 3 {
                             A.transformFilter(taps + 3 * y * vector, vector, rows + y * alpha * vector, vector)
                         }
-                        // Column b of `rows` gives U[a][b] for every a: position a·α + b.
-                        let row = u + i * A.positions * outputs
+                        // Column b of `rows` gives U[a][b] for every a: position a·α + b. Eight
+                        // lanes from a multiple of 8 stay inside one block of 16.
+                        let packed = u + layout.offset(position: 0, input: i, output: first)
                         if lanes == 8 {
-                            let target = UnsafeMutableRawPointer(row + first)
+                            let target = UnsafeMutableRawPointer(packed)
                             for b in 0 ..< alpha {
                                 A.transformFilter(rows + b * vector, alpha * vector, target + b * positionBytes, alpha * positionBytes)
                             }
@@ -137,7 +145,7 @@ private struct FilterTransform: ParallelJob {
                             }
                             for p in 0 ..< A.positions {
                                 let value = UnsafeRawPointer(partial).loadLanes(p, vector)
-                                for lane in 0 ..< lanes { row[p * outputs + first + lane] = value[lane] }
+                                for lane in 0 ..< lanes { packed[p * layout.positionStride + lane] = value[lane] }
                             }
                         }
                     }
@@ -159,5 +167,31 @@ private struct FilterTransform: ParallelJob {
         var value = WinogradLanes()
         for lane in 0 ..< lanes { value[lane] = p[lane * s] }
         return value
+    }
+}
+
+/// Where the transformed filters `U[p][i][o]` live, packed for ``anvil_winograd_products``:
+/// position by position, each position's output channels in blocks of 16, each block's
+/// `inputs × 16` values row by row (the last block padded with zeros).
+struct WinogradFilterLayout: Sendable, Equatable {
+    let inputs: Int
+    let outputs: Int
+    /// Output channels rounded up to whole blocks of 16.
+    let paddedOutputs: Int
+
+    init(inputs: Int, outputs: Int) {
+        let block = Int(ANVIL_WINOGRAD_BLOCK)
+        self.inputs = inputs
+        self.outputs = outputs
+        self.paddedOutputs = (outputs + block - 1) / block * block
+    }
+
+    /// Floats from one position's filters to the next.
+    var positionStride: Int { paddedOutputs * inputs }
+
+    /// The offset of `U[position][input][output]`.
+    func offset(position: Int, input: Int, output: Int) -> Int {
+        let block = Int(ANVIL_WINOGRAD_BLOCK)
+        return position * positionStride + (output / block * inputs + input) * block + output % block
     }
 }

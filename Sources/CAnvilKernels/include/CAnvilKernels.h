@@ -20,6 +20,7 @@ int anvil_kernels_uses_avx2(void);
 #include "anvil_dense.h"
 #include "anvil_pooling.h"
 #include "anvil_winograd_5x5.h"
+#include "anvil_winograd_products.h"
 
 #ifdef __cplusplus
 }
