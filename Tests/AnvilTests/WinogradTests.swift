@@ -117,11 +117,12 @@ private func referenceConvolution(_ c: WinogradCase, _ g: WindowGeometry, input:
 /// unwritten output or an unwritten scratch value that is read shows up) placed one float off
 /// alignment, and guard values after the scratch.
 private func runWinograd(_ c: WinogradCase, _ g: WindowGeometry, variant: WinogradVariant, data: WinogradData,
-                         blockTiles: Int? = nil) -> (output: [Float], guardIntact: Bool) {
+                         blockTiles: Int? = nil, portable: Bool = false) -> (output: [Float], guardIntact: Bool) {
     let weights = KernelWeights(source: ParameterData(data.weights), reordered: nil, bias: data.bias.map { ParameterData($0) },
                                 outputs: c.outputs, weightsPerOutput: 9 * c.inputs, affine: nil)
-    let kernel = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+    var kernel = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
                                            weights: weights, activation: c.activation, blockTiles: blockTiles)
+    kernel.portableBody = portable
     return runWinograd(kernel, c, g, input: data.input)
 }
 
@@ -216,22 +217,34 @@ private func randomCases(count: Int, seed: UInt64) -> [WinogradCase] {
     }
 }
 
+/// G (α × 3, row-major) of each algorithm, from its interpolation points (F(2×2): 0, 1, −1, ∞;
+/// F(4×4): 0, 1, −1, ½, −2, ∞; row i is (1, pᵢ, pᵢ²) / Πⱼ≠ᵢ(pᵢ − pⱼ), the last row picks g₂).
+private func filterTransformMatrix(_ variant: WinogradVariant) -> [Double] {
+    switch variant {
+    case .f2x2:
+        return [1, 0, 0, 0.5, 0.5, 0.5, 0.5, -0.5, 0.5, 0, 0, 1]
+    case .f4x4:
+        return [1, 0, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3, -1.0 / 3, 1.0 / 3, -1.0 / 3,
+                -16.0 / 15, -8.0 / 15, -4.0 / 15, 1.0 / 15, -2.0 / 15, 4.0 / 15, 0, 0, 1]
+    }
+}
+
 @Suite("Winograd convolution")
 struct WinogradTests {
-    @Test("matches a float64 direct convolution", arguments: WinogradVariant.allCases)
-    func matchesReference(variant: WinogradVariant) throws {
+    @Test("matches a float64 direct convolution", arguments: WinogradVariant.allCases, [false, true])
+    func matchesReference(variant: WinogradVariant, portable: Bool) throws {
         var worst = 0.0
         for (index, c) in (fixedCases + randomCases(count: 40, seed: 7)).enumerated() {
             let g = try c.geometry()
             let data = WinogradData(c, seed: UInt64(index))
             let reference = referenceConvolution(c, g, input: data.input, weights: data.weights, bias: data.bias)
-            let (output, guardIntact) = runWinograd(c, g, variant: variant, data: data)
+            let (output, guardIntact) = runWinograd(c, g, variant: variant, data: data, portable: portable)
             #expect(guardIntact, "\(variant) \(c): wrote past its scratch")
             let error = maxScaledError(output, reference.values, reference.magnitudes)
             #expect(error <= tolerance(variant), "\(variant) \(c): scaled error \(error)")
             worst = max(worst, error)
         }
-        print("Winograd \(variant): max error / max(Σ|x·w| + |b|) = \(worst)")
+        print("Winograd \(variant)\(portable ? " (portable C)" : ""): max error / max(Σ|x·w| + |b|) = \(worst)")
     }
 
     @Test("splits the tiles into blocks of any size", arguments: [1, 3, 7, 50])
@@ -360,7 +373,7 @@ struct WinogradTests {
     @Test("transformed filters are G g Gᵀ", arguments: WinogradVariant.allCases)
     func filterTransform(variant: WinogradVariant) {
         let alpha = variant.outputTile + 2
-        let matrix = variant.algorithm.filterTransform
+        let matrix = filterTransformMatrix(variant)
         for (inputs, outputs) in [(1, 1), (3, 8), (5, 13), (9, 24)] {
             var random = WinogradRandom(seed: UInt64(inputs * 100 + outputs))
             let weights = random.floats(outputs * 9 * inputs)
@@ -377,7 +390,8 @@ struct WinogradTests {
                             var expected = 0.0
                             for y in 0 ..< 3 {
                                 for x in 0 ..< 3 {
-                                    expected += matrix[a * 3 + y] * Double(weights[(o * 9 + y * 3 + x) * inputs + i]) * matrix[b * 3 + x]
+                                    let tap = Double(weights[(o * 9 + y * 3 + x) * inputs + i])
+                                    expected += matrix[a * 3 + y] * tap * matrix[b * 3 + x]
                                 }
                             }
                             // The documented packing: position, block of 16 outputs, input, lane.

@@ -3,21 +3,14 @@ import Foundation
 
 /// The Winograd algorithms ``WinogradConvolutionKernel`` implements.
 enum WinogradVariant: String, Sendable, CaseIterable, CustomStringConvertible {
-    /// F(2×2, 3×3): 4×4 input tiles, 16 GEMMs, 2.25× fewer multiplies than direct convolution.
+    /// F(2×2, 3×3): 4×4 input tiles, 16 products per channel pair, 2.25× fewer multiplies than direct convolution.
     case f2x2
-    /// F(4×4, 3×3): 6×6 input tiles, 36 GEMMs, 4× fewer multiplies.
+    /// F(4×4, 3×3): 6×6 input tiles, 36 products per channel pair, 4× fewer multiplies.
     case f4x4
-
-    var algorithm: any WinogradAlgorithm.Type {
-        switch self {
-        case .f2x2: return WinogradF2.self
-        case .f4x4: return WinogradF4.self
-        }
-    }
 
     /// m: output pixels per tile side.
     var outputTile: Int { self == .f2x2 ? 2 : 4 }
-    /// α²: transformed values per tile, one GEMM each.
+    /// α²: transformed values per tile, one product matrix each.
     var positions: Int { self == .f2x2 ? 16 : 36 }
 
     var description: String { "F(\(outputTile)x\(outputTile),3x3)" }
@@ -46,24 +39,24 @@ struct WinogradConvolutionKernel: Kernel {
     let geometry: WindowGeometry
     let inputChannels: Int
     let outputChannels: Int
-    /// The transformed filters `U[i][p][o]`: position `p`'s `inputChannels × outputChannels`
-    /// matrix starts at `p · outputChannels`, rows α² · outputChannels apart.
+    /// The transformed filters `U[p][i][o]`, packed as ``WinogradFilterLayout`` says.
     let filters: WinogradFilters
     let bias: ParameterData?
     let activation: ActivationFunction
     /// Tiles per block when set (tests use it to force many blocks); otherwise from ``blockBudget``.
     let fixedBlockTiles: Int?
-    /// Forces the portable C body of the products (for tests that compare them with the reference).
+    /// Forces the portable C bodies of the transforms and products (for tests that compare them
+    /// with the reference; the filters are transformed at construction, by the run-time choice).
     var portableBody = false
     /// Tiles down and across one image's output, and in all.
     let tilesHigh: Int, tilesWide: Int, tilesPerImage: Int
 
     /// Floats of transformed inputs and products per block (8 MB): they go through the
-    /// last-level cache between the transforms and the GEMMs. (4 to 16 MB measured alike on
+    /// last-level cache between the transforms and the products. (4 to 16 MB measured alike on
     /// VGG16; 1 MB made 224×224×64 layers 1.5× slower.)
     static let blockBudget = 2 << 20
 
-    /// The fewest tiles per block, so the GEMMs stay efficient even for wide layers.
+    /// The fewest tiles per block, so the products stay efficient even for wide layers.
     static let minimumBlockTiles = 64
 
     /// Transforms the filters. `weights` are Forge-layout `[out][3][3][in]`.
@@ -131,48 +124,38 @@ struct WinogradConvolutionKernel: Kernel {
     private var paddedOutputs: Int { Self.roundUp(outputChannels) }
 
     func run(_ io: KernelIO) {
-        switch variant {
-        case .f2x2: run(io, WinogradF2.self)
-        case .f4x4: run(io, WinogradF4.self)
-        }
-    }
-
-    /// Where value `p` of block tile `t`, channel `c` lives in `V` (and `M`, with the output
-    /// channels): tile-major, `(t * positions + p) * channels + c`, so the transforms read and
-    /// write each tile contiguously (position-major, each GEMM operand contiguous, made a
-    /// 224×224×64 layer 1.6× slower: the input transform's 36 store streams miss the cache).
-    private struct Layout {
-        let tileStride: Int
-        let positionStride: Int
-
-        init(positions: Int, channels: Int) {
-            tileStride = positions * channels
-            positionStride = channels
-        }
-    }
-
-    private func run<A: WinogradAlgorithm>(_ io: KernelIO, _ algorithm: A.Type) {
         let total = io.batch * tilesPerImage
-        let blocks = blocking(batch: io.batch).blocks
+        let (blocks, blockTiles) = blocking(batch: io.batch)
         let address = (UInt(bitPattern: io.scratch) + 63) & ~UInt(63)
         let v = UnsafeMutablePointer<Float>(bitPattern: address)!
-        let products = v + Self.roundUp(A.positions * blocking(batch: io.batch).tiles * inputChannels)
-        let u = UnsafePointer(filters.pointer)
-        let input = io.inputs[0]
-        let inputLayout = Layout(positions: A.positions, channels: inputChannels)
-        let outputLayout = Layout(positions: A.positions, channels: paddedOutputs)
+        let products = v + Self.roundUp(variant.positions * blockTiles * inputChannels)
+        let shape = self.shape
         for block in 0 ..< blocks {
             let first = total * block / blocks
             let count = total * (block + 1) / blocks - first
-            Compute.parallelFor(count, costPerItem: A.positions * inputChannels * 4,
-                                InputTransform(kernel: self, input: input, v: v, layout: inputLayout, firstTile: first))
-            Compute.parallelFor(A.positions, costPerItem: count * inputChannels * outputChannels,
-                                Products(kernel: self, v: v, u: u, products: products, tiles: count,
-                                         inputLayout: inputLayout, outputLayout: outputLayout))
-            Compute.parallelFor(count, costPerItem: A.positions * outputChannels * 4,
-                                OutputTransform(kernel: self, products: products, layout: outputLayout, output: io.output,
-                                                   firstTile: first))
+            Compute.parallelFor(count, costPerItem: variant.positions * inputChannels * 4,
+                                InputTransform(shape: shape, input: io.inputs[0], v: v, firstTile: first))
+            Compute.parallelFor(variant.positions, costPerItem: count * inputChannels * outputChannels,
+                                Products(kernel: self, v: v, u: UnsafePointer(filters.pointer), products: products, tiles: count))
+            Compute.parallelFor(count, costPerItem: variant.positions * outputChannels * 4,
+                                OutputTransform(kernel: self, shape: shape, products: products, output: io.output, firstTile: first))
         }
+    }
+
+    /// The C description of the layer: V is tile-major, `(t · α² + p) · inputChannels + c`, so
+    /// the transforms read and write each tile contiguously (position-major, each product's
+    /// operand contiguous, made a 224×224×64 layer 1.6× slower: the input transform's 36 store
+    /// streams miss the cache); M likewise, each position holding whole blocks of 16 channels.
+    private var shape: anvil_winograd3_shape {
+        let g = geometry, epilogue = Epilogue(activation)
+        return anvil_winograd3_shape(
+            tile: Int32(variant.outputTile), input_height: Int32(g.inputHeight), input_width: Int32(g.inputWidth),
+            channels: Int32(inputChannels), output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth),
+            outputs: Int32(outputChannels), pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft),
+            v_tile_stride: variant.positions * inputChannels, v_position_stride: inputChannels,
+            m_tile_stride: variant.positions * paddedOutputs, m_position_stride: paddedOutputs,
+            clamp_min: epilogue.lower, clamp_max: epilogue.upper, negative_slope: epilogue.slope,
+            portable: portableBody ? 1 : 0)
     }
 
     /// The products `M[p] = V[p] · U[p]` of a range of positions, as a parallel job: each
@@ -184,198 +167,66 @@ struct WinogradConvolutionKernel: Kernel {
         let u: UnsafePointer<Float>
         let products: UnsafeMutablePointer<Float>
         let tiles: Int
-        let inputLayout: Layout
-        let outputLayout: Layout
 
         func run(_ range: Range<Int>) {
-            let filterLayout = WinogradFilterLayout(inputs: kernel.inputChannels, outputs: kernel.outputChannels)
-            let blocks = filterLayout.paddedOutputs / Int(ANVIL_WINOGRAD_BLOCK)
+            let inputs = kernel.inputChannels, outputs = kernel.paddedOutputs
+            let filterLayout = WinogradFilterLayout(inputs: inputs, outputs: kernel.outputChannels)
             var shape = anvil_winograd_products_shape(
-                tiles: Int32(tiles), channels: Int32(kernel.inputChannels), outputs: Int32(kernel.outputChannels),
-                v_tile_stride: inputLayout.tileStride, m_tile_stride: outputLayout.tileStride,
+                tiles: Int32(tiles), channels: Int32(inputs), outputs: Int32(kernel.outputChannels),
+                v_tile_stride: kernel.variant.positions * inputs, m_tile_stride: kernel.variant.positions * outputs,
                 portable: kernel.portableBody ? 1 : 0)
             for p in range {
-                anvil_winograd_products(&shape, v + p * inputLayout.positionStride, u + p * filterLayout.positionStride,
-                                        products + p * outputLayout.positionStride, 0, Int32(blocks))
+                anvil_winograd_products(&shape, v + p * inputs, u + p * filterLayout.positionStride, products + p * outputs,
+                                        0, Int32(outputs / Int(ANVIL_WINOGRAD_BLOCK)))
             }
         }
     }
 
-    /// The input transform of a block's tiles, as a parallel job. Not generic over the
-    /// algorithm: workers call a job through its protocol witness, which for a generic job is
-    /// the unspecialised code (the 1-D transforms then go through witness calls too).
+    /// The input transform of a block's tiles, as a parallel job.
     private struct InputTransform: ParallelJob {
-        let kernel: WinogradConvolutionKernel
+        let shape: anvil_winograd3_shape
         let input: UnsafePointer<Float>
         let v: UnsafeMutablePointer<Float>
-        let layout: Layout
         let firstTile: Int
 
         func run(_ range: Range<Int>) {
-            switch kernel.variant {
-            case .f2x2: kernel.transformInput(WinogradF2.self, input: input, into: v, layout: layout, firstTile: firstTile, tiles: range)
-            case .f4x4: kernel.transformInput(WinogradF4.self, input: input, into: v, layout: layout, firstTile: firstTile, tiles: range)
+            withUnsafePointer(to: shape) {
+                anvil_winograd3_transform_input($0, input, v, firstTile, range.lowerBound, range.upperBound)
             }
         }
     }
 
-    /// The output transform and epilogue of a block's tiles, as a parallel job (not generic,
-    /// like ``InputTransform``).
+    /// The output transform and epilogue of a block's tiles, as a parallel job; activations
+    /// the C epilogue cannot express (``Epilogue/general``) follow per tile while it is in cache.
     private struct OutputTransform: ParallelJob {
         let kernel: WinogradConvolutionKernel
+        let shape: anvil_winograd3_shape
         let products: UnsafePointer<Float>
-        let layout: Layout
         let output: UnsafeMutablePointer<Float>
         let firstTile: Int
 
         func run(_ range: Range<Int>) {
-            switch kernel.variant {
-            case .f2x2:
-                kernel.transformOutput(WinogradF2.self, products: products, layout: layout, into: output, firstTile: firstTile, tiles: range)
-            case .f4x4:
-                kernel.transformOutput(WinogradF4.self, products: products, layout: layout, into: output, firstTile: firstTile, tiles: range)
+            withUnsafePointer(to: shape) {
+                anvil_winograd3_transform_output($0, products, kernel.bias?.buffer.baseAddress, output, firstTile,
+                                                 range.lowerBound, range.upperBound)
             }
-        }
-    }
-
-    /// Writes `Bᵀ d B` of tiles `firstTile + tiles` into `v`, block tile `t` being `tiles` element `t`.
-    private func transformInput<A: WinogradAlgorithm>(_: A.Type, input: UnsafePointer<Float>,
-                                                      into v: UnsafeMutablePointer<Float>, layout: Layout,
-                                                      firstTile: Int, tiles: Range<Int>) {
-        let g = geometry
-        let alpha = A.inputTile, m = A.outputTile
-        let channels = inputChannels
-        let imageStride = g.inputHeight * g.inputWidth * channels
-        let vector = MemoryLayout<WinogradLanes>.stride
-        let pixelBytes = channels * MemoryLayout<Float>.stride
-        let positionBytes = layout.positionStride * MemoryLayout<Float>.stride
-        withUnsafeTemporaryAllocation(of: WinogradLanes.self, capacity: 2 * A.positions) { buffer in
-            // `rows`: the patch after the pass along rows; `patch`: a zero-padded copy of an edge
-            // tile's input, or the transformed tile of a partial channel vector.
-            let rows = UnsafeMutableRawPointer(buffer.baseAddress!)
-            let patch = rows + A.positions * vector
-            for local in tiles {
+            guard Epilogue(kernel.activation).general else { return }
+            let g = kernel.geometry, m = kernel.variant.outputTile, channels = kernel.outputChannels
+            for local in range {
                 let tile = firstTile + local
-                let image = tile / tilesPerImage
-                let index = tile - image * tilesPerImage
-                let tileRow = index / tilesWide
-                let y0 = tileRow * m - g.padTop
-                let x0 = (index - tileRow * tilesWide) * m - g.padLeft
-                let interior = y0 >= 0 && x0 >= 0 && y0 + alpha <= g.inputHeight && x0 + alpha <= g.inputWidth
-                let source = input + image * imageStride
-                let target = v + local * layout.tileStride
-                var channel = 0
-                while channel < channels {
-                    let lanes = min(8, channels - channel)
-                    if interior && lanes == 8 {
-                        let origin = source + (y0 * g.inputWidth + x0) * channels + channel
-                        for r in 0 ..< alpha {
-                            A.transformInput(origin + r * g.inputWidth * channels, pixelBytes, rows + r * alpha * vector, vector)
-                        }
-                    } else {
-                        for r in 0 ..< alpha {
-                            let y = y0 + r
-                            let rowInside = y >= 0 && y < g.inputHeight
-                            for q in 0 ..< alpha {
-                                let x = x0 + q
-                                var value = WinogradLanes.zero
-                                if rowInside && x >= 0 && x < g.inputWidth {
-                                    let pixel = source + (y * g.inputWidth + x) * channels + channel
-                                    value = lanes == 8 ? Self.load(pixel) : Self.load(pixel, lanes: lanes)
-                                }
-                                patch.storeLanes(value, r * alpha + q, vector)
-                            }
-                        }
-                        for r in 0 ..< alpha {
-                            A.transformInput(patch + r * alpha * vector, vector, rows + r * alpha * vector, vector)
-                        }
-                    }
-                    if lanes == 8 {
-                        let destination = UnsafeMutableRawPointer(target + channel)
-                        for q in 0 ..< alpha {
-                            A.transformInput(rows + q * vector, alpha * vector, destination + q * positionBytes, alpha * positionBytes)
-                        }
-                    } else {
-                        for q in 0 ..< alpha {
-                            A.transformInput(rows + q * vector, alpha * vector, patch + q * vector, alpha * vector)
-                        }
-                        for p in 0 ..< A.positions {
-                            Self.store(UnsafeRawPointer(patch).loadLanes(p, vector), to: target + p * layout.positionStride + channel, lanes: lanes)
-                        }
-                    }
-                    channel += 8
-                }
-            }
-        }
-    }
-
-    /// Writes `Aᵀ M A` (plus bias, through the activation) of tiles `firstTile + tiles` into
-    /// the output, skipping the parts of edge tiles that fall outside it.
-    private func transformOutput<A: WinogradAlgorithm>(_: A.Type, products: UnsafePointer<Float>, layout: Layout,
-                                                       into output: UnsafeMutablePointer<Float>, firstTile: Int,
-                                                       tiles: Range<Int>) {
-        let g = geometry
-        let alpha = A.inputTile, m = A.outputTile
-        let channels = outputChannels
-        let vector = MemoryLayout<WinogradLanes>.stride
-        let positionBytes = layout.positionStride * MemoryLayout<Float>.stride
-        let epilogue = Epilogue(activation)
-        let biasPointer = bias?.buffer.baseAddress
-        withUnsafeTemporaryAllocation(of: WinogradLanes.self, capacity: 2 * A.positions) { buffer in
-            // `rows`: α × m after the pass along rows; `result`: m × m (or a partial vector's α × α input).
-            let rows = UnsafeMutableRawPointer(buffer.baseAddress!)
-            let result = rows + A.positions * vector
-            for local in tiles {
-                let tile = firstTile + local
-                let image = tile / tilesPerImage
-                let index = tile - image * tilesPerImage
-                let tileRow = index / tilesWide
-                let oy = tileRow * m, ox = (index - tileRow * tilesWide) * m
-                let outputRows = min(m, g.outputHeight - oy), outputColumns = min(m, g.outputWidth - ox)
-                let source = products + local * layout.tileStride
+                let image = tile / kernel.tilesPerImage, index = tile % kernel.tilesPerImage
+                let oy = index / kernel.tilesWide * m, ox = index % kernel.tilesWide * m
                 let target = output + ((image * g.outputHeight + oy) * g.outputWidth + ox) * channels
-                var channel = 0
-                while channel < channels {
-                    let lanes = min(8, channels - channel)
-                    if lanes == 8 {
-                        let origin = UnsafeRawPointer(source + channel)
-                        for i in 0 ..< alpha {
-                            A.transformOutput(origin + i * alpha * positionBytes, positionBytes, rows + i * m * vector, vector)
-                        }
-                    } else {
-                        for p in 0 ..< A.positions {
-                            result.storeLanes(Self.load(source + p * layout.positionStride + channel, lanes: lanes), p, vector)
-                        }
-                        for i in 0 ..< alpha {
-                            A.transformOutput(result + i * alpha * vector, vector, rows + i * m * vector, vector)
-                        }
-                    }
-                    for q in 0 ..< m {
-                        A.transformOutput(rows + q * vector, m * vector, result + q * vector, m * vector)
-                    }
-                    let shift: WinogradLanes = biasPointer.map { lanes == 8 ? Self.load($0 + channel) : Self.load($0 + channel, lanes: lanes) } ?? .zero
-                    let values = UnsafeRawPointer(result)
-                    for r in 0 ..< outputRows {
-                        for q in 0 ..< outputColumns {
-                            let value = epilogue.apply(values.loadLanes(r * m + q, vector) + shift)
-                            let pixel = target + (r * g.outputWidth + q) * channels + channel
-                            if lanes == 8 { Self.store(value, to: pixel) } else { Self.store(value, to: pixel, lanes: lanes) }
-                        }
-                    }
-                    channel += 8
-                }
-                if epilogue.general {
-                    for r in 0 ..< outputRows {
-                        for q in 0 ..< outputColumns { activation.apply(target + (r * g.outputWidth + q) * channels, count: channels) }
-                    }
+                for r in 0 ..< min(m, g.outputHeight - oy) {
+                    kernel.activation.apply(target + r * g.outputWidth * channels, count: min(m, g.outputWidth - ox) * channels)
                 }
             }
         }
     }
 
-    /// The activation as vector operations: a clamp to `lower...upper` (±∞ when there is
-    /// none), then a slope for negative values (1 when there is none). Other activations are
-    /// `general`: applied per pixel once the tile is written.
+    /// The activation as the C epilogue's clamp to `lower...upper` (±∞ when there is none) and
+    /// slope for negative values (1 when there is none). Other activations are `general`:
+    /// applied per tile once it is written.
     private struct Epilogue {
         var lower = -Float.infinity, upper = Float.infinity, slope: Float = 1
         var general = false
@@ -390,36 +241,6 @@ struct WinogradConvolutionKernel: Kernel {
             default: general = true
             }
         }
-
-        @inline(__always)
-        func apply(_ x: WinogradLanes) -> WinogradLanes {
-            // max then min, as ActivationFunction does (NaN stays NaN).
-            let raised = x.replacing(with: lower, where: x .< lower)
-            let clamped = raised.replacing(with: upper, where: raised .> upper)
-            return slope == 1 ? clamped : clamped.replacing(with: clamped * slope, where: clamped .< 0)
-        }
-    }
-
-    @inline(__always)
-    private static func load(_ pointer: UnsafePointer<Float>) -> WinogradLanes {
-        UnsafeRawPointer(pointer).loadUnaligned(as: WinogradLanes.self)
-    }
-
-    @inline(__always)
-    private static func load(_ pointer: UnsafePointer<Float>, lanes: Int) -> WinogradLanes {
-        var value = WinogradLanes()
-        for lane in 0 ..< lanes { value[lane] = pointer[lane] }
-        return value
-    }
-
-    @inline(__always)
-    private static func store(_ value: WinogradLanes, to pointer: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(pointer).storeBytes(of: value, as: WinogradLanes.self)
-    }
-
-    @inline(__always)
-    private static func store(_ value: WinogradLanes, to pointer: UnsafeMutablePointer<Float>, lanes: Int) {
-        for lane in 0 ..< lanes { pointer[lane] = value[lane] }
     }
 }
 

@@ -82,6 +82,7 @@ extension WinogradVariant {
 /// ``WinogradVariant/transformFilters(_:strides:scale:outputs:inputs:)`` for a range of input
 /// channels, as a parallel job. Not generic over the algorithm: workers call a job through its
 /// protocol witness, which for a generic job is the unspecialised code.
+/// The filter transform of a range of input channels, as a parallel job (``anvil_winograd3_transform_filters``).
 private struct FilterTransform: ParallelJob {
     let variant: WinogradVariant
     let weights: UnsafePointer<Float>
@@ -92,81 +93,10 @@ private struct FilterTransform: ParallelJob {
     let outputs: Int
 
     func run(_ range: Range<Int>) {
-        switch variant {
-        case .f2x2: run(WinogradF2.self, range)
-        case .f4x4: run(WinogradF4.self, range)
-        }
-    }
-
-    /// Blocks of ``blockInputs`` input channels, each taken eight output channels at a time:
-    /// the eight rows of weights a block reads stay in L1, and the α² half cache lines it
-    /// writes per input channel are completed by the next eight channels while still in cache.
-    /// (With the input channel in the outer loop, PyTorch's `[o][i][3][3]`, which puts the next
-    /// output channel 9 · inputs floats on, had 512 such rows fall into a few cache sets: every
-    /// read missed, and the transform of VGG16 took 1.6× as long.)
-    private func run<A: WinogradAlgorithm>(_: A.Type, _ range: Range<Int>) {
-        let alpha = A.inputTile
-        let vector = MemoryLayout<WinogradLanes>.stride
-        let layout = WinogradFilterLayout(inputs: inputs, outputs: outputs)
-        let positionBytes = layout.positionStride * MemoryLayout<Float>.stride
-        withUnsafeTemporaryAllocation(of: WinogradLanes.self, capacity: 9 + 3 * alpha + A.positions) { buffer in
-            // `taps`: the 3×3 filters of eight output channels; `rows`: G along each row (3 × α);
-            // `partial`: the α × α result of a group of fewer than eight channels.
-            let taps = UnsafeMutableRawPointer(buffer.baseAddress!)
-            let rows = taps + 9 * vector
-            let partial = rows + 3 * alpha * vector
-            for blockStart in stride(from: range.lowerBound, to: range.upperBound, by: Self.blockInputs) {
-                let block = blockStart ..< min(blockStart + Self.blockInputs, range.upperBound)
-                for first in stride(from: 0, to: outputs, by: 8) {
-                    let lanes = min(8, outputs - first)
-                    let factor = scale.map { Self.gather($0 + first, stride: 1, lanes: lanes) } ?? WinogradLanes(repeating: 1)
-                    for i in block {
-                        let origin = weights + first * strides.output + i * strides.input
-                        for y in 0 ..< 3 {
-                            for x in 0 ..< 3 {
-                                let tap = Self.gather(origin + y * strides.row + x * strides.column, stride: strides.output, lanes: lanes)
-                                taps.storeLanes(scale == nil ? tap : tap * factor, y * 3 + x, vector)
-                            }
-                        }
-                        for y in 0 ..< 3 {
-                            A.transformFilter(taps + 3 * y * vector, vector, rows + y * alpha * vector, vector)
-                        }
-                        // Column b of `rows` gives U[a][b] for every a: position a·α + b. Eight
-                        // lanes from a multiple of 8 stay inside one block of 16.
-                        let packed = u + layout.offset(position: 0, input: i, output: first)
-                        if lanes == 8 {
-                            let target = UnsafeMutableRawPointer(packed)
-                            for b in 0 ..< alpha {
-                                A.transformFilter(rows + b * vector, alpha * vector, target + b * positionBytes, alpha * positionBytes)
-                            }
-                        } else {
-                            for b in 0 ..< alpha {
-                                A.transformFilter(rows + b * vector, alpha * vector, partial + b * vector, alpha * vector)
-                            }
-                            for p in 0 ..< A.positions {
-                                let value = UnsafeRawPointer(partial).loadLanes(p, vector)
-                                for lane in 0 ..< lanes { packed[p * layout.positionStride + lane] = value[lane] }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Input channels per block of ``run(_:_:)``: 16 PyTorch-layout filters are 9 cache lines.
-    static let blockInputs = 16
-
-    /// `lanes` floats `stride` apart (zeros past them).
-    @inline(__always)
-    private static func gather(_ p: UnsafePointer<Float>, stride s: Int, lanes: Int) -> WinogradLanes {
-        if lanes == 8 {
-            if s == 1 { return UnsafeRawPointer(p).loadUnaligned(as: WinogradLanes.self) }
-            return WinogradLanes(p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s])
-        }
-        var value = WinogradLanes()
-        for lane in 0 ..< lanes { value[lane] = p[lane * s] }
-        return value
+        let c = anvil_winograd3_filter_strides(output: strides.output, input: strides.input, row: strides.row,
+                                               column: strides.column)
+        anvil_winograd3_transform_filters(Int32(variant.outputTile), weights, c, scale, Int32(outputs), Int32(inputs), u,
+                                          Int32(range.lowerBound), Int32(range.upperBound), 0)
     }
 }
 

@@ -21,6 +21,7 @@ int anvil_kernels_uses_avx2(void);
 #include "anvil_pooling.h"
 #include "anvil_winograd_5x5.h"
 #include "anvil_winograd_products.h"
+#include "anvil_winograd_3x3.h"
 
 #ifdef __cplusplus
 }
