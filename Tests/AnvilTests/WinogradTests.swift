@@ -369,7 +369,7 @@ struct WinogradTests {
     }
 
     /// The Float transforms against `G g Gᵀ` computed in float64 from the matrices
-    /// (``WinogradAlgorithm/filterTransform``), for output counts around the 8-lane vectors.
+    /// (``filterTransformMatrix(_:)``), for output counts around the 8-lane vectors.
     @Test("transformed filters are G g Gᵀ", arguments: WinogradVariant.allCases)
     func filterTransform(variant: WinogradVariant) {
         let alpha = variant.outputTile + 2
