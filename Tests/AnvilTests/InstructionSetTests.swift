@@ -27,7 +27,7 @@ struct InstructionSetTests {
                 _ = try InstructionSet.parse(isa.rawValue, source: "--isa")
                 Issue.record("\(isa) parsed on a CPU without it")
             } catch {
-                #expect(error.message.contains("lacks \(isa.cpuFeatures.joined(separator: "+"))"), "\(error)")
+                #expect(error.message.contains("lacks \(isa) (it needs \(isa.cpuFeatures.joined(separator: "+"))"), "\(error)")
             }
         }
     }

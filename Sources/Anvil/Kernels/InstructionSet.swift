@@ -58,8 +58,8 @@ public enum InstructionSet: String, CaseIterable, Sendable, CustomStringConverti
         }
         guard set.isSupported else {
             let runs = supported.map(\.rawValue).joined(separator: ", ")
-            throw AnvilError(.invalidOption, "\(source)=\(value): this CPU lacks \(set.cpuFeatures.joined(separator: "+")) "
-                             + "(or its OS does not enable them); it runs \(runs)")
+            throw AnvilError(.invalidOption, "\(source)=\(value): this CPU lacks \(set) (it needs "
+                             + "\(set.cpuFeatures.joined(separator: "+")), enabled by the OS); it runs \(runs)")
         }
         return set
     }
