@@ -25,7 +25,7 @@ let package = Package(
             pkgConfig: "stb",
             providers: [.apt(["libstb-dev"])]
         ),
-        // Anvil's hand-vectorised kernels (AVX2 + FMA chosen at run time, portable C otherwise).
+        // Anvil's hand-vectorised kernels: a body per instruction set (scalar/, x86_avx2/, x86_avx512/), chosen at run time.
         .target(name: "CAnvilKernels"),
         .target(
             name: "Anvil",

@@ -70,4 +70,17 @@ import Anvil
         let (status, output) = try Self.run(["bench", "mnist", "--warmup-ms=-1"])
         #expect(status != 0 && output.contains("--warmup-ms must be 0 or more"))
     }
+
+    @Test func benchNamesTheCPUAndTheInstructionSet() throws {
+        let (status, output) = try Self.run(["bench", "mnist", "--iterations", "1", "--warmup", "0", "--isa", "scalar"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("cpu: ") && output.contains("cpu_flags: "), "\(output)")
+        #expect(output.contains("isa: scalar (--isa"), "\(output)")
+        let (badStatus, badOutput) = try Self.run(["bench", "mnist", "--isa", "sse9"])
+        #expect(badStatus != 0 && badOutput.contains("--isa=sse9 names no instruction set"), "\(badOutput)")
+        for isa in InstructionSet.allCases where !isa.isSupported {
+            let (status, output) = try Self.run(["bench", "mnist", "--isa", isa.rawValue])
+            #expect(status != 0 && output.contains("this CPU lacks"), "\(output)")
+        }
+    }
 }

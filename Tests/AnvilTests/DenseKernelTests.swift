@@ -5,36 +5,37 @@ import Testing
 /// Dense layers through each of their three paths — the small-batch C kernel (batches under
 /// 16), the packed direct-convolution kernel (larger batches of small layers) and `sgemm`
 /// (larger batches of layers with 4 M weights or more) — against the naive reference, with
-/// both the AVX2 and the portable C bodies.
+/// every C body the CPU runs (scalar, AVX2, AVX-512).
 @Suite("Dense kernel paths")
 struct DenseKernelTests {
     /// Runs a `DenseKernel` built directly (so a test can choose the C body) on `x`.
     static func runDense(_ x: RefTensor, weights: [Float], bias: [Float], outputs: Int, activation: ActivationFunction,
-                         portable: Bool) -> [Float] {
+                         isa: InstructionSet) -> [Float] {
         let inputs = x.h * x.w * x.c
         let kernelWeights = KernelWeights(source: ParameterData(weights), reordered: nil, bias: ParameterData(bias),
                                           outputs: outputs, weightsPerOutput: inputs, affine: nil)
         var kernel = DenseKernel(inputs: inputs, outputs: outputs, weights: kernelWeights, activation: activation,
                                  channelsFirstInput: nil)
-        kernel.portableBody = portable
+        kernel.instructionSet = isa
         return refRunKernel(kernel, input: x.floats, batch: x.n, inputShape: x.shape,
                             outputShape: Shape(height: 1, width: 1, channels: outputs))
     }
 
     @Test("Every batch size from 1 to 20, and 37, on a small layer (small-batch and packed paths)",
-          arguments: [false, true])
-    func smallLayer(portable: Bool) throws {
+          arguments: refInstructionSets)
+    func smallLayer(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
         var random = RefRandom(seed: 4_242)
         // 3 × 3 × 11 = 99 inputs (not a multiple of 8), 37 outputs (not a multiple of 16).
         let weights = random.floats(37 * 99), bias = random.floats(37)
         for (index, batch) in (Array(1 ... 20) + [37]).enumerated() {
             let activation = refAllActivations[index % refAllActivations.count]
             let x = random.tensor(n: batch, h: 3, w: 3, c: 11)
-            let actual = Self.runDense(x, weights: weights, bias: bias, outputs: 37, activation: activation, portable: portable)
+            let actual = Self.runDense(x, weights: weights, bias: bias, outputs: 37, activation: activation, isa: isa)
             let expected = Naive.dense(x, weights: weights, bias: bias, neurons: 37, activation: activation)
             var worst = 0.0
             for (a, e) in zip(actual, expected.v) { worst = max(worst, abs(Double(a) - e) / max(1, abs(e))) }
-            #expect(worst <= 1e-5, "\(portable ? "portable" : "AVX2") batch \(batch), \(activation): worst error \(worst)")
+            #expect(worst <= 1e-5, "\(isa) batch \(batch), \(activation): worst error \(worst)")
         }
     }
 

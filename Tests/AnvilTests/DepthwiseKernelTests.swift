@@ -104,14 +104,13 @@ private func placed(_ buffer: UnsafeMutableBufferPointer<Float>, shift: Int) -> 
 /// output too, plus one when `shift` is 0 (the kernel peels 4 channels to align its loads when
 /// the input is 4 floats past). The output is NaN-filled (an unwritten value shows up) and
 /// followed by guard values (an overrun shows up). `split` runs the output lines as two
-/// ranges cut there, the way two threads would, instead of one call. `portable` forces the
-/// portable C body.
-private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: DepthwiseData, portable: Bool, shift: Int = 0,
+/// ranges cut there, the way two threads would, instead of one call. `isa` picks the C body.
+private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: DepthwiseData, isa: InstructionSet, shift: Int = 0,
                        split: Int? = nil) -> (output: [Float], guardIntact: Bool) {
     let weights = KernelWeights(source: ParameterData(data.weights), reordered: nil, bias: data.bias.map { ParameterData($0) },
                                 outputs: c.outputs, weightsPerOutput: c.kernel.0 * c.kernel.1, rowStride: c.outputs, affine: nil)
     let kernel = DepthwiseConvolutionKernel(geometry: g, inputChannels: c.channels, multiplier: c.multiplier,
-                                            weights: weights, activation: c.activation, portableBody: portable)
+                                            weights: weights, activation: c.activation, instructionSet: isa)
     let outputShape = Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs)
     let count = c.batch * outputShape.count
     let guardCount = 40
@@ -215,9 +214,9 @@ private let randomCount = 400
 /// The most scaled error allowed: float sums of at most 25 terms in a different order.
 private let tolerance = 1e-5
 
-/// Checks every case against the naive reference, with the portable C body or the run-time
-/// choice; returns the descriptions of the failures.
-private func failures(portable: Bool, seedOffset: UInt64) -> [String] {
+/// Checks every case against the naive reference with `isa`'s C body; returns the
+/// descriptions of the failures.
+private func failures(isa: InstructionSet, seedOffset: UInt64) -> [String] {
     var failed: [String] = []
     var checked = 0
     let cases = fixedCases + (0 ..< UInt64(randomCount)).map { randomCase(seed: $0) }
@@ -229,14 +228,14 @@ private func failures(portable: Bool, seedOffset: UInt64) -> [String] {
         // for the fixed cases, in turn for the random ones.
         let shifts = index < fixedCases.count ? [0, 4, 1] : [[0, 4, 1][index % 3]]
         for shift in shifts {
-            let whole = runKernel(c, g, data, portable: portable, shift: shift)
+            let whole = runKernel(c, g, data, isa: isa, shift: shift)
             let error = worstError(whole.output, expected)
             if error > tolerance || !whole.guardIntact {
                 failed.append("\(c), shift \(shift): error \(error), guard intact \(whole.guardIntact)")
                 continue
             }
             // The same lines split between two calls must give identical bits.
-            let split = runKernel(c, g, data, portable: portable, shift: shift, split: (index % 5) + 1)
+            let split = runKernel(c, g, data, isa: isa, shift: shift, split: (index % 5) + 1)
             if split.output.map(\.bitPattern) != whole.output.map(\.bitPattern) || !split.guardIntact {
                 failed.append("\(c), shift \(shift): split run differs from the single run")
             }
@@ -249,44 +248,38 @@ private func failures(portable: Bool, seedOffset: UInt64) -> [String] {
 
 @Suite("Depthwise convolution kernel")
 struct DepthwiseKernelTests {
-    @Test("Matches a naive reference over random geometries (run-time choice: AVX2 + FMA where available)")
-    func matchesReference() {
-        let failed = failures(portable: false, seedOffset: 0)
+    @Test("Every body matches a naive reference over random geometries", arguments: refInstructionSets)
+    func matchesReference(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        // Chosen per kernel (`instructionSet`), not process-wide: that would race with the
+        // kernels of suites running in parallel. The scalar body gets its own data.
+        let failed = failures(isa: isa, seedOffset: isa == .scalar ? 1000 : 0)
         let passed = failed.isEmpty
-        #expect(passed, "\(failed.count) failures, first: \(failed.prefix(5).joined(separator: "\n"))")
+        #expect(passed, "\(isa): \(failed.count) failures, first: \(failed.prefix(5).joined(separator: "\n"))")
     }
 
-    @Test("The portable C body matches the same reference")
-    func portableMatchesReference() {
-        // Chosen per kernel (`portableBody`), not with anvil_kernels_force_portable: that
-        // process-wide switch would race with the kernels of suites running in parallel.
-        let failed = failures(portable: true, seedOffset: 1000)
-        let passed = failed.isEmpty
-        #expect(passed, "\(failed.count) failures, first: \(failed.prefix(5).joined(separator: "\n"))")
-    }
-
-    @Test("NaN and infinity propagate through the fused clamp, and padding never multiplies them")
-    func specialValues() throws {
-        for portable in [false, true] {
-            for activation in [ActivationFunction.none, .relu, .relu6] {
-                let c = DepthwiseCase(batch: 1, height: 6, width: 9, channels: 16, activation: activation)
-                let g = try #require(c.geometry)
-                var data = DepthwiseData(c, seed: 7)
-                // A NaN at pixel (2, 4) channel 3 reaches outputs (1...3, 3...5) of channel 3 only.
-                data.input[(2 * 9 + 4) * 16 + 3] = .nan
-                // An infinity in a corner: outputs next to it are infinite, not NaN from 0·∞.
-                data.input[0 * 16 + 5] = .infinity
-                data.weights = data.weights.map { abs($0) }
-                let output = runKernel(c, g, data, portable: portable).output
-                for oy in 0 ..< 6 {
-                    for ox in 0 ..< 9 {
-                        let nanExpected = (1 ... 3).contains(oy) && (3 ... 5).contains(ox)
-                        #expect(output[(oy * 9 + ox) * 16 + 3].isNaN == nanExpected, "portable \(portable) \(activation) (\(oy), \(ox))")
-                        let infinite = output[(oy * 9 + ox) * 16 + 5]
-                        #expect(!infinite.isNaN, "portable \(portable) \(activation)")
-                        if oy <= 1 && ox <= 1 {
-                            #expect(infinite == (activation == .relu6 ? 6 : .infinity), "portable \(portable) \(activation)")
-                        }
+    @Test("NaN and infinity propagate through the fused clamp, and padding never multiplies them",
+          arguments: refInstructionSets)
+    func specialValues(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        for activation in [ActivationFunction.none, .relu, .relu6] {
+            let c = DepthwiseCase(batch: 1, height: 6, width: 9, channels: 16, activation: activation)
+            let g = try #require(c.geometry)
+            var data = DepthwiseData(c, seed: 7)
+            // A NaN at pixel (2, 4) channel 3 reaches outputs (1...3, 3...5) of channel 3 only.
+            data.input[(2 * 9 + 4) * 16 + 3] = .nan
+            // An infinity in a corner: outputs next to it are infinite, not NaN from 0·∞.
+            data.input[0 * 16 + 5] = .infinity
+            data.weights = data.weights.map { abs($0) }
+            let output = runKernel(c, g, data, isa: isa).output
+            for oy in 0 ..< 6 {
+                for ox in 0 ..< 9 {
+                    let nanExpected = (1 ... 3).contains(oy) && (3 ... 5).contains(ox)
+                    #expect(output[(oy * 9 + ox) * 16 + 3].isNaN == nanExpected, "\(isa) \(activation) (\(oy), \(ox))")
+                    let infinite = output[(oy * 9 + ox) * 16 + 5]
+                    #expect(!infinite.isNaN, "\(isa) \(activation)")
+                    if oy <= 1 && ox <= 1 {
+                        #expect(infinite == (activation == .relu6 ? 6 : .infinity), "\(isa) \(activation)")
                     }
                 }
             }

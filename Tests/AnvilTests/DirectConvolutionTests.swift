@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Anvil
 
-/// The direct convolution kernel (C, AVX2 and portable bodies) against the naive reference,
+/// The direct convolution kernel (every C body the CPU runs) against the naive reference,
 /// over the cases its loops treat differently: tile remainders (pixels not a multiple of 6),
 /// partial channel blocks (outputs not a multiple of 16), padding, stride and dilation,
 /// passes over channel ranges (more than 512 inputs), weights too large to stay cached
@@ -39,19 +39,20 @@ struct DirectConvolutionTests {
 
     /// Runs the kernel on `input` (NHWC) with Forge-layout weights.
     static func runDirect(_ c: Case, _ g: WindowGeometry, input: [Float], weights: [Float], bias: [Float]?,
-                          portable: Bool = false) -> [Float] {
+                          isa: InstructionSet = .current) -> [Float] {
         let kernelWeights = KernelWeights(source: ParameterData(weights), reordered: nil, bias: bias.map { ParameterData($0) },
                                           outputs: c.outputs, weightsPerOutput: weights.count / c.outputs, affine: nil)
         var kernel = DirectConvolutionKernel(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
                                              weights: kernelWeights, activation: c.activation)
-        kernel.portableBody = portable
+        kernel.instructionSet = isa
         return refRunKernel(kernel, input: input, batch: c.batch,
                             inputShape: Shape(height: c.height, width: c.width, channels: c.inputs),
                             outputShape: Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs))
     }
 
-    @Test("AVX2 and portable bodies match the naive convolution", arguments: [false, true])
-    func matchesReference(portable: Bool) throws {
+    @Test("Every body matches the naive convolution", arguments: refInstructionSets)
+    func matchesReference(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
         for (index, c) in Self.cases.enumerated() {
             var random = RefRandom(seed: 7_000 + index)
             let x = random.tensor(n: c.batch, h: c.height, w: c.width, c: c.inputs)
@@ -60,14 +61,14 @@ struct DirectConvolutionTests {
             let g = try WindowGeometry(input: x.shape, kernel: c.kernel, stride: c.stride, dilation: c.dilation, padding: c.padding)
             let expected = Naive.convolution(x, weights: weights, bias: bias, outputChannels: c.outputs, kernel: c.kernel,
                                              stride: c.stride, padding: c.padding, dilation: c.dilation, activation: c.activation)
-            let actual = Self.runDirect(c, g, input: x.floats, weights: weights, bias: bias, portable: portable)
+            let actual = Self.runDirect(c, g, input: x.floats, weights: weights, bias: bias, isa: isa)
             // Sums of up to ~10,000 products of values in [-1, 1]: allow float rounding of that size.
             let depth = Double(c.kernel.0 * c.kernel.1 * c.inputs)
             let tolerance = 2e-6 * depth.squareRoot() * 4
             var worst = 0.0
             for (a, e) in zip(actual, expected.v) { worst = max(worst, abs(Double(a) - e) / max(1, abs(e))) }
             #expect(actual.count == expected.v.count && worst <= tolerance,
-                    "\(portable ? "portable" : "AVX2") \(c): worst relative error \(worst) > \(tolerance)")
+                    "\(isa) \(c): worst relative error \(worst) > \(tolerance)")
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import Anvil
 
-/// The F(2×2, 5×5) Winograd kernel (C, AVX2 and portable bodies) against the naive float64
+/// The F(2×2, 5×5) Winograd kernel (every C body the CPU runs) against the naive float64
 /// convolution, over what its loops treat differently: output sizes that leave half tiles,
 /// channel counts around the 8-lane vectors and the 16-channel blocks, tiles that are not a
 /// multiple of the six computed together, every kind of padding (including more than the
@@ -26,12 +26,12 @@ struct Winograd5x5Tests {
 
     /// Runs the kernel on `input` (NHWC) with Forge-layout weights, in `parts` parts when given.
     static func run(_ c: Case, _ g: WindowGeometry, input: [Float], weights: [Float], bias: [Float]?,
-                    portable: Bool = false, parts: Int? = nil) -> [Float] {
+                    isa: InstructionSet = .current, parts: Int? = nil) -> [Float] {
         let kernelWeights = KernelWeights(source: ParameterData(weights), reordered: nil, bias: bias.map { ParameterData($0) },
                                           outputs: c.outputs, weightsPerOutput: weights.count / c.outputs, affine: nil)
         var kernel = Winograd5x5Kernel(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
                                        weights: kernelWeights, activation: c.activation)
-        kernel.portableBody = portable
+        kernel.instructionSet = isa
         let inputShape = Shape(height: c.height, width: c.width, channels: c.inputs)
         let outputShape = Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs)
         guard let parts else { return refRunKernel(kernel, input: input, batch: c.batch, inputShape: inputShape, outputShape: outputShape) }
@@ -53,8 +53,9 @@ struct Winograd5x5Tests {
         return output
     }
 
-    @Test("AVX2 and portable bodies match the naive convolution", arguments: [false, true])
-    func matchesReference(portable: Bool) throws {
+    @Test("Every body matches the naive convolution", arguments: refInstructionSets)
+    func matchesReference(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
         for (index, c) in Self.cases.enumerated() {
             var random = RefRandom(seed: 5_500 + index)
             let x = random.tensor(n: c.batch, h: c.height, w: c.width, c: c.inputs)
@@ -68,7 +69,7 @@ struct Winograd5x5Tests {
             magnitudes.v = x.v.map(abs)
             let scale = Naive.convolution(magnitudes, weights: weights.map(abs), bias: bias?.map(abs), outputChannels: c.outputs,
                                           kernel: c.kernel, padding: c.padding)
-            let actual = Self.run(c, g, input: x.floats, weights: weights, bias: bias, portable: portable)
+            let actual = Self.run(c, g, input: x.floats, weights: weights, bias: bias, isa: isa)
             var worst = 0.0
             for i in 0 ..< expected.v.count {
                 let error = abs(Double(actual[i]) - expected.v[i]) / max(scale.v[i], 1e-30)
@@ -78,7 +79,7 @@ struct Winograd5x5Tests {
             // measured maxima are 1e-7…1.1e-6 of Σ|x·w| (2.4e-6 with a single input channel,
             // where the sum has few terms); a wrong tap or edge would be off by 1e-2 or more.
             #expect(actual.count == expected.v.count && worst <= 1e-5,
-                    "\(portable ? "portable" : "AVX2") \(c): worst scaled error \(worst)")
+                    "\(isa) \(c): worst scaled error \(worst)")
         }
     }
 

@@ -117,12 +117,12 @@ private func referenceConvolution(_ c: WinogradCase, _ g: WindowGeometry, input:
 /// unwritten output or an unwritten scratch value that is read shows up) placed one float off
 /// alignment, and guard values after the scratch.
 private func runWinograd(_ c: WinogradCase, _ g: WindowGeometry, variant: WinogradVariant, data: WinogradData,
-                         blockTiles: Int? = nil, portable: Bool = false) -> (output: [Float], guardIntact: Bool) {
+                         blockTiles: Int? = nil, instructionSet: InstructionSet = .current) -> (output: [Float], guardIntact: Bool) {
     let weights = KernelWeights(source: ParameterData(data.weights), reordered: nil, bias: data.bias.map { ParameterData($0) },
                                 outputs: c.outputs, weightsPerOutput: 9 * c.inputs, affine: nil)
     var kernel = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
                                            weights: weights, activation: c.activation, blockTiles: blockTiles)
-    kernel.portableBody = portable
+    kernel.instructionSet = instructionSet
     return runWinograd(kernel, c, g, input: data.input)
 }
 
@@ -231,20 +231,21 @@ private func filterTransformMatrix(_ variant: WinogradVariant) -> [Double] {
 
 @Suite("Winograd convolution")
 struct WinogradTests {
-    @Test("matches a float64 direct convolution", arguments: WinogradVariant.allCases, [false, true])
-    func matchesReference(variant: WinogradVariant, portable: Bool) throws {
+    @Test("matches a float64 direct convolution", arguments: WinogradVariant.allCases, InstructionSet.allCases)
+    func matchesReference(variant: WinogradVariant, isa: InstructionSet) throws {
+        try refRequireSupported(isa)
         var worst = 0.0
         for (index, c) in (fixedCases + randomCases(count: 40, seed: 7)).enumerated() {
             let g = try c.geometry()
             let data = WinogradData(c, seed: UInt64(index))
             let reference = referenceConvolution(c, g, input: data.input, weights: data.weights, bias: data.bias)
-            let (output, guardIntact) = runWinograd(c, g, variant: variant, data: data, portable: portable)
+            let (output, guardIntact) = runWinograd(c, g, variant: variant, data: data, instructionSet: isa)
             #expect(guardIntact, "\(variant) \(c): wrote past its scratch")
             let error = maxScaledError(output, reference.values, reference.magnitudes)
             #expect(error <= tolerance(variant), "\(variant) \(c): scaled error \(error)")
             worst = max(worst, error)
         }
-        print("Winograd \(variant)\(portable ? " (portable C)" : ""): max error / max(Σ|x·w| + |b|) = \(worst)")
+        print("Winograd \(variant) \(isa): max error / max(Σ|x·w| + |b|) = \(worst)")
     }
 
     @Test("splits the tiles into blocks of any size", arguments: [1, 3, 7, 50])
@@ -285,7 +286,8 @@ struct WinogradTests {
         let reference = referenceConvolution(c, g, input: input, weights: weights, bias: bias)
         let largest = reference.values.map(abs).max()!
         for variant in WinogradVariant.allCases {
-            let output = runWinograd(c, g, variant: variant, data: data).output
+          for isa in InstructionSet.supported {
+            let output = runWinograd(c, g, variant: variant, data: data, instructionSet: isa).output
             var failures = 0
             var worstRelative = 0.0, worstShare = 0.0
             for (y, r) in zip(output, reference.values) {
@@ -295,8 +297,9 @@ struct WinogradTests {
                 worstShare = max(worstShare, error / bound)
                 if abs(r) > 1e-2 * largest { worstRelative = max(worstRelative, error / abs(r)) }
             }
-            #expect(failures == 0, "\(variant): \(failures) of \(output.count) outputs outside rtol 1e-3")
-            print("Winograd \(variant) VGG-like \(size)×\(size)×\(inputs)→\(outputs) (data \(seed)): max relative error \(worstRelative) (outputs above 1% of the largest); worst error / bound \(worstShare)")
+            #expect(failures == 0, "\(variant) \(isa): \(failures) of \(output.count) outputs outside rtol 1e-3")
+            print("Winograd \(variant) \(isa) VGG-like \(size)×\(size)×\(inputs)→\(outputs) (data \(seed)): max relative error \(worstRelative) (outputs above 1% of the largest); worst error / bound \(worstShare)")
+          }
         }
     }
 

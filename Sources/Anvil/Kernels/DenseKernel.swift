@@ -19,8 +19,9 @@ struct DenseKernel: Kernel {
     let activation: ActivationFunction
     /// The `H × W × C` input shape when the weights expect `C, H, W` order, else `nil`.
     let channelsFirstInput: Shape?
-    /// Forces the portable C bodies (for tests that compare them).
-    var portableBody = false
+    /// The body of both C kernels it runs (``InstructionSet/current`` when built); tests force
+    /// each one the CPU runs.
+    var instructionSet = InstructionSet.current
     /// The weights packed for `anvil_conv_direct`, for layers under ``packedWeightLimit``.
     let packed: ParameterData?
 
@@ -84,8 +85,8 @@ struct DenseKernel: Kernel {
             var shape = anvil_conv_shape(input_width: Int32(batch), channels: Int32(kernel.inputs), kernel_height: 1,
                                          kernel_width: 1, stride_height: 1, stride_width: 1, dilation_height: 1,
                                          dilation_width: 1, output_width: Int32(batch), outputs: Int32(kernel.outputs),
-                                         clamp_min: clamp.min, clamp_max: clamp.max, portable: kernel.portableBody ? 1 : 0)
-            anvil_conv_direct(&shape, x, weights, kernel.weights.biasPointer, nil, y, 0, Int32(batch),
+                                         clamp_min: clamp.min, clamp_max: clamp.max)
+            anvil_conv_direct(kernel.instructionSet.cValue, &shape, x, weights, kernel.weights.biasPointer, nil, y, 0, Int32(batch),
                               Int32(range.lowerBound), Int32(range.upperBound))
             if clamp.rest != .none {
                 let block = Int(ANVIL_CONV_BLOCK)
@@ -104,9 +105,9 @@ struct DenseKernel: Kernel {
 
         func run(_ range: Range<Int>) {
             let clamp = ActivationClamp(kernel.activation)
-            anvil_dense_rows(kernel.weights.weightPointer, x, kernel.weights.biasPointer, y, Int32(kernel.inputs),
+            anvil_dense_rows(kernel.instructionSet.cValue, kernel.weights.weightPointer, x, kernel.weights.biasPointer, y, Int32(kernel.inputs),
                              Int32(kernel.outputs), Int32(batch), Int32(range.lowerBound), Int32(range.upperBound),
-                             clamp.min, clamp.max, kernel.portableBody ? 1 : 0)
+                             clamp.min, clamp.max)
             if clamp.rest != .none {
                 for image in 0 ..< batch { clamp.rest.apply(y + image * kernel.outputs + range.lowerBound, count: range.count) }
             }

@@ -10,10 +10,9 @@ struct DepthwiseConvolutionKernel: RangeKernel {
     let multiplier: Int
     let weights: KernelWeights
     let activation: ActivationFunction
-    /// Forces the portable C body instead of the run-time choice (AVX2 + FMA when the CPU has
-    /// it), so tests can check both without touching the process-wide switch while other
-    /// kernels run.
-    var portableBody = false
+    /// The C kernel's body (``InstructionSet/current`` when built); tests force each one the
+    /// CPU runs, per kernel, so suites running in parallel do not race on a process-wide switch.
+    var instructionSet = InstructionSet.current
 
     func run(_ io: KernelIO) {
         let g = geometry
@@ -35,7 +34,7 @@ struct DepthwiseConvolutionKernel: RangeKernel {
             dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
             pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft),
             output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth),
-            clamp_min: clamp.min, clamp_max: clamp.max, portable: portableBody ? 1 : 0)
+            clamp_min: clamp.min, clamp_max: clamp.max)
         let inputImage = g.inputHeight * g.inputWidth * inputChannels
         let outputImage = g.outputHeight * g.outputWidth * outputChannels
         let rowFloats = g.outputWidth * outputChannels
@@ -45,7 +44,7 @@ struct DepthwiseConvolutionKernel: RangeKernel {
             let first = line - image * g.outputHeight
             let last = min(g.outputHeight, range.upperBound - image * g.outputHeight)
             let out = io.output + image * outputImage
-            anvil_depthwise_rows(&shape, io.inputs[0] + image * inputImage, weights.weightPointer, weights.biasPointer,
+            anvil_depthwise_rows(instructionSet.cValue, &shape, io.inputs[0] + image * inputImage, weights.weightPointer, weights.biasPointer,
                                  out, Int32(first), Int32(last))
             if clamp.rest != .none { clamp.rest.apply(out + first * rowFloats, count: (last - first) * rowFloats) }
             line = image * g.outputHeight + last

@@ -15,8 +15,9 @@ struct DirectConvolutionKernel: Kernel {
     let bias: ParameterData?
     /// Applied in the kernel when a clamp, afterwards otherwise (after a fused residual).
     var activation: ActivationFunction
-    /// Forces the portable C body instead of the run-time choice (for tests that compare them).
-    var portableBody = false
+    /// The C kernel's body (``InstructionSet/current`` when built); tests force each one the
+    /// CPU runs.
+    var instructionSet = InstructionSet.current
 
     /// Packs `weights` (rows `[o][kh][kw][c]`) for the kernel.
     init(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int, weights: KernelWeights,
@@ -92,7 +93,7 @@ struct DirectConvolutionKernel: Kernel {
             stride_height: Int32(g.strideHeight), stride_width: Int32(g.strideWidth),
             dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
             output_width: Int32(g.outputWidth), outputs: Int32(outputChannels),
-            clamp_min: clamp.min, clamp_max: clamp.max, portable: portableBody ? 1 : 0)
+            clamp_min: clamp.min, clamp_max: clamp.max)
     }
 
     /// Output pixels `pixels` and channel blocks `blocks` of image `image` of the batch: the C
@@ -101,7 +102,7 @@ struct DirectConvolutionKernel: Kernel {
                   output: UnsafeMutablePointer<Float>, residual: UnsafePointer<Float>?, shape: inout anvil_conv_shape) {
         let outputs = outputChannels, imageOutputs = pixels * outputs
         let out = output + image * imageOutputs
-        anvil_conv_direct(&shape, input + image * inputImageCount, packed.buffer.baseAddress!, bias?.buffer.baseAddress,
+        anvil_conv_direct(instructionSet.cValue, &shape, input + image * inputImageCount, packed.buffer.baseAddress!, bias?.buffer.baseAddress,
                           residual.map { $0 + image * imageOutputs }, out, Int32(range.lowerBound), Int32(range.upperBound),
                           Int32(blocks.lowerBound), Int32(blocks.upperBound))
         let rest = ActivationClamp(activation).rest

@@ -9,8 +9,9 @@ struct PoolingKernel: RangeKernel {
     let geometry: WindowGeometry
     let channels: Int
     let mode: Mode
-    /// Forces the portable C body of max pooling (for tests that compare them).
-    var portableBody = false
+    /// The body of max pooling's C kernel (``InstructionSet/current`` when built); tests force
+    /// each one the CPU runs.
+    var instructionSet = InstructionSet.current
 
     func run(_ io: KernelIO) {
         let g = geometry
@@ -29,8 +30,8 @@ struct PoolingKernel: RangeKernel {
                 stride_height: Int32(g.strideHeight), stride_width: Int32(g.strideWidth),
                 dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
                 pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft),
-                output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth), portable: portableBody ? 1 : 0)
-            anvil_max_pool_lines(&shape, input, io.output, Int32(range.lowerBound), Int32(range.upperBound))
+                output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth))
+            anvil_max_pool_lines(instructionSet.cValue, &shape, input, io.output, Int32(range.lowerBound), Int32(range.upperBound))
             return
         }
         guard case .average(let countsPadding) = mode else { return }

@@ -16,8 +16,9 @@ struct Winograd5x5Kernel: Kernel {
     let filters: ParameterData
     let bias: ParameterData?
     let activation: ActivationFunction
-    /// Forces the portable C body instead of the run-time choice (for tests that compare them).
-    var portableBody = false
+    /// The C kernel's body (``InstructionSet/current`` when built); tests force each one the
+    /// CPU runs.
+    var instructionSet = InstructionSet.current
 
     /// Transforms `weights` (rows `[o][5][5][c]`).
     init(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int, weights: KernelWeights,
@@ -47,8 +48,7 @@ struct Winograd5x5Kernel: Kernel {
         return anvil_winograd5_shape(
             input_height: Int32(g.inputHeight), input_width: Int32(g.inputWidth), channels: Int32(inputChannels),
             output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth), outputs: Int32(outputChannels),
-            pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft), clamp_min: clamp.min, clamp_max: clamp.max,
-            portable: portableBody ? 1 : 0)
+            pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft), clamp_min: clamp.min, clamp_max: clamp.max)
     }
 
     /// Floats of one thread's scratch slot, a whole number of cache lines.
@@ -89,7 +89,7 @@ struct Winograd5x5Kernel: Kernel {
             for part in range {
                 let first = min(tiles, groups * part / parts * 6), last = min(tiles, groups * (part + 1) / parts * 6)
                 guard first < last else { continue }
-                anvil_winograd5(&shape, input, kernel.filters.buffer.baseAddress!, kernel.bias?.buffer.baseAddress, output,
+                anvil_winograd5(kernel.instructionSet.cValue, &shape, input, kernel.filters.buffer.baseAddress!, kernel.bias?.buffer.baseAddress, output,
                                 first, last, scratch + part * kernel.slotCount)
             }
         }

@@ -45,9 +45,10 @@ struct WinogradConvolutionKernel: Kernel {
     let activation: ActivationFunction
     /// Tiles per block when set (tests use it to force many blocks); otherwise from ``blockBudget``.
     let fixedBlockTiles: Int?
-    /// Forces the portable C bodies of the transforms and products (for tests that compare them
-    /// with the reference; the filters are transformed at construction, by the run-time choice).
-    var portableBody = false
+    /// The C kernels' body for the transforms and products (``InstructionSet/current`` when
+    /// built); tests force each one the CPU runs. The filters are transformed at construction
+    /// with ``InstructionSet/current``'s body.
+    var instructionSet = InstructionSet.current
     /// Tiles down and across one image's output, and in all.
     let tilesHigh: Int, tilesWide: Int, tilesPerImage: Int
 
@@ -134,7 +135,7 @@ struct WinogradConvolutionKernel: Kernel {
             let first = total * block / blocks
             let count = total * (block + 1) / blocks - first
             Compute.parallelFor(count, costPerItem: variant.positions * inputChannels * 4,
-                                InputTransform(shape: shape, input: io.inputs[0], v: v, firstTile: first))
+                                InputTransform(isa: instructionSet.cValue, shape: shape, input: io.inputs[0], v: v, firstTile: first))
             Compute.parallelFor(variant.positions, costPerItem: count * inputChannels * outputChannels,
                                 Products(kernel: self, v: v, u: UnsafePointer(filters.pointer), products: products, tiles: count))
             Compute.parallelFor(count, costPerItem: variant.positions * outputChannels * 4,
@@ -155,7 +156,7 @@ struct WinogradConvolutionKernel: Kernel {
             v_tile_stride: variant.positions * inputChannels, v_position_stride: inputChannels,
             m_tile_stride: variant.positions * paddedOutputs, m_position_stride: paddedOutputs,
             clamp_min: epilogue.lower, clamp_max: epilogue.upper, negative_slope: epilogue.slope,
-            portable: portableBody ? 1 : 0)
+        )
     }
 
     /// The products `M[p] = V[p] · U[p]` of a range of positions, as a parallel job: each
@@ -173,10 +174,9 @@ struct WinogradConvolutionKernel: Kernel {
             let filterLayout = WinogradFilterLayout(inputs: inputs, outputs: kernel.outputChannels)
             var shape = anvil_winograd_products_shape(
                 tiles: Int32(tiles), channels: Int32(inputs), outputs: Int32(kernel.outputChannels),
-                v_tile_stride: kernel.variant.positions * inputs, m_tile_stride: kernel.variant.positions * outputs,
-                portable: kernel.portableBody ? 1 : 0)
+                v_tile_stride: kernel.variant.positions * inputs, m_tile_stride: kernel.variant.positions * outputs)
             for p in range {
-                anvil_winograd_products(&shape, v + p * inputs, u + p * filterLayout.positionStride, products + p * outputs,
+                anvil_winograd_products(kernel.instructionSet.cValue, &shape, v + p * inputs, u + p * filterLayout.positionStride, products + p * outputs,
                                         0, Int32(outputs / Int(ANVIL_WINOGRAD_BLOCK)))
             }
         }
@@ -184,6 +184,7 @@ struct WinogradConvolutionKernel: Kernel {
 
     /// The input transform of a block's tiles, as a parallel job.
     private struct InputTransform: ParallelJob {
+        let isa: anvil_isa
         let shape: anvil_winograd3_shape
         let input: UnsafePointer<Float>
         let v: UnsafeMutablePointer<Float>
@@ -191,7 +192,7 @@ struct WinogradConvolutionKernel: Kernel {
 
         func run(_ range: Range<Int>) {
             withUnsafePointer(to: shape) {
-                anvil_winograd3_transform_input($0, input, v, firstTile, range.lowerBound, range.upperBound)
+                anvil_winograd3_transform_input(isa, $0, input, v, firstTile, range.lowerBound, range.upperBound)
             }
         }
     }
@@ -207,7 +208,7 @@ struct WinogradConvolutionKernel: Kernel {
 
         func run(_ range: Range<Int>) {
             withUnsafePointer(to: shape) {
-                anvil_winograd3_transform_output($0, products, kernel.bias?.buffer.baseAddress, output, firstTile,
+                anvil_winograd3_transform_output(kernel.instructionSet.cValue, $0, products, kernel.bias?.buffer.baseAddress, output, firstTile,
                                                  range.lowerBound, range.upperBound)
             }
             guard Epilogue(kernel.activation).general else { return }

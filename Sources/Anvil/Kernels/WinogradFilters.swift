@@ -95,8 +95,8 @@ private struct FilterTransform: ParallelJob {
     func run(_ range: Range<Int>) {
         let c = anvil_winograd3_filter_strides(output: strides.output, input: strides.input, row: strides.row,
                                                column: strides.column)
-        anvil_winograd3_transform_filters(Int32(variant.outputTile), weights, c, scale, Int32(outputs), Int32(inputs), u,
-                                          Int32(range.lowerBound), Int32(range.upperBound), 0)
+        anvil_winograd3_transform_filters(InstructionSet.current.cValue, Int32(variant.outputTile), weights, c, scale,
+                                          Int32(outputs), Int32(inputs), u, Int32(range.lowerBound), Int32(range.upperBound))
     }
 }
 

@@ -6,6 +6,7 @@
 // reading its weights, not by arithmetic).
 
 #include <stddef.h>
+#include "anvil_isa.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -13,10 +14,10 @@ extern "C" {
 
 /// `y[b][o] = clamp(bias[o] + Σ_k w[o][k] · x[b][k])` for outputs `[output_begin, output_end)`
 /// and images `0 ..< batch`: `w` is `[outputs][inputs]` row-major (used in place), `x` is
-/// `[batch][inputs]`, `y` is `[batch][outputs]`, `bias` may be NULL. Nonzero `portable` forces
-/// the portable C body (for tests); 0 chooses at run time.
-void anvil_dense_rows(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
-                      int batch, int output_begin, int output_end, float clamp_min, float clamp_max, int portable);
+/// `[batch][inputs]`, `y` is `[batch][outputs]`, `bias` may be NULL. `isa` picks the body; it
+/// must be one `anvil_isa_supported` accepts (the process aborts otherwise).
+void anvil_dense_rows(anvil_isa isa, const float *w, const float *x, const float *bias, float *y, int inputs,
+                      int outputs, int batch, int output_begin, int output_end, float clamp_min, float clamp_max);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #define ANVIL_DEPTHWISE_CONVOLUTION_H
 
 #include <stddef.h>
+#include "anvil_isa.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,14 +22,14 @@ typedef struct {
     int output_height, output_width;
     float clamp_min;     ///< Lower bound applied to every result (-INFINITY for none).
     float clamp_max;     ///< Upper bound applied to every result (INFINITY for none).
-    int portable;        ///< Nonzero forces the portable C body (for tests); 0 chooses at run time.
 } anvil_depthwise_shape;
 
 /// Computes output rows `[row_begin, row_end)` of one image: `input[h][w][channels]`,
 /// weights `[kh][kw][channels·multiplier]`, optional `bias[channels·multiplier]`, results
 /// clamped into `output[output_height][output_width][channels·multiplier]`. NaN propagates
-/// through the clamp.
-void anvil_depthwise_rows(const anvil_depthwise_shape *shape, const float *input, const float *weights,
+/// through the clamp. `isa` picks the body; it must be one `anvil_isa_supported` accepts (the
+/// process aborts otherwise).
+void anvil_depthwise_rows(anvil_isa isa, const anvil_depthwise_shape *shape, const float *input, const float *weights,
                           const float *bias, float *output, int row_begin, int row_end);
 
 #ifdef __cplusplus

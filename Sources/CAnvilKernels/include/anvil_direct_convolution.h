@@ -2,6 +2,7 @@
 #define ANVIL_DIRECT_CONVOLUTION_H
 
 #include <stddef.h>
+#include "anvil_isa.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,15 +29,15 @@ typedef struct {
     int outputs;         ///< Output channels (the row stride of `output`).
     float clamp_min;     ///< Lower bound applied to every result (-INFINITY for none).
     float clamp_max;     ///< Upper bound applied to every result (INFINITY for none).
-    int portable;        ///< Nonzero forces the portable C body (for tests); 0 chooses at run time.
 } anvil_conv_shape;
 
 /// Computes output pixels `[pixel_begin, pixel_end)` (row-major over the output image) and
 /// output-channel blocks `[block_begin, block_end)` of one image directly from the padded
 /// NHWC `input`, with `packed` weights, optional `bias[outputs]`, optional `residual` (laid out
 /// like `output`, added before the clamp: a fused residual connection) and the clamp, into
-/// `output[pixel][outputs]`. No im2col copy.
-void anvil_conv_direct(const anvil_conv_shape *shape, const float *input, const float *packed,
+/// `output[pixel][outputs]`. No im2col copy. `isa` picks the body; it must be one
+/// `anvil_isa_supported` accepts (the process aborts otherwise).
+void anvil_conv_direct(anvil_isa isa, const anvil_conv_shape *shape, const float *input, const float *packed,
                        const float *bias, const float *residual, float *output, int pixel_begin,
                        int pixel_end, int block_begin, int block_end);
 

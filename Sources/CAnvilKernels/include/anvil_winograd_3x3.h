@@ -2,6 +2,7 @@
 #define ANVIL_WINOGRAD_3X3_H
 
 #include <stddef.h>
+#include "anvil_isa.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,20 +28,18 @@ typedef struct {
     float clamp_min;                 ///< Results below become this (-INFINITY for none).
     float clamp_max;                 ///< Results above become this (INFINITY for none).
     float negative_slope;            ///< Then negative results are multiplied by this (1 for none: a leaky ReLU's α).
-    int portable;                    ///< Nonzero forces the portable C body (for tests); 0 chooses at run time.
 } anvil_winograd3_shape;
 
-/// Tiles per image: ⌈output_height / m⌉ · ⌈output_width / m⌉.
-long anvil_winograd3_tiles_per_image(const anvil_winograd3_shape *shape);
+/// Every entry point runs `isa`'s body (see anvil_dispatch.h).
 
 /// Writes `Bᵀ d B` of the block's tiles `[tile_begin, tile_end)` into `v`: `d` is the tile's
 /// α × α input patch, zeros where it leaves the input.
-void anvil_winograd3_transform_input(const anvil_winograd3_shape *shape, const float *input, float *v,
+void anvil_winograd3_transform_input(anvil_isa isa, const anvil_winograd3_shape *shape, const float *input, float *v,
                                      long first_tile, long tile_begin, long tile_end);
 
 /// Writes `Aᵀ M A` plus `bias` (may be NULL), clamped and sloped, of the block's tiles
 /// `[tile_begin, tile_end)` into the NHWC `output`, the parts of edge tiles outside it skipped.
-void anvil_winograd3_transform_output(const anvil_winograd3_shape *shape, const float *m, const float *bias,
+void anvil_winograd3_transform_output(anvil_isa isa, const anvil_winograd3_shape *shape, const float *m, const float *bias,
                                       float *output, long first_tile, long tile_begin, long tile_end);
 
 /// Where and how the 3×3 filters are read: tap (o, i, y, x) at `o · output + i · input + y ·
@@ -53,9 +52,9 @@ typedef struct {
 /// each output's filters times `scale[o]` first when `scale` is not NULL, packed for
 /// `anvil_winograd_products`: (position p, input i, output o) at `p · inputs · padded + (⌊o / 16⌋ ·
 /// inputs + i) · 16 + o mod 16`, padded = outputs rounded up to 16 (padding lanes untouched).
-void anvil_winograd3_transform_filters(int tile, const float *weights, anvil_winograd3_filter_strides strides,
-                                       const float *scale, int outputs, int inputs, float *u, int input_begin,
-                                       int input_end, int portable);
+void anvil_winograd3_transform_filters(anvil_isa isa, int tile, const float *weights,
+                                       anvil_winograd3_filter_strides strides, const float *scale, int outputs,
+                                       int inputs, float *u, int input_begin, int input_end);
 
 #ifdef __cplusplus
 }

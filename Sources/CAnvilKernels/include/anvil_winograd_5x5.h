@@ -2,6 +2,7 @@
 #define ANVIL_WINOGRAD_5X5_H
 
 #include <stddef.h>
+#include "anvil_isa.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,7 +18,6 @@ typedef struct {
     int pad_top, pad_left;           ///< Zero rows above and columns left of the input.
     float clamp_min;                 ///< Lower bound applied to every result (-INFINITY for none).
     float clamp_max;                 ///< Upper bound applied to every result (INFINITY for none).
-    int portable;                    ///< Nonzero forces the portable C body (for tests); 0 chooses at run time.
 } anvil_winograd5_shape;
 
 /// Tiles per image: ⌈output_height / 2⌉ · ⌈output_width / 2⌉.
@@ -38,8 +38,9 @@ size_t anvil_winograd5_scratch_count(int channels);
 /// image `t / per-image`, row-major) from the NHWC `input` batch into the NHWC `output`
 /// batch, with filters from `anvil_winograd5_transform_filters`, optional `bias[outputs]`
 /// and the clamp. `scratch` holds `anvil_winograd5_scratch_count(channels)` floats that no
-/// other call uses at the same time.
-void anvil_winograd5(const anvil_winograd5_shape *shape, const float *input, const float *u, const float *bias,
+/// other call uses at the same time. `isa` picks the body; it must be one `anvil_isa_supported`
+/// accepts (the process aborts otherwise).
+void anvil_winograd5(anvil_isa isa, const anvil_winograd5_shape *shape, const float *input, const float *u, const float *bias,
                      float *output, long tile_begin, long tile_end, float *scratch);
 
 #ifdef __cplusplus

@@ -2,6 +2,7 @@
 #define ANVIL_WINOGRAD_PRODUCTS_H
 
 #include <stddef.h>
+#include "anvil_isa.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,7 +24,6 @@ typedef struct {
     int outputs;           ///< Output channels.
     long v_tile_stride;    ///< Floats from one tile's row of V to the next.
     long m_tile_stride;    ///< Floats from one tile's row of M to the next (rows hold whole blocks of 16).
-    int portable;          ///< Nonzero forces the portable C body (for tests); 0 chooses at run time.
 } anvil_winograd_products_shape;
 
 /// Computes `M[t][o] = Σ_c V[t][c] · U[c][o]` for every tile `t` and the output-channel blocks
@@ -31,8 +31,8 @@ typedef struct {
 /// filters `u[block][channel][16]` (the last block zero-padded). Each sum runs over the input
 /// channels in order, in runs of `ANVIL_WINOGRAD_CHUNK` accumulated in registers, each run's
 /// total added into `m` (the first stored). `m`'s rows get all 16 lanes of every block, so a
-/// row must have room for the outputs rounded up to 16.
-void anvil_winograd_products(const anvil_winograd_products_shape *shape, const float *v, const float *u, float *m,
+/// row must have room for the outputs rounded up to 16. `isa`'s body runs (see anvil_dispatch.h).
+void anvil_winograd_products(anvil_isa isa, const anvil_winograd_products_shape *shape, const float *v, const float *u, float *m,
                              int block_begin, int block_end);
 
 #ifdef __cplusplus

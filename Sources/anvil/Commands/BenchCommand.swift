@@ -36,14 +36,34 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Use random weights even when the model file has parameters.")
     var randomWeights = false
 
+    @Option(help: "Instruction set of Anvil's C kernels: scalar, avx2 or avx512 (default: ANVIL_ISA, else the best the CPU runs).")
+    var isa: String?
+
     func validate() throws {
         guard batch >= 1, iterations >= 1, warmup >= 0 else { throw ValidationError("--batch and --iterations must be at least 1") }
         guard warmupMilliseconds >= 0, warmupMilliseconds.isFinite else { throw ValidationError("--warmup-ms must be 0 or more") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let isa { _ = try instructionSet(isa) }
+    }
+
+    /// The set `--isa` names, or a validation error saying why the CPU cannot run it.
+    private func instructionSet(_ name: String) throws -> InstructionSet {
+        do {
+            return try InstructionSet.parse(name, source: "--isa")
+        } catch {
+            throw ValidationError(error.message)
+        }
     }
 
     func run() throws {
         if let threads { Compute.threadCount = threads }
+        // Before the model compiles: its kernels keep the set current when they are built.
+        if let isa { InstructionSet.current = try instructionSet(isa) }
+        let cpu = CPUInfo.current
+        print("cpu: \(cpu.model)")
+        print("cpu_flags: \(cpu.vectorFlags.isEmpty ? "none of note" : cpu.vectorFlags.joined(separator: " "))")
+        let source = isa != nil ? "--isa" : (InstructionSet.override != nil ? "ANVIL_ISA" : "detected")
+        print("isa: \(InstructionSet.current) (\(source); the CPU runs \(InstructionSet.supported.map(\.rawValue).joined(separator: ", ")))")
         let clock = ContinuousClock()
         do {
             var built: Model!

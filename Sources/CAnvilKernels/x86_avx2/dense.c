@@ -1,25 +1,13 @@
-#include "CAnvilKernels.h"
-#include "kernels_internal.h"
+#if defined(__x86_64__)
+#include "../internal/common.h"
 
-// Small-batch fully connected layer: blocks of R weight rows × I images of dot products,
-// each accumulated in its own register and reduced at the end, so each weight vector loaded
-// serves I images.
+// Small-batch fully connected layer with AVX2 + FMA: blocks of R weight rows × I images of
+// dot products, each accumulated in its own register and reduced at the end, so each weight
+// vector loaded serves I images.
 
-static void rows_portable(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
-                          int batch, int o0, int o1, float lo, float hi) {
-    for (int b = 0; b < batch; b++) {
-        const float *xb = x + (size_t)b * inputs;
-        for (int o = o0; o < o1; o++) {
-            const float *wo = w + (size_t)o * inputs;
-            float sum = 0;
-            for (int k = 0; k < inputs; k++) sum += wo[k] * xb[k];
-            y[(size_t)b * outputs + o] = anvil_clamp(sum + (bias ? bias[o] : 0.0f), lo, hi);
-        }
-    }
-}
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
-#if ANVIL_X86
-ANVIL_AVX2 static inline float horizontal_sum(__m256 v) {
+static inline float horizontal_sum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
@@ -27,7 +15,7 @@ ANVIL_AVX2 static inline float horizontal_sum(__m256 v) {
 }
 
 /// `R` rows starting at `o` against images `b ..< b + I`; both constants at each call site.
-ANVIL_AVX2 static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) void
 block_avx2(const int R, const int I, const float *w, const float *x, const float *bias, float *y, int inputs,
            int outputs, int o, int b, float lo, float hi) {
     __m256 acc[4][4];
@@ -63,8 +51,8 @@ block_avx2(const int R, const int I, const float *w, const float *x, const float
         for (; o < o1; o++) block_avx2(1, I, w, x, bias, y, inputs, outputs, o, b, lo, hi);    \
     } while (0)
 
-ANVIL_AVX2 static void rows_avx2(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
-                                 int batch, int o0, int o1, float lo, float hi) {
+void anvil_dense_avx2(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs, int batch,
+                      int o0, int o1, float lo, float hi) {
     int b = 0;
     // Four images share each weight load (2 rows × 4 images = 8 accumulators); leftovers
     // take 3 × 3, 4 × 2 or 4 × 1 blocks.
@@ -77,15 +65,6 @@ ANVIL_AVX2 static void rows_avx2(const float *w, const float *x, const float *bi
     }
 }
 #undef ANVIL_DENSE_ROWS
-#endif
 
-void anvil_dense_rows(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
-                      int batch, int output_begin, int output_end, float clamp_min, float clamp_max, int portable) {
-#if ANVIL_X86
-    if (!portable && anvil_kernels_uses_avx2()) {
-        rows_avx2(w, x, bias, y, inputs, outputs, batch, output_begin, output_end, clamp_min, clamp_max);
-        return;
-    }
+#pragma clang attribute pop
 #endif
-    rows_portable(w, x, bias, y, inputs, outputs, batch, output_begin, output_end, clamp_min, clamp_max);
-}

@@ -1,32 +1,19 @@
-#include "CAnvilKernels.h"
-#include "kernels_internal.h"
-#include <string.h>
+#ifndef ANVIL_KERNELS_DIRECT_CONVOLUTION_H
+#define ANVIL_KERNELS_DIRECT_CONVOLUTION_H
 
 // Direct convolution: each output tile of up to 6 pixels × 16 channels lives in registers
-// (12 AVX accumulators) while the kernel walks the window taps and input channels,
+// (12 AVX accumulators in the AVX2 body) while the kernel walks the window taps and input channels,
 // reading the input in place — for a fixed tap, a pixel's channels are contiguous in NHWC —
 // so no im2col matrix is ever written. Weights are packed per block of 16 output channels
 // so the inner loop reads them as one sequential stream.
 
+// Everything but the tile is shared by the bodies and lives here; each body file defines its
+// tile and instantiates `direct_convolution` with it.
+
+#include "common.h"
+#include <string.h>
+
 enum { TILE = 6, BLOCK = ANVIL_CONV_BLOCK };
-
-size_t anvil_conv_packed_count(int outputs, int depth) {
-    size_t blocks = (size_t)(outputs + BLOCK - 1) / BLOCK;
-    return blocks * (size_t)depth * BLOCK;
-}
-
-void anvil_conv_pack_weights(const float *w, int outputs, int depth, float *packed) {
-    int blocks = (outputs + BLOCK - 1) / BLOCK;
-    for (int b = 0; b < blocks; b++) {
-        float *dst = packed + (size_t)b * depth * BLOCK;
-        for (int k = 0; k < depth; k++) {
-            for (int j = 0; j < BLOCK; j++) {
-                int o = b * BLOCK + j;
-                dst[(size_t)k * BLOCK + j] = o < outputs ? w[(size_t)o * depth + k] : 0.0f;
-            }
-        }
-    }
-}
 
 /// The input address of each tile pixel's window origin (tap 0, channel 0).
 static inline void tile_origins(const anvil_conv_shape *s, const float *input, int first, int n,
@@ -102,124 +89,13 @@ static inline void store_tile(const pass_t *t, float acc[TILE][BLOCK], int n, fl
     }
 }
 
-static void tile_portable(const pass_t *t, const float *origins[TILE], int n, float *out) {
-    const anvil_conv_shape *s = t->s;
-    float acc[TILE][BLOCK];
-    start_tile(t, acc, n, out);
-    const run_t r = runs(t);
-    for (int ky = 0; ky < s->kernel_height; ky++) {
-        for (int kx = 0; kx < r.segments; kx++) {
-            size_t offset = run_offset(t, ky, kx);
-            const float *w = t->weights + run_offset_weights(t, ky, kx);
-            for (int q = 0; q < r.length; q++) {
-                for (int i = 0; i < n; i++) {
-                    float x = origins[i][offset + q];
-                    for (int j = 0; j < BLOCK; j++) acc[i][j] += x * w[(size_t)q * BLOCK + j];
-                }
-            }
-        }
-    }
-    store_tile(t, acc, n, out);
-}
-
-#if ANVIL_X86
-/// One tile of `N` pixels; `N` is a constant at every call site so the loops unroll.
-ANVIL_AVX2 static inline __attribute__((always_inline)) void
-tile_avx2_n(const int N, const pass_t *t, const float *origins[TILE], float *out) {
-    const anvil_conv_shape *s = t->s;
-    __m256 a0[TILE], a1[TILE];
-    if (t->first && (!t->residual || t->valid == BLOCK)) {
-        // The bias is padded to 16 (see run_block): two loads, not a scalar copy per lane,
-        // which cost a small-depth layer as much as its multiply-adds.
-        __m256 b0 = t->bias ? _mm256_loadu_ps(t->bias) : _mm256_setzero_ps();
-        __m256 b1 = t->bias ? _mm256_loadu_ps(t->bias + 8) : _mm256_setzero_ps();
-        for (int i = 0; i < N; i++) { a0[i] = b0; a1[i] = b1; }
-        if (t->residual) {
-            for (int i = 0; i < N; i++) {
-                a0[i] = _mm256_add_ps(a0[i], _mm256_loadu_ps(t->residual + (size_t)i * s->outputs));
-                a1[i] = _mm256_add_ps(a1[i], _mm256_loadu_ps(t->residual + (size_t)i * s->outputs + 8));
-            }
-        }
-    } else if (t->first || t->valid < BLOCK) {
-        float start[TILE][BLOCK];
-        start_tile(t, start, N, out);
-        for (int i = 0; i < N; i++) { a0[i] = _mm256_loadu_ps(start[i]); a1[i] = _mm256_loadu_ps(start[i] + 8); }
-    } else {
-        for (int i = 0; i < N; i++) {
-            a0[i] = _mm256_loadu_ps(out + (size_t)i * s->outputs);
-            a1[i] = _mm256_loadu_ps(out + (size_t)i * s->outputs + 8);
-        }
-    }
-    if (t->window) {
-        // One loop over the whole window (see window_offsets).
-        const float *w = t->weights;
-        for (int e = 0; e < t->window_length; e++) {
-            const int offset = t->window[e];
-            __m256 w0 = _mm256_loadu_ps(w + (size_t)e * BLOCK), w1 = _mm256_loadu_ps(w + (size_t)e * BLOCK + 8);
-            for (int i = 0; i < N; i++) {
-                __m256 v = _mm256_broadcast_ss(origins[i] + offset);
-                a0[i] = _mm256_fmadd_ps(v, w0, a0[i]);
-                a1[i] = _mm256_fmadd_ps(v, w1, a1[i]);
-            }
-        }
-    }
-    const run_t r = runs(t);
-    for (int ky = 0; ky < (t->window ? 0 : s->kernel_height); ky++) {
-        for (int kx = 0; kx < r.segments; kx++) {
-            size_t offset = run_offset(t, ky, kx);
-            const float *w = t->weights + run_offset_weights(t, ky, kx);
-            const float *x[TILE];
-            for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
-            for (int c = 0; c < r.length; c++) {
-                __m256 w0 = _mm256_loadu_ps(w + (size_t)c * BLOCK), w1 = _mm256_loadu_ps(w + (size_t)c * BLOCK + 8);
-                for (int i = 0; i < N; i++) {
-                    __m256 v = _mm256_broadcast_ss(x[i] + c);
-                    a0[i] = _mm256_fmadd_ps(v, w0, a0[i]);
-                    a1[i] = _mm256_fmadd_ps(v, w1, a1[i]);
-                }
-            }
-        }
-    }
-    if (t->last) {
-        __m256 lo = _mm256_set1_ps(s->clamp_min), hi = _mm256_set1_ps(s->clamp_max);
-        for (int i = 0; i < N; i++) {
-            a0[i] = _mm256_min_ps(_mm256_max_ps(a0[i], lo), hi);
-            a1[i] = _mm256_min_ps(_mm256_max_ps(a1[i], lo), hi);
-        }
-    }
-    if (t->valid == BLOCK) {
-        for (int i = 0; i < N; i++) {
-            float *row = out + (size_t)i * s->outputs;
-            _mm256_storeu_ps(row, a0[i]);
-            _mm256_storeu_ps(row + 8, a1[i]);
-        }
-    } else {
-        for (int i = 0; i < N; i++) {
-            float lanes[BLOCK];
-            _mm256_storeu_ps(lanes, a0[i]);
-            _mm256_storeu_ps(lanes + 8, a1[i]);
-            float *row = out + (size_t)i * s->outputs;
-            for (int j = 0; j < t->valid; j++) row[j] = lanes[j];
-        }
-    }
-}
-
-ANVIL_AVX2 static void tile_avx2(const pass_t *t, const float *origins[TILE], int n, float *out) {
-    switch (n) {
-    case 6: tile_avx2_n(6, t, origins, out); break;
-    case 5: tile_avx2_n(5, t, origins, out); break;
-    case 4: tile_avx2_n(4, t, origins, out); break;
-    case 3: tile_avx2_n(3, t, origins, out); break;
-    case 2: tile_avx2_n(2, t, origins, out); break;
-    default: tile_avx2_n(1, t, origins, out); break;
-    }
-}
-#endif
+/// A body's tile: `n` (1 … TILE) pixels at `origins`, one pass, one block, into `out`.
+typedef void (*tile_body)(const pass_t *t, const float *origins[TILE], int n, float *out);
 
 /// Runs one pass over the tiles of pixels `[pixel_begin, pixel_end)` for block `b`.
-static void run_block(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
+ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                       const float *residual, const int *window, int window_length, float *output, int pixel_begin,
-                      int pixel_end, int b, int c0, int c1, int avx2) {
+                      int pixel_end, int b, int c0, int c1, tile_body tile) {
     const size_t depth = (size_t)s->kernel_height * s->kernel_width * s->channels;
     pass_t t = { s, packed + (size_t)b * depth * BLOCK, NULL, NULL, window, window_length, c0, c1, c0 == 0,
                  c1 == s->channels, s->outputs - b * BLOCK };
@@ -240,11 +116,7 @@ static void run_block(const anvil_conv_shape *s, const float *input, const float
         tile_origins(s, input, p, n, origins);
         float *out = output + (size_t)p * s->outputs + (size_t)b * BLOCK;
         t.residual = residual ? residual + (size_t)p * s->outputs + (size_t)b * BLOCK : NULL;
-#if ANVIL_X86
-        if (avx2) { tile_avx2(&t, origins, n, out); continue; }
-#endif
-        (void)avx2;
-        tile_portable(&t, origins, n, out);
+        tile(&t, origins, n, out);
     }
 }
 
@@ -275,10 +147,11 @@ static int window_offsets(const anvil_conv_shape *s, int pass_channels, int tabl
     return length;
 }
 
-void anvil_conv_direct(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
-                       const float *residual, float *output, int pixel_begin, int pixel_end, int block_begin,
-                       int block_end) {
-    const int avx2 = !s->portable && anvil_kernels_uses_avx2();
+/// The whole of `anvil_conv_direct` but the tile, which each body brings (a constant at each
+/// call site, so the call is direct).
+ANVIL_INLINE void direct_convolution(const anvil_conv_shape *s, const float *input, const float *packed,
+                                     const float *bias, const float *residual, float *output, int pixel_begin,
+                                     int pixel_end, int block_begin, int block_end, tile_body tile) {
     const int taps = s->kernel_height * s->kernel_width;
     const int pass_channels = s->channels <= MAX_PASS_CHANNELS ? s->channels : PASS_CHANNELS;
     const size_t pass_weights = (size_t)(block_end - block_begin) * taps * pass_channels * BLOCK * sizeof(float);
@@ -296,12 +169,14 @@ void anvil_conv_direct(const anvil_conv_shape *s, const float *input, const floa
                 for (int p = p0, end; p < p1; p = end) {
                     end = p1 - p < PIXEL_CHUNK + TILE ? p1 : p + PIXEL_CHUNK;
                     for (int b = block_begin; b < block_end; b++)
-                        run_block(s, input, packed, bias, residual, window, window_length, output, p, end, b, c0, c1, avx2);
+                        run_block(s, input, packed, bias, residual, window, window_length, output, p, end, b, c0, c1, tile);
                 }
             } else {
                 for (int b = block_begin; b < block_end; b++)
-                    run_block(s, input, packed, bias, residual, window, window_length, output, p0, p1, b, c0, c1, avx2);
+                    run_block(s, input, packed, bias, residual, window, window_length, output, p0, p1, b, c0, c1, tile);
             }
         }
     }
 }
+
+#endif

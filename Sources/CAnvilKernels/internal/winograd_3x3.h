@@ -1,6 +1,6 @@
-#include "CAnvilKernels.h"
-#include "kernels_internal.h"
-#include <string.h>
+#ifndef ANVIL_KERNELS_WINOGRAD_3X3_H
+#define ANVIL_KERNELS_WINOGRAD_3X3_H
+
 
 // The transforms of Winograd's F(2×2, 3×3) and F(4×4, 3×3) (Lavin & Gray, "Fast Algorithms for
 // Convolutional Neural Networks", 2016): an m×m output tile is Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A for
@@ -14,6 +14,12 @@
 //
 // Eight channels at a time in a vector; every 2-D transform is a pass along rows, then one
 // down columns. Contraction into FMA is off so every body rounds each step alike.
+//
+// Everything is shared by the bodies and lives here (vector extensions, compiled to whatever
+// the including body's target has: ymm in the AVX2 body, SSE pairs in the scalar one).
+
+#include "common.h"
+#include <string.h>
 
 #pragma clang fp contract(off)
 
@@ -129,7 +135,8 @@ INLINE void filter_line(int m, const v8 *d, int s, v8 *t, int ts) {
 
 // ---- Tiles ----
 
-long anvil_winograd3_tiles_per_image(const anvil_winograd3_shape *s) {
+/// Tiles per image: ⌈output_height / m⌉ · ⌈output_width / m⌉.
+INLINE long tiles_per_image(const anvil_winograd3_shape *s) {
     const long m = s->tile;
     return ((s->output_height + m - 1) / m) * ((s->output_width + m - 1) / m);
 }
@@ -138,7 +145,7 @@ long anvil_winograd3_tiles_per_image(const anvil_winograd3_shape *s) {
 typedef struct { long image; int y, x; } tile_position;
 
 INLINE tile_position locate(const anvil_winograd3_shape *s, int m, long tile) {
-    const long wide = (s->output_width + m - 1) / m, per_image = anvil_winograd3_tiles_per_image(s);
+    const long wide = (s->output_width + m - 1) / m, per_image = tiles_per_image(s);
     tile_position t;
     t.image = tile / per_image;
     const long index = tile - t.image * per_image;
@@ -226,7 +233,7 @@ INLINE void filter_group(const int m, const float *weights, anvil_winograd3_filt
     }
 }
 
-// ---- Bodies: the same code, compiled for AVX2 + FMA and for the baseline target. ----
+// ---- What each body runs ----
 
 INLINE void input_tiles(const anvil_winograd3_shape *s, const float *input, float *v, long first, long begin, long end) {
     if (s->tile == 2) for (long t = begin; t < end; t++) input_tile(s, 2, input, first + t, v + t * s->v_tile_stride);
@@ -258,67 +265,4 @@ INLINE void filter_inputs(int tile, const float *weights, anvil_winograd3_filter
     else filter_inputs_m(4, weights, strides, scale, outputs, inputs, u, begin, end);
 }
 
-static void input_portable(const anvil_winograd3_shape *s, const float *input, float *v, long first, long begin, long end) {
-    input_tiles(s, input, v, first, begin, end);
-}
-
-static void output_portable(const anvil_winograd3_shape *s, const float *m, const float *bias, float *output, long first,
-                            long begin, long end) {
-    output_tiles(s, m, bias, output, first, begin, end);
-}
-
-static void filters_portable(int tile, const float *weights, anvil_winograd3_filter_strides strides, const float *scale,
-                             int outputs, int inputs, float *u, int begin, int end) {
-    filter_inputs(tile, weights, strides, scale, outputs, inputs, u, begin, end);
-}
-
-#if ANVIL_X86
-ANVIL_AVX2 static void input_avx2(const anvil_winograd3_shape *s, const float *input, float *v, long first, long begin,
-                                  long end) {
-    input_tiles(s, input, v, first, begin, end);
-}
-
-ANVIL_AVX2 static void output_avx2(const anvil_winograd3_shape *s, const float *m, const float *bias, float *output,
-                                   long first, long begin, long end) {
-    output_tiles(s, m, bias, output, first, begin, end);
-}
-
-ANVIL_AVX2 static void filters_avx2(int tile, const float *weights, anvil_winograd3_filter_strides strides,
-                                    const float *scale, int outputs, int inputs, float *u, int begin, int end) {
-    filter_inputs(tile, weights, strides, scale, outputs, inputs, u, begin, end);
-}
 #endif
-
-void anvil_winograd3_transform_input(const anvil_winograd3_shape *s, const float *input, float *v, long first_tile,
-                                     long tile_begin, long tile_end) {
-#if ANVIL_X86
-    if (!s->portable && anvil_kernels_uses_avx2()) {
-        input_avx2(s, input, v, first_tile, tile_begin, tile_end);
-        return;
-    }
-#endif
-    input_portable(s, input, v, first_tile, tile_begin, tile_end);
-}
-
-void anvil_winograd3_transform_output(const anvil_winograd3_shape *s, const float *m, const float *bias, float *output,
-                                      long first_tile, long tile_begin, long tile_end) {
-#if ANVIL_X86
-    if (!s->portable && anvil_kernels_uses_avx2()) {
-        output_avx2(s, m, bias, output, first_tile, tile_begin, tile_end);
-        return;
-    }
-#endif
-    output_portable(s, m, bias, output, first_tile, tile_begin, tile_end);
-}
-
-void anvil_winograd3_transform_filters(int tile, const float *weights, anvil_winograd3_filter_strides strides,
-                                       const float *scale, int outputs, int inputs, float *u, int input_begin,
-                                       int input_end, int portable) {
-#if ANVIL_X86
-    if (!portable && anvil_kernels_uses_avx2()) {
-        filters_avx2(tile, weights, strides, scale, outputs, inputs, u, input_begin, input_end);
-        return;
-    }
-#endif
-    filters_portable(tile, weights, strides, scale, outputs, inputs, u, input_begin, input_end);
-}

@@ -1,6 +1,5 @@
-#include "CAnvilKernels.h"
-#include "kernels_internal.h"
-#include <stddef.h>
+#if defined(__x86_64__)
+#include "../internal/depthwise_convolution.h"
 
 // Depthwise convolution, NHWC. Each output pixel is a per-channel weighted sum of its window,
 // so channels are independent and contiguous: the AVX2 body vectorises across channels and
@@ -13,108 +12,12 @@
 // channel-outer sweep with the nine 3×3 weight vectors held in registers; slicing a row's
 // channels so its input stays in L1 — the contiguous per-pixel walk prefetches better.
 
-enum { PIXELS = 4 };
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
-/// Taps `[*lo, *hi)` of a `k`-tap window with dilation `d` whose first tap sits at `origin`
-/// that land inside `[0, extent)`; an empty range has `*lo == *hi`.
-static inline void tap_range(int origin, int extent, int k, int d, int *lo, int *hi) {
-    int a = origin < 0 ? (-origin + d - 1) / d : 0;
-    int last = extent - 1 - origin; // the largest in-bounds offset from the origin
-    int b = last < 0 ? 0 : last / d + 1;
-    if (b > k) b = k;
-    if (a > b) a = b;
-    *lo = a;
-    *hi = b;
-}
-
-/// Output columns `[*lo, *hi)` whose whole window row lies inside the input.
-static inline void interior_columns(const anvil_depthwise_shape *s, int *lo, int *hi) {
-    int extent = (s->kernel_width - 1) * s->dilation_width + 1;
-    int first = (s->pad_left + s->stride_width - 1) / s->stride_width;
-    int room = s->input_width - extent + s->pad_left; // largest ox·stride that fits
-    int end = room < 0 ? 0 : room / s->stride_width + 1;
-    if (end > s->output_width) end = s->output_width;
-    if (first > end) first = end;
-    *lo = first;
-    *hi = end;
-}
-
-/// The taps of one output pixel (or block of pixels sharing the same tap ranges): the input
-/// at the first in-bounds tap, the matching weights, and how many taps remain in y and x.
-typedef struct {
-    const float *x;
-    const float *w;
-    int rows, columns;
-} window;
-
-static inline window make_window(const anvil_depthwise_shape *s, const float *image, const float *weights,
-                                 int iy0, int ky_lo, int ky_hi, int ix0, int kx_lo, int kx_hi) {
-    window win;
-    win.rows = ky_hi - ky_lo;
-    win.columns = kx_hi - kx_lo;
-    if (win.rows <= 0 || win.columns <= 0) {
-        // Entirely in the padding: the result is the bias alone; the pointers are never read.
-        win.rows = win.columns = 0;
-        win.x = image;
-        win.w = weights;
-        return win;
-    }
-    const ptrdiff_t outputs = (ptrdiff_t)s->channels * s->multiplier;
-    ptrdiff_t iy = iy0 + (ptrdiff_t)ky_lo * s->dilation_height, ix = ix0 + (ptrdiff_t)kx_lo * s->dilation_width;
-    win.x = image + (iy * s->input_width + ix) * s->channels;
-    win.w = weights + ((ptrdiff_t)ky_lo * s->kernel_width + kx_lo) * outputs;
-    return win;
-}
-
-// MARK: - Portable body (also every multiplier other than 1)
-
-/// One output pixel, all channels: bias, taps of `win`, clamp.
-static void pixel_portable(const anvil_depthwise_shape *s, window win, const float *restrict bias,
-                           float *restrict out) {
-    const int channels = s->channels, multiplier = s->multiplier;
-    const int outputs = channels * multiplier;
-    const ptrdiff_t row_step = (ptrdiff_t)s->dilation_height * s->input_width * channels;
-    const ptrdiff_t tap_step = (ptrdiff_t)s->dilation_width * channels;
-    const ptrdiff_t weight_row = (ptrdiff_t)s->kernel_width * outputs;
-    for (int o = 0; o < outputs; o++) out[o] = bias ? bias[o] : 0.0f;
-    for (int ky = 0; ky < win.rows; ky++) {
-        for (int kx = 0; kx < win.columns; kx++) {
-            const float *restrict x = win.x + ky * row_step + kx * tap_step;
-            const float *restrict w = win.w + ky * weight_row + (ptrdiff_t)kx * outputs;
-            if (multiplier == 1) {
-                for (int c = 0; c < channels; c++) out[c] += x[c] * w[c];
-            } else {
-                for (int c = 0; c < channels; c++)
-                    for (int j = 0; j < multiplier; j++) out[c * multiplier + j] += x[c] * w[c * multiplier + j];
-            }
-        }
-    }
-    for (int o = 0; o < outputs; o++) out[o] = anvil_clamp(out[o], s->clamp_min, s->clamp_max);
-}
-
-/// One output row, one pixel at a time.
-static void row_portable(const anvil_depthwise_shape *s, const float *image, const float *weights,
-                         const float *bias, float *out, int oy) {
-    const int outputs = s->channels * s->multiplier;
-    const int iy0 = oy * s->stride_height - s->pad_top;
-    int ky_lo, ky_hi;
-    tap_range(iy0, s->input_height, s->kernel_height, s->dilation_height, &ky_lo, &ky_hi);
-    for (int ox = 0; ox < s->output_width; ox++) {
-        const int ix0 = ox * s->stride_width - s->pad_left;
-        int kx_lo, kx_hi;
-        tap_range(ix0, s->input_width, s->kernel_width, s->dilation_width, &kx_lo, &kx_hi);
-        window win = make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, kx_lo, kx_hi);
-        pixel_portable(s, win, bias, out + (ptrdiff_t)ox * outputs);
-    }
-}
-
-// MARK: - AVX2 + FMA body (multiplier 1)
-
-#if ANVIL_X86
 /// Lane masks for the last, partial vector of channels: `tail_masks + 8 - n` enables `n` lanes.
 static const int tail_masks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
-ANVIL_AVX2 static inline __m256 clamp8(__m256 v, __m256 lo, __m256 hi) {
+static inline __m256 clamp8(__m256 v, __m256 lo, __m256 hi) {
     // Operand order keeps NaN: max/min return their second operand when either is NaN.
     return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
 }
@@ -130,7 +33,7 @@ typedef struct {
 } walk;
 
 /// Channels `[c, c + 8·V)` of `P` pixels: P·V accumulators, V weight vectors per tap.
-ANVIL_AVX2 static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) void
 strip_avx2(const int P, const int V, const anvil_depthwise_shape *s, const walk *k, window win, const float *bias,
            float *out, int c) {
     __m256 a[PIXELS][4];
@@ -156,7 +59,7 @@ strip_avx2(const int P, const int V, const anvil_depthwise_shape *s, const walk 
 }
 
 /// Channels `[c, c + 4)` of `P` pixels with 128-bit vectors.
-ANVIL_AVX2 static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) void
 quad_avx2(const int P, const anvil_depthwise_shape *s, const walk *k, window win, const float *bias, float *out, int c) {
     __m128 a[PIXELS];
     __m128 b = bias ? _mm_loadu_ps(bias + c) : _mm_setzero_ps();
@@ -175,7 +78,7 @@ quad_avx2(const int P, const anvil_depthwise_shape *s, const walk *k, window win
 }
 
 /// The last `n` (1-7) channels from `c` of `P` pixels, with masked loads and stores.
-ANVIL_AVX2 static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) void
 masked_avx2(const int P, const anvil_depthwise_shape *s, const walk *k, window win, const float *bias, float *out,
             int c, int n) {
     const __m256i mask = _mm256_loadu_si256((const __m256i *)(tail_masks + 8 - n));
@@ -203,7 +106,7 @@ masked_avx2(const int P, const anvil_depthwise_shape *s, const walk *k, window w
 /// channels with 128-bit vectors so that the 256-bit ones after them start on a 32-byte
 /// boundary when the pixels start 16 bytes past one: an unaligned 256-bit access crosses a
 /// cache line every other time, which costs the large-channel layers up to a third.
-ANVIL_AVX2 static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) void
 block_avx2(const int P, const int KW, const int S, const anvil_depthwise_shape *s, window win, ptrdiff_t pixel_step,
            const float *bias, float *out, const int head) {
     const int channels = s->channels;
@@ -233,7 +136,7 @@ block_avx2(const int P, const int KW, const int S, const anvil_depthwise_shape *
 }
 
 /// Interior pixels: up to PIXELS at once, with a fully unrolled body for 3-tap rows.
-ANVIL_AVX2 static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) void
 interior_avx2(const int head, const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
               const float *bias, float *out) {
     if (win.columns == 3 && s->dilation_width == 1 && s->stride_width == 1) {
@@ -261,23 +164,23 @@ interior_avx2(const int head, const anvil_depthwise_shape *s, int n, window win,
 }
 
 /// `interior_avx2` with `head` a constant, so the aligned case carries no peeling code.
-ANVIL_AVX2 static void interior_aligned_avx2(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
+static void interior_aligned_avx2(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
                                              const float *bias, float *out) {
     interior_avx2(0, s, n, win, pixel_step, bias, out);
 }
 
-ANVIL_AVX2 static void interior_peeled_avx2(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
+static void interior_peeled_avx2(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
                                             const float *bias, float *out) {
     interior_avx2(1, s, n, win, pixel_step, bias, out);
 }
 
 /// A border pixel: its own tap range, one pixel.
-ANVIL_AVX2 static void border_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out, int head) {
+static void border_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out, int head) {
     block_avx2(1, 0, 0, s, win, 0, bias, out, head);
 }
 
 /// One output row (multiplier 1): border pixels singly, interior ones in blocks.
-ANVIL_AVX2 static void row_avx2(const anvil_depthwise_shape *s, const float *image, const float *weights,
+static void row_avx2(const anvil_depthwise_shape *s, const float *image, const float *weights,
                                 const float *bias, float *out, int oy, int interior_lo, int interior_hi, int head) {
     const int channels = s->channels;
     const int iy0 = oy * s->stride_height - s->pad_top;
@@ -304,22 +207,21 @@ ANVIL_AVX2 static void row_avx2(const anvil_depthwise_shape *s, const float *ima
         }
     }
 }
-#endif
-
-void anvil_depthwise_rows(const anvil_depthwise_shape *s, const float *input, const float *weights,
-                          const float *bias, float *output, int row_begin, int row_end) {
-    const ptrdiff_t row_floats = (ptrdiff_t)s->output_width * s->channels * s->multiplier;
-#if ANVIL_X86
-    if (s->multiplier == 1 && !s->portable && anvil_kernels_uses_avx2()) {
-        int lo, hi;
-        interior_columns(s, &lo, &hi);
-        // When every pixel starts 16 bytes past a 32-byte boundary (channels a multiple of 8,
-        // a 16-byte aligned buffer, as malloc gives), peel 4 channels to align the rest.
-        const int head = s->channels % 8 == 0 && s->channels >= 256 && (size_t)input % 32 == 16;
-        for (int oy = row_begin; oy < row_end; oy++)
-            row_avx2(s, input, weights, bias, output + oy * row_floats, oy, lo, hi, head);
+void anvil_depthwise_convolution_avx2(const anvil_depthwise_shape *s, const float *input, const float *weights,
+                                      const float *bias, float *output, int row_begin, int row_end) {
+    if (s->multiplier != 1) {
+        anvil_depthwise_convolution_scalar(s, input, weights, bias, output, row_begin, row_end);
         return;
     }
-#endif
-    for (int oy = row_begin; oy < row_end; oy++) row_portable(s, input, weights, bias, output + oy * row_floats, oy);
+    const ptrdiff_t row_floats = (ptrdiff_t)s->output_width * s->channels * s->multiplier;
+    int lo, hi;
+    interior_columns(s, &lo, &hi);
+    // When every pixel starts 16 bytes past a 32-byte boundary (channels a multiple of 8,
+    // a 16-byte aligned buffer, as malloc gives), peel 4 channels to align the rest.
+    const int head = s->channels % 8 == 0 && s->channels >= 256 && (size_t)input % 32 == 16;
+    for (int oy = row_begin; oy < row_end; oy++)
+        row_avx2(s, input, weights, bias, output + oy * row_floats, oy, lo, hi, head);
 }
+
+#pragma clang attribute pop
+#endif

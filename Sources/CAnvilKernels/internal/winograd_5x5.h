@@ -1,6 +1,5 @@
-#include "CAnvilKernels.h"
-#include "kernels_internal.h"
-#include <string.h>
+#ifndef ANVIL_KERNELS_WINOGRAD_5X5_H
+#define ANVIL_KERNELS_WINOGRAD_5X5_H
 
 // Winograd F(2×2, 5×5) (Lavin & Gray 2016, interpolation points 0, ±1, ±2, ∞): a 2×2 output
 // tile is Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A for its 6×6 input patch d, 36 products per channel pair
@@ -13,6 +12,12 @@
 // 16 output channels and each of the 36 positions, a 6 tiles × 16 channels register tile
 // accumulates V · U over the input channels (the direct kernel's inner loop), into M
 // (36 × 6 × 16, in L1); the output transform then writes the 2×2 pixels with bias and clamp.
+
+// The transforms and the tile loop are shared by the bodies and live here (vector extensions,
+// compiled to whatever the including body's target has); each body file brings the products.
+
+#include "common.h"
+#include <string.h>
 
 enum { ALPHA = 6, POSITIONS = 36, GROUP = 6, BLOCK = ANVIL_CONV_BLOCK, TAPS = 5 };
 
@@ -29,56 +34,13 @@ INLINE v8 load8(const float *p) { v8 v; memcpy(&v, p, sizeof v); return v; }
 INLINE void store8(float *p, v8 v) { memcpy(p, &v, sizeof v); }
 INLINE v8 splat(float x) { return (v8){ x, x, x, x, x, x, x, x }; }
 
-long anvil_winograd5_tiles_per_image(const anvil_winograd5_shape *s) {
+/// Tiles per image: ⌈output_height / 2⌉ · ⌈output_width / 2⌉ (`anvil_winograd5_tiles_per_image`).
+static inline long tiles_per_image(const anvil_winograd5_shape *s) {
     return (long)((s->output_height + 1) / 2) * ((s->output_width + 1) / 2);
-}
-
-size_t anvil_winograd5_filter_count(int outputs, int channels) {
-    size_t blocks = (size_t)(outputs + BLOCK - 1) / BLOCK;
-    return blocks * POSITIONS * (size_t)channels * BLOCK;
 }
 
 /// Input channels rounded up to whole vectors: V's row stride.
 static inline int padded_channels(int channels) { return (channels + 7) & ~7; }
-
-size_t anvil_winograd5_scratch_count(int channels) {
-    return (size_t)POSITIONS * GROUP * padded_channels(channels) + (size_t)POSITIONS * GROUP * BLOCK;
-}
-
-// G (6 × 5): row i is f_i · (1, p_i, p_i², p_i³, p_i⁴) for p = 0, 1, −1, 2, −2 and
-// f = 1/4, −1/6, −1/6, 1/24, 1/24; the last row picks g₄ (the point at infinity).
-static const double G[ALPHA][TAPS] = {
-    { 1.0 / 4, 0, 0, 0, 0 },
-    { -1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6 },
-    { -1.0 / 6, 1.0 / 6, -1.0 / 6, 1.0 / 6, -1.0 / 6 },
-    { 1.0 / 24, 2.0 / 24, 4.0 / 24, 8.0 / 24, 16.0 / 24 },
-    { 1.0 / 24, -2.0 / 24, 4.0 / 24, -8.0 / 24, 16.0 / 24 },
-    { 0, 0, 0, 0, 1 },
-};
-
-void anvil_winograd5_transform_filters(const float *w, int outputs, int channels, float *u) {
-    memset(u, 0, anvil_winograd5_filter_count(outputs, channels) * sizeof(float));
-    for (int o = 0; o < outputs; o++) {
-        for (int c = 0; c < channels; c++) {
-            double g[TAPS][TAPS], rows[ALPHA][TAPS];
-            for (int y = 0; y < TAPS; y++)
-                for (int x = 0; x < TAPS; x++) g[y][x] = w[(((size_t)o * TAPS + y) * TAPS + x) * channels + c];
-            for (int a = 0; a < ALPHA; a++)
-                for (int x = 0; x < TAPS; x++) {
-                    double sum = 0;
-                    for (int y = 0; y < TAPS; y++) sum += G[a][y] * g[y][x];
-                    rows[a][x] = sum;
-                }
-            float *target = u + ((size_t)(o / BLOCK) * POSITIONS * channels + c) * BLOCK + o % BLOCK;
-            for (int a = 0; a < ALPHA; a++)
-                for (int b = 0; b < ALPHA; b++) {
-                    double sum = 0;
-                    for (int x = 0; x < TAPS; x++) sum += rows[a][x] * G[b][x];
-                    target[(size_t)(a * ALPHA + b) * channels * BLOCK] = (float)sum;
-                }
-        }
-    }
-}
 
 /// `Bᵀ d` along one line of six vectors, `ds` and `ts` vectors apart.
 /// Bᵀ = [4 0 −5 0 1 0; 0 −4 −4 1 1 0; 0 4 −4 −1 1 0; 0 −2 −1 2 1 0; 0 2 −1 −2 1 0; 0 4 0 −5 0 1].
@@ -105,7 +67,7 @@ INLINE void output_line(const v8 *m, int ms, v8 *y0, v8 *y1) {
 typedef struct { long image; int y, x; } tile_position;
 
 INLINE tile_position locate(const anvil_winograd5_shape *s, long tile) {
-    const long tiles_wide = (s->output_width + 1) / 2, per_image = anvil_winograd5_tiles_per_image(s);
+    const long tiles_wide = (s->output_width + 1) / 2, per_image = tiles_per_image(s);
     tile_position t;
     t.image = tile / per_image;
     long index = tile - t.image * per_image;
@@ -179,52 +141,13 @@ INLINE void transform_output(const anvil_winograd5_shape *s, const float *m, lon
     }
 }
 
-/// `M[p] = V[p] · U[p]` for one position and one block: `n` tiles (rows `cp` apart in `v`)
-/// × 16 channels, over `channels` inputs, into `m` (rows 16 apart).
-static void products_portable(const float *v, int cp, const float *u, int channels, int n, float *m) {
-    for (int i = 0; i < n; i++) {
-        float acc[BLOCK] = { 0 };
-        for (int c = 0; c < channels; c++) {
-            const float x = v[(size_t)i * cp + c];
-            for (int j = 0; j < BLOCK; j++) acc[j] += x * u[(size_t)c * BLOCK + j];
-        }
-        memcpy(m + (size_t)i * BLOCK, acc, sizeof acc);
-    }
-}
+/// A body's products: `M[p] = V[p] · U[p]` for one position and one block, `n` tiles (rows
+/// `cp` apart in `v`) × 16 channels, over `channels` inputs, into `m` (rows 16 apart).
+typedef void (*products_body)(const float *v, int cp, const float *u, int channels, int n, float *m);
 
-#if ANVIL_X86
-ANVIL_AVX2 INLINE void products_avx2_n(const int N, const float *v, int cp, const float *u, int channels, float *m) {
-    __m256 a0[GROUP], a1[GROUP];
-    for (int i = 0; i < N; i++) { a0[i] = _mm256_setzero_ps(); a1[i] = _mm256_setzero_ps(); }
-    for (int c = 0; c < channels; c++) {
-        __m256 w0 = _mm256_loadu_ps(u + (size_t)c * BLOCK), w1 = _mm256_loadu_ps(u + (size_t)c * BLOCK + 8);
-        for (int i = 0; i < N; i++) {
-            __m256 x = _mm256_broadcast_ss(v + (size_t)i * cp + c);
-            a0[i] = _mm256_fmadd_ps(x, w0, a0[i]);
-            a1[i] = _mm256_fmadd_ps(x, w1, a1[i]);
-        }
-    }
-    for (int i = 0; i < N; i++) {
-        _mm256_storeu_ps(m + (size_t)i * BLOCK, a0[i]);
-        _mm256_storeu_ps(m + (size_t)i * BLOCK + 8, a1[i]);
-    }
-}
-
-ANVIL_AVX2 static void products_avx2(const float *v, int cp, const float *u, int channels, int n, float *m) {
-    switch (n) {
-    case 6: products_avx2_n(6, v, cp, u, channels, m); break;
-    case 5: products_avx2_n(5, v, cp, u, channels, m); break;
-    case 4: products_avx2_n(4, v, cp, u, channels, m); break;
-    case 3: products_avx2_n(3, v, cp, u, channels, m); break;
-    case 2: products_avx2_n(2, v, cp, u, channels, m); break;
-    default: products_avx2_n(1, v, cp, u, channels, m); break;
-    }
-}
-#endif
-
-/// Tiles `[t0, t1)`, six at a time. `avx2` is a constant in each instantiation below.
+/// Tiles `[t0, t1)`, six at a time, with a body's `products` (a constant at each call site).
 INLINE void run_tiles(const anvil_winograd5_shape *s, const float *input, const float *u, const float *bias,
-                      float *output, long t0, long t1, float *scratch, const int avx2) {
+                      float *output, long t0, long t1, float *scratch, products_body products) {
     const int channels = s->channels, cp = padded_channels(channels);
     const int blocks = (s->outputs + BLOCK - 1) / BLOCK;
     float *v = scratch, *m = scratch + (size_t)POSITIONS * GROUP * cp;
@@ -236,10 +159,7 @@ INLINE void run_tiles(const anvil_winograd5_shape *s, const float *input, const 
             for (int p = 0; p < POSITIONS; p++) {
                 const float *vp = v + (size_t)p * GROUP * cp, *up = ub + (size_t)p * channels * BLOCK;
                 float *mp = m + (size_t)p * GROUP * BLOCK;
-#if ANVIL_X86
-                if (avx2) { products_avx2(vp, cp, up, channels, n, mp); continue; }
-#endif
-                products_portable(vp, cp, up, channels, n, mp);
+                products(vp, cp, up, channels, n, mp);
             }
             float padded_bias[BLOCK] = { 0 };
             const int valid = s->outputs - b * BLOCK < BLOCK ? s->outputs - b * BLOCK : BLOCK;
@@ -247,28 +167,6 @@ INLINE void run_tiles(const anvil_winograd5_shape *s, const float *input, const 
             for (int i = 0; i < n; i++) transform_output(s, m + (size_t)i * BLOCK, t + i, b * BLOCK, padded_bias, output);
         }
     }
-    (void)avx2;
 }
 
-#if ANVIL_X86
-ANVIL_AVX2 static void run_avx2(const anvil_winograd5_shape *s, const float *input, const float *u, const float *bias,
-                                float *output, long t0, long t1, float *scratch) {
-    run_tiles(s, input, u, bias, output, t0, t1, scratch, 1);
-}
 #endif
-
-static void run_portable(const anvil_winograd5_shape *s, const float *input, const float *u, const float *bias,
-                         float *output, long t0, long t1, float *scratch) {
-    run_tiles(s, input, u, bias, output, t0, t1, scratch, 0);
-}
-
-void anvil_winograd5(const anvil_winograd5_shape *s, const float *input, const float *u, const float *bias,
-                     float *output, long tile_begin, long tile_end, float *scratch) {
-#if ANVIL_X86
-    if (!s->portable && anvil_kernels_uses_avx2()) {
-        run_avx2(s, input, u, bias, output, tile_begin, tile_end, scratch);
-        return;
-    }
-#endif
-    run_portable(s, input, u, bias, output, tile_begin, tile_end, scratch);
-}

@@ -1,0 +1,184 @@
+#include "internal/common.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+// CPU detection and the tables of bodies. Bodies for another architecture (arm_neon/, one day)
+// would add an `anvil_isa` value, a table under their own `#if defined(__aarch64__)` and a
+// detection line below.
+
+static const anvil_kernel_table scalar_table = {
+    ANVIL_ISA_SCALAR,
+    anvil_direct_convolution_scalar,
+    anvil_depthwise_convolution_scalar,
+    anvil_dense_scalar,
+    anvil_max_pooling_scalar,
+    anvil_winograd_5x5_scalar,
+    anvil_winograd_products_scalar,
+    anvil_winograd3_input_scalar,
+    anvil_winograd3_output_scalar,
+    anvil_winograd3_filters_scalar,
+};
+
+#if defined(__x86_64__)
+static const anvil_kernel_table avx2_table = {
+    ANVIL_ISA_AVX2,
+    anvil_direct_convolution_avx2,
+    anvil_depthwise_convolution_avx2,
+    anvil_dense_avx2,
+    anvil_max_pooling_avx2,
+    anvil_winograd_5x5_avx2,
+    anvil_winograd_products_avx2,
+    anvil_winograd3_input_avx2,
+    anvil_winograd3_output_avx2,
+    anvil_winograd3_filters_avx2,
+};
+
+// An AVX-512 body exists for max pooling; the other ops run their AVX2 bodies, which every
+// AVX-512 CPU also runs.
+static const anvil_kernel_table avx512_table = {
+    ANVIL_ISA_AVX512,
+    anvil_direct_convolution_avx2,
+    anvil_depthwise_convolution_avx2,
+    anvil_dense_avx2,
+    anvil_max_pooling_avx512,
+    anvil_winograd_5x5_avx2,
+    anvil_winograd_products_avx2,
+    anvil_winograd3_input_avx2,
+    anvil_winograd3_output_avx2,
+    anvil_winograd3_filters_avx2,
+};
+
+/// XCR0: which register states the OS saves on a context switch (0 when it manages none
+/// through XSAVE). Instructions whose registers it does not save must not run.
+static unsigned long long os_saved_state(void) {
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & bit_OSXSAVE)) return 0;
+    unsigned int low, high;
+    __asm__ volatile("xgetbv" : "=a"(low), "=d"(high) : "c"(0));
+    return ((unsigned long long)high << 32) | low;
+}
+#endif
+
+/// Bit `isa` set for each instruction set this CPU and OS run.
+static unsigned detect(void) {
+    unsigned supported = 1u << ANVIL_ISA_SCALAR;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    const unsigned long long xcr0 = os_saved_state();
+    // SSE and AVX state (bits 1-2); for AVX-512 also the opmask and both halves of the zmm
+    // registers (bits 5-7).
+    const int ymm = (xcr0 & 0x6) == 0x6, zmm = (xcr0 & 0xe6) == 0xe6;
+    const int avx2 = ymm && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (avx2) supported |= 1u << ANVIL_ISA_AVX2;
+    if (avx2 && zmm && __builtin_cpu_supports("avx512f")) supported |= 1u << ANVIL_ISA_AVX512;
+#endif
+    return supported;
+}
+
+static unsigned supported_set(void) {
+    // Any thread may be first: all compute the same answer, stored atomically.
+    static unsigned known = 0;
+    unsigned value = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (value == 0) {
+        value = detect();
+        __atomic_store_n(&known, value, __ATOMIC_RELAXED);
+    }
+    return value;
+}
+
+int anvil_isa_supported(anvil_isa isa) {
+    return (unsigned)isa < ANVIL_ISA_COUNT && (supported_set() >> isa & 1u);
+}
+
+anvil_isa anvil_isa_detected(void) {
+    const unsigned supported = supported_set();
+    if (supported >> ANVIL_ISA_AVX512 & 1u) return ANVIL_ISA_AVX512;
+    if (supported >> ANVIL_ISA_AVX2 & 1u) return ANVIL_ISA_AVX2;
+    return ANVIL_ISA_SCALAR;
+}
+
+const anvil_kernel_table *anvil_kernel_table_for(anvil_isa isa) {
+    if (!anvil_isa_supported(isa)) return NULL;
+    switch (isa) {
+#if defined(__x86_64__)
+    case ANVIL_ISA_AVX2: return &avx2_table;
+    case ANVIL_ISA_AVX512: return &avx512_table;
+#endif
+    case ANVIL_ISA_SCALAR: return &scalar_table;
+    default: return NULL;
+    }
+}
+
+const anvil_kernel_table *anvil_kernel_table_detected(void) {
+    static const anvil_kernel_table *table = NULL;
+    const anvil_kernel_table *value = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+    if (!value) {
+        value = anvil_kernel_table_for(anvil_isa_detected());
+        __atomic_store_n(&table, value, __ATOMIC_RELEASE);
+    }
+    return value;
+}
+
+/// The table of `isa` for an entry point. An ISA the CPU lacks is the caller's error; stop
+/// here with a message rather than die of an illegal instruction somewhere in a body.
+static const anvil_kernel_table *table_or_abort(anvil_isa isa) {
+    const anvil_kernel_table *table = anvil_kernel_table_for(isa);
+    if (!table) {
+        fprintf(stderr, "CAnvilKernels: instruction set %d is not supported by this CPU\n", (int)isa);
+        abort();
+    }
+    return table;
+}
+
+void anvil_conv_direct(anvil_isa isa, const anvil_conv_shape *s, const float *input, const float *packed,
+                       const float *bias, const float *residual, float *output, int pixel_begin, int pixel_end,
+                       int block_begin, int block_end) {
+    table_or_abort(isa)->direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end,
+                                            block_begin, block_end);
+}
+
+void anvil_depthwise_rows(anvil_isa isa, const anvil_depthwise_shape *s, const float *input, const float *weights,
+                          const float *bias, float *output, int row_begin, int row_end) {
+    table_or_abort(isa)->depthwise_convolution(s, input, weights, bias, output, row_begin, row_end);
+}
+
+void anvil_dense_rows(anvil_isa isa, const float *w, const float *x, const float *bias, float *y, int inputs,
+                      int outputs, int batch, int output_begin, int output_end, float clamp_min, float clamp_max) {
+    table_or_abort(isa)->dense(w, x, bias, y, inputs, outputs, batch, output_begin, output_end, clamp_min, clamp_max);
+}
+
+void anvil_max_pool_lines(anvil_isa isa, const anvil_pool_shape *s, const float *input, float *output, int line_begin,
+                          int line_end) {
+    table_or_abort(isa)->max_pooling(s, input, output, line_begin, line_end);
+}
+
+void anvil_winograd5(anvil_isa isa, const anvil_winograd5_shape *s, const float *input, const float *u,
+                     const float *bias, float *output, long tile_begin, long tile_end, float *scratch) {
+    table_or_abort(isa)->winograd_5x5(s, input, u, bias, output, tile_begin, tile_end, scratch);
+}
+
+void anvil_winograd_products(anvil_isa isa, const anvil_winograd_products_shape *s, const float *v, const float *u,
+                             float *m, int block_begin, int block_end) {
+    if (s->tiles <= 0 || block_begin >= block_end) return;
+    table_or_abort(isa)->winograd_products(s, v, u, m, block_begin, block_end);
+}
+
+void anvil_winograd3_transform_input(anvil_isa isa, const anvil_winograd3_shape *s, const float *input, float *v,
+                                     long first_tile, long tile_begin, long tile_end) {
+    table_or_abort(isa)->winograd3_input(s, input, v, first_tile, tile_begin, tile_end);
+}
+
+void anvil_winograd3_transform_output(anvil_isa isa, const anvil_winograd3_shape *s, const float *m, const float *bias,
+                                      float *output, long first_tile, long tile_begin, long tile_end) {
+    table_or_abort(isa)->winograd3_output(s, m, bias, output, first_tile, tile_begin, tile_end);
+}
+
+void anvil_winograd3_transform_filters(anvil_isa isa, int tile, const float *weights,
+                                       anvil_winograd3_filter_strides strides, const float *scale, int outputs,
+                                       int inputs, float *u, int input_begin, int input_end) {
+    table_or_abort(isa)->winograd3_filters(tile, weights, strides, scale, outputs, inputs, u, input_begin, input_end);
+}

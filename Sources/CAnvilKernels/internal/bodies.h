@@ -1,0 +1,77 @@
+#ifndef ANVIL_KERNELS_BODIES_H
+#define ANVIL_KERNELS_BODIES_H
+
+// Every op's bodies, one per instruction set, each its public entry point without the `isa`:
+// the functions the tables in dispatch.c point at. An op's files in scalar/, x86_avx2/ and
+// x86_avx512/ define them.
+
+#include "CAnvilKernels.h"
+
+/// The bodies, one per instruction set (`anvil_dense_rows` without the `isa`).
+typedef void anvil_dense_body(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
+                              int batch, int output_begin, int output_end, float clamp_min, float clamp_max);
+anvil_dense_body anvil_dense_scalar;
+#if defined(__x86_64__)
+anvil_dense_body anvil_dense_avx2;
+#endif
+
+/// The bodies, one per instruction set (`anvil_depthwise_rows` without the `isa`).
+typedef void anvil_depthwise_body(const anvil_depthwise_shape *s, const float *input, const float *weights,
+                                  const float *bias, float *output, int row_begin, int row_end);
+anvil_depthwise_body anvil_depthwise_convolution_scalar;
+#if defined(__x86_64__)
+anvil_depthwise_body anvil_depthwise_convolution_avx2;
+#endif
+
+/// The bodies, one per instruction set (`anvil_conv_direct` without the `isa`).
+typedef void anvil_direct_convolution_body(const anvil_conv_shape *s, const float *input, const float *packed,
+                                           const float *bias, const float *residual, float *output, int pixel_begin,
+                                           int pixel_end, int block_begin, int block_end);
+anvil_direct_convolution_body anvil_direct_convolution_scalar;
+#if defined(__x86_64__)
+anvil_direct_convolution_body anvil_direct_convolution_avx2;
+#endif
+
+/// The bodies, one per instruction set (`anvil_max_pool_lines` without the `isa`).
+void anvil_max_pooling_scalar(const anvil_pool_shape *s, const float *input, float *output, int line_begin, int line_end);
+#if defined(__x86_64__)
+void anvil_max_pooling_avx2(const anvil_pool_shape *s, const float *input, float *output, int line_begin, int line_end);
+void anvil_max_pooling_avx512(const anvil_pool_shape *s, const float *input, float *output, int line_begin, int line_end);
+#endif
+
+/// The bodies, one per instruction set (`anvil_winograd5` without the `isa`).
+typedef void anvil_winograd_5x5_body(const anvil_winograd5_shape *s, const float *input, const float *u,
+                                     const float *bias, float *output, long tile_begin, long tile_end, float *scratch);
+anvil_winograd_5x5_body anvil_winograd_5x5_scalar;
+#if defined(__x86_64__)
+anvil_winograd_5x5_body anvil_winograd_5x5_avx2;
+#endif
+
+/// The bodies, one per instruction set (`anvil_winograd_products` without the `isa`).
+typedef void anvil_winograd_products_body(const anvil_winograd_products_shape *s, const float *v, const float *u,
+                                          float *m, int block_begin, int block_end);
+anvil_winograd_products_body anvil_winograd_products_scalar;
+#if defined(__x86_64__)
+anvil_winograd_products_body anvil_winograd_products_avx2;
+#endif
+
+/// The bodies, one per instruction set (`anvil_winograd3_transform_input` without the `isa`).
+typedef void anvil_winograd3_input_body(const anvil_winograd3_shape *s, const float *input, float *v, long first_tile,
+                                        long tile_begin, long tile_end);
+/// The bodies, one per instruction set (`anvil_winograd3_transform_output` without the `isa`).
+typedef void anvil_winograd3_output_body(const anvil_winograd3_shape *s, const float *m, const float *bias,
+                                         float *output, long first_tile, long tile_begin, long tile_end);
+/// The bodies, one per instruction set (`anvil_winograd3_transform_filters` without the `isa`).
+typedef void anvil_winograd3_filters_body(int tile, const float *weights, anvil_winograd3_filter_strides strides,
+                                          const float *scale, int outputs, int inputs, float *u, int input_begin,
+                                          int input_end);
+anvil_winograd3_input_body anvil_winograd3_input_scalar;
+anvil_winograd3_output_body anvil_winograd3_output_scalar;
+anvil_winograd3_filters_body anvil_winograd3_filters_scalar;
+#if defined(__x86_64__)
+anvil_winograd3_input_body anvil_winograd3_input_avx2;
+anvil_winograd3_output_body anvil_winograd3_output_avx2;
+anvil_winograd3_filters_body anvil_winograd3_filters_avx2;
+#endif
+
+#endif

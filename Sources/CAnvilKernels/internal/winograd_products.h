@@ -1,0 +1,27 @@
+#ifndef ANVIL_KERNELS_WINOGRAD_PRODUCTS_H
+#define ANVIL_KERNELS_WINOGRAD_PRODUCTS_H
+
+// The element-wise products of Winograd's 3×3 algorithms: for one of the α² positions,
+// M = V · U over a block of tiles — a GEMM whose K is the layer's input channels.
+//
+// Anvil's own rather than a BLAS call for accuracy as much as speed: a BLAS kernel sums the K
+// products in an order of its own (often one running sum), and F(4×4)'s output transform
+// amplifies that sum's rounding error until, over 256 channels, some VGG-like outputs near zero
+// leave ONNX's rtol 1e-3 on one CPU's BLAS kernel and not another's. Here every body sums in
+// the same order: runs of ANVIL_WINOGRAD_CHUNK channels in registers, each run added into M.
+//
+// Register tile: 6 tiles × 16 output channels (12 AVX accumulators), the 16 filter values of
+// a channel one sequential stream (packed `[block][channel][16]`), one broadcast per tile.
+
+// What the bodies share: the tile grouping. Each body file brings its register tile.
+
+#include "common.h"
+
+enum { GROUP = 6, BLOCK = ANVIL_WINOGRAD_BLOCK, CHUNK = ANVIL_WINOGRAD_CHUNK };
+
+/// Rows of `n` tiles starting at tile `t`; rows past `n` repeat the last one (computed, never stored).
+ANVIL_INLINE void tile_rows(const anvil_winograd_products_shape *s, const float *v, int t, int n, const float *rows[GROUP]) {
+    for (int i = 0; i < GROUP; i++) rows[i] = v + (size_t)(t + (i < n ? i : n - 1)) * s->v_tile_stride;
+}
+
+#endif

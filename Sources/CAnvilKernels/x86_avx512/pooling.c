@@ -1,0 +1,50 @@
+#if defined(__x86_64__)
+#include "../internal/pooling.h"
+
+// Max pooling with AVX-512F: the AVX2 body's loops with 16 channels per zmm register — 64
+// channels of running maxima in four registers, then 16 at a time, then the last 1-15
+// channels through a lane mask instead of a scalar loop (masked-off lanes are neither read,
+// so they cannot fault past the end of a row, nor written).
+
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
+
+static void pixel_avx512(const anvil_pool_shape *s, const float *image, float *out, int oy, int ox) {
+    const float *cells[ANVIL_POOL_MAX_CELLS];
+    const int count = anvil_pool_cells(s, image, oy, ox, cells);
+    if (count < 0) { anvil_pool_pixel_scalar(s, image, out, oy, ox); return; }
+    const int C = s->channels;
+    int c = 0;
+    const __m512 lowest = _mm512_set1_ps(-INFINITY);
+    for (; c + 64 <= C; c += 64) {
+        __m512 m0 = lowest, m1 = lowest, m2 = lowest, m3 = lowest;
+        for (int i = 0; i < count; i++) {
+            // vmaxps returns its second operand when either is NaN: a NaN cell is skipped, as
+            // in the scalar and AVX2 bodies.
+            m0 = _mm512_max_ps(_mm512_loadu_ps(cells[i] + c), m0);
+            m1 = _mm512_max_ps(_mm512_loadu_ps(cells[i] + c + 16), m1);
+            m2 = _mm512_max_ps(_mm512_loadu_ps(cells[i] + c + 32), m2);
+            m3 = _mm512_max_ps(_mm512_loadu_ps(cells[i] + c + 48), m3);
+        }
+        _mm512_storeu_ps(out + c, m0); _mm512_storeu_ps(out + c + 16, m1);
+        _mm512_storeu_ps(out + c + 32, m2); _mm512_storeu_ps(out + c + 48, m3);
+    }
+    for (; c + 16 <= C; c += 16) {
+        __m512 m = lowest;
+        for (int i = 0; i < count; i++) m = _mm512_max_ps(_mm512_loadu_ps(cells[i] + c), m);
+        _mm512_storeu_ps(out + c, m);
+    }
+    if (c < C) {
+        // 1-15 channels left: lanes [0, C - c) of the mask are set.
+        const __mmask16 tail = (__mmask16)((1u << (C - c)) - 1u);
+        __m512 m = lowest;
+        for (int i = 0; i < count; i++) m = _mm512_max_ps(_mm512_mask_loadu_ps(lowest, tail, cells[i] + c), m);
+        _mm512_mask_storeu_ps(out + c, tail, m);
+    }
+}
+
+void anvil_max_pooling_avx512(const anvil_pool_shape *s, const float *input, float *output, int line_begin, int line_end) {
+    anvil_pool_lines(s, input, output, line_begin, line_end, pixel_avx512);
+}
+
+#pragma clang attribute pop
+#endif
