@@ -32,6 +32,7 @@ def add_input_shape(parser, axes, help_text):
     label = ",".join(axes)
 
     def shape(text):
+        """Parses "C,H,W"-style text; an argparse error when malformed."""
         try:
             values = tuple(int(v) for v in text.split(","))
         except ValueError:

@@ -31,27 +31,35 @@ class TextMessage:
     """A parsed text-format message: field name -> list of values (repeated or not)."""
 
     def __init__(self):
+        """An empty message."""
         self.fields = {}
 
     def add(self, name, value):
+        """Appends one value of field `name` (fields repeat in protobuf)."""
         self.fields.setdefault(name, []).append(value)
 
     def all(self, name):
+        """Every value of field `name`, in file order ([] when absent)."""
         return self.fields.get(name, [])
 
     def get(self, name, default=None):
+        """The last value of field `name`, or `default`."""
         values = self.fields.get(name)
         return values[-1] if values else default
 
     def has(self, name):
+        """Whether field `name` is present."""
         return name in self.fields
 
     def message(self, name):
+        """The sub-message `name`, or an empty one when absent."""
         value = self.get(name)
         return value if isinstance(value, TextMessage) else TextMessage()
 
 
 def _tokenize(text, source):
+    """Splits prototxt text into (kind, value, line) tokens, punctuation being its own kind;
+    an unterminated string is an error naming `source` and the line."""
     tokens, i, line, n = [], 0, 1, len(text)
     while i < n:
         ch = text[i]
@@ -95,6 +103,7 @@ def _tokenize(text, source):
 
 
 def _scalar(kind, value, source, line):
+    """A scalar token as its Python value: str for strings, Enum for bare words, int or float for numbers."""
     if kind == "string":
         return value
     lowered = value.lower()
@@ -116,9 +125,11 @@ def parse_prototxt(text, source="prototxt"):
     position = 0
 
     def peek():
+        """The next token, or (None, None, last line) at the end."""
         return tokens[position] if position < len(tokens) else (None, None, tokens[-1][2] if tokens else 1)
 
     def parse_message(closing):
+        """Parses fields up to `closing` ('}' or the end of the text) into a TextMessage."""
         nonlocal position
         message = TextMessage()
         while True:
@@ -176,6 +187,7 @@ def parse_prototxt(text, source="prototxt"):
 
 
 def _varint(data, position):
+    """Decodes a base-128 varint at `position`; returns (value, position after it)."""
     result, shift = 0, 0
     while True:
         if position >= len(data):
@@ -223,6 +235,7 @@ def parse_wire(data):
 
 
 def _wire_string(fields, number, default=""):
+    """The last length-delimited field `number` decoded as UTF-8, or `default`."""
     values = fields.get(number)
     return bytes(values[-1][1]).decode("utf-8", "replace") if values else default
 
@@ -243,6 +256,7 @@ def _wire_floats(fields, number, fmt, size):
 
 
 def _wire_ints(fields, number):
+    """Every varint of field `number`, packed or not, as Python ints."""
     result = []
     for wire, value in fields.get(number, []):
         if wire == 2:
@@ -290,6 +304,7 @@ def parse_caffemodel(data):
 # A minimal writer of the same wire format, used by the self-test and the fixture builder.
 
 def _encode_varint(value):
+    """Encodes a non-negative int (or a negative one as 64-bit two's complement) as a varint."""
     if value < 0:
         value += 1 << 64
     out = bytearray()
@@ -304,6 +319,7 @@ def _encode_varint(value):
 
 
 def _field(number, wire, payload):
+    """One protobuf field: its key (number and wire type) followed by `payload`."""
     key = _encode_varint((number << 3) | wire)
     if wire == 2:
         return key + _encode_varint(len(payload)) + payload
@@ -311,6 +327,7 @@ def _field(number, wire, payload):
 
 
 def encode_blob(array, legacy=False):
+    """A BlobProto of `array`: shape (or the V1 num/channels/height/width when `legacy`) and packed floats."""
     array = np.asarray(array, dtype=np.float32)
     out = b""
     if legacy:  # num, channels, height, width (4-D, padded with leading 1s)
@@ -363,7 +380,9 @@ UNSUPPORTED_REASONS = {
 
 
 class Tensor:
+    """A Caffe blob as an Anvil tensor: its name, shape and a BatchNorm waiting for its Scale."""
     def __init__(self, name, shape, pending_bn=None):
+        """`shape` is (H, W, C) for images, (F,) for vectors."""
         self.name = name            # Anvil tensor name
         self.shape = tuple(shape)   # (h, w, c) or (n,)
         self.pending_bn = pending_bn  # (layer name, mean, variance, epsilon) of a BatchNorm not yet written
@@ -371,10 +390,12 @@ class Tensor:
 
     @property
     def spatial(self):
+        """Whether the tensor is an image (H, W, C) rather than a vector."""
         return len(self.shape) == 3
 
 
 def _repeated_pair(param, name, name_h, name_w, default):
+    """(height, width) of a convolution or pooling option given as `name` (one or two values) or `name_h`/`name_w`."""
     if param.has(name_h) or param.has(name_w):
         return (int(param.get(name_h, default)), int(param.get(name_w, default)))
     values = [int(v) for v in param.all(name)]
@@ -388,7 +409,9 @@ def _repeated_pair(param, name, name_h, name_w, default):
 
 
 class CaffeConverter:
+    """Converts a parsed prototxt and its caffemodel blobs into a ModelWriter (layout "pytorch")."""
     def __init__(self, net, blobs, name=None, input_shape=None):
+        """`net` is the parsed prototxt, `blobs` maps layer names to their float arrays."""
         self.net = net
         self.blobs = blobs
         self.input_shape = input_shape
@@ -397,16 +420,19 @@ class CaffeConverter:
         self.produced = []  # every Tensor produced by a layer, in order
 
     def fail(self, layer, message):
+        """Raises the ConversionError naming `layer` and its type."""
         raise ConversionError(f"layer '{layer.get('name', '?')}' ({self.type_of(layer)}): {message}")
 
     @staticmethod
     def type_of(layer):
+        """The layer's type name, with V1 enum names (CONVOLUTION) mapped to current ones."""
         kind = layer.get("type", "")
         return V1_TYPES.get(str(kind), str(kind)) if isinstance(kind, Enum) else str(kind)
 
     # -- inputs ---------------------------------------------------------------------------
 
     def add_input(self, name, dims):
+        """Adds an Anvil input for N,C,H,W, C,H,W or N,F `dims`; --input-shape replaces the first one's."""
         dims = [int(d) for d in dims]
         if len(dims) == 4:
             shape = (dims[2], dims[3], dims[1])
@@ -424,9 +450,11 @@ class CaffeConverter:
         self.tensors[name] = Tensor(anvil, shape)
 
     def inputs_added(self):
+        """The inputs written so far."""
         return self.writer.inputs
 
     def top_level_inputs(self):
+        """Adds the inputs declared at the top level (`input` with `input_dim` or `input_shape`)."""
         names = [str(v) for v in self.net.all("input")]
         dims = [int(v) for v in self.net.all("input_dim")]
         shapes = self.net.all("input_shape")
@@ -443,6 +471,7 @@ class CaffeConverter:
     # -- helpers --------------------------------------------------------------------------
 
     def source(self, layer, index=0, mark_read=True):
+        """The tensor bottom `index` of `layer` names; an error when no earlier layer produced it."""
         bottoms = [str(b) for b in layer.all("bottom")]
         if index >= len(bottoms):
             self.fail(layer, f"needs at least {index + 1} bottom blob(s)")
@@ -468,6 +497,7 @@ class CaffeConverter:
         return result
 
     def add(self, wanted, layer_type, inputs, parameters=None, **options):
+        """Writes one layer named after `wanted` with its parameter tensors; returns the Anvil name."""
         name = self.writer.unique_name(wanted)
         self.writer.add_layer(name, layer_type, inputs, **options)
         for suffix, values in (parameters or {}).items():
@@ -475,6 +505,7 @@ class CaffeConverter:
         return name
 
     def output(self, layer, tensor, index=0):
+        """Records `tensor` as the blob named by top `index` of `layer`."""
         tops = [str(t) for t in layer.all("top")]
         if index >= len(tops):
             self.fail(layer, "has no top blob")
@@ -483,6 +514,7 @@ class CaffeConverter:
         return tensor
 
     def layer_blobs(self, layer, count_min, count_max=None):
+        """The layer's blobs from the caffemodel; an error when missing or too few/many."""
         name = str(layer.get("name"))
         blobs = self.blobs.get(name)
         if blobs is None:
@@ -493,12 +525,14 @@ class CaffeConverter:
         return blobs
 
     def check_size(self, layer, what, array, expected):
+        """An error naming the layer when blob `what` does not hold `expected` values."""
         if array.size != expected:
             self.fail(layer, f"{what} has {array.size} values (shape {list(array.shape)}); expected {expected}")
 
     # -- conversion -----------------------------------------------------------------------
 
     def convert(self):
+        """Converts every layer of the test phase in order and returns the ModelWriter, outputs set and pruned."""
         self.top_level_inputs()
         layers = self.net.all("layer") or self.net.all("layers")
         if self.net.all("layer") and self.net.all("layers"):
@@ -532,6 +566,7 @@ class CaffeConverter:
 
     @staticmethod
     def in_test_phase(layer):
+        """Whether the layer runs at inference (no `include { phase: TRAIN }`)."""
         for rule in layer.all("include"):
             if rule.has("phase") and str(rule.get("phase")) != "TEST":
                 return False
@@ -541,6 +576,7 @@ class CaffeConverter:
         return True
 
     def data_layer(self, layer):
+        """A data layer: an input whose size only --input-shape gives."""
         tops = [str(t) for t in layer.all("top")]
         if not tops:
             return
@@ -549,6 +585,7 @@ class CaffeConverter:
         self.add_input(tops[0], [1, *self.input_shape])
 
     def layer_Input(self, layer):
+        """`Input`: an input per top, of the shape in input_param."""
         shapes = layer.message("input_param").all("shape")
         for i, top in enumerate(str(t) for t in layer.all("top")):
             if i < len(shapes):
@@ -559,6 +596,7 @@ class CaffeConverter:
                 self.fail(layer, f"no shape for top '{top}'; pass --input-shape C,H,W")
 
     def layer_Convolution(self, layer):
+        """`Convolution`: Convolution with explicit padding, or DepthwiseConvolution when group equals the input channels."""
         tensor = self.source(layer)
         if not tensor.spatial:
             self.fail(layer, "needs an image (N,C,H,W) input")
@@ -597,6 +635,7 @@ class CaffeConverter:
         self.output(layer, Tensor(name, (oh, ow, outputs)))
 
     def layer_Pooling(self, layer):
+        """`Pooling` MAX/AVE: ceil-mode pooling (Caffe rounds up), AVE counting the padding; global pooling when asked."""
         tensor = self.source(layer)
         if not tensor.spatial:
             self.fail(layer, "needs an image (N,C,H,W) input")
@@ -621,6 +660,7 @@ class CaffeConverter:
             self.fail(layer, f"pad {pad} must be smaller than the kernel {kernel}")
 
         def caffe_size(size, k, s, p):  # Caffe's PoolingLayer::Reshape
+            """The output length Caffe computes (rounded up, the last window starting inside the input)."""
             span = size + 2 * p - k
             out = (-(-span // s) if ceil else span // s) + 1
             if p and (out - 1) * s >= size + p:
@@ -628,6 +668,7 @@ class CaffeConverter:
             return out
 
         def anvil_size(size, k, s, p):  # Anvil's ceil-mode rule (docs/model-format.md, as ONNX)
+            """The output length of Anvil's ceil mode."""
             span = size + 2 * p - k
             out = (-(-span // s) if ceil else span // s) + 1
             if ceil and (out - 1) * s >= size + p:
@@ -648,6 +689,7 @@ class CaffeConverter:
         self.output(layer, Tensor(name, (oh, ow, c)))
 
     def layer_InnerProduct(self, layer):
+        """`InnerProduct`: Dense, its [out][C][H][W] weights in the pytorch layout."""
         tensor = self.source(layer)
         param = layer.message("inner_product_param")
         if int(param.get("axis", 1)) != 1:
@@ -668,30 +710,37 @@ class CaffeConverter:
         self.output(layer, Tensor(name, (outputs,)))
 
     def activation(self, layer, function):
+        """An Activation layer applying `function` to the layer's bottom."""
         tensor = self.source(layer)
         name = self.add(str(layer.get("name")), "Activation", [tensor.name], function=function)
         self.output(layer, Tensor(name, tensor.shape))
 
     def layer_ReLU(self, layer):
+        """`ReLU`: relu, or leakyRelu with negative_slope."""
         slope = float(layer.message("relu_param").get("negative_slope", 0.0))
         self.activation(layer, "relu" if slope == 0 else activation_json("leakyRelu", alpha=slope))
 
     def layer_Sigmoid(self, layer):
+        """`Sigmoid`: a sigmoid activation."""
         self.activation(layer, "sigmoid")
 
     def layer_TanH(self, layer):
+        """`TanH`: a tanh activation."""
         self.activation(layer, "tanh")
 
     def layer_ELU(self, layer):
+        """`ELU`: an elu activation with its alpha."""
         self.activation(layer, activation_json("elu", alpha=float(layer.message("elu_param").get("alpha", 1.0))))
 
     def layer_Power(self, layer):
+        """`Power` with power 1: the linear activation scale·x + shift."""
         param = layer.message("power_param")
         if float(param.get("power", 1.0)) != 1.0:
             self.fail(layer, "only power 1 (a linear scale and shift) is supported")
         self.activation(layer, activation_json("linear", a=float(param.get("scale", 1.0)), b=float(param.get("shift", 0.0))))
 
     def layer_PReLU(self, layer):
+        """`PReLU`: one slope per channel (a shared slope repeated)."""
         tensor = self.source(layer)
         slopes = self.layer_blobs(layer, 1, 1)[0].reshape(-1)
         channels = tensor.shape[-1]
@@ -702,6 +751,7 @@ class CaffeConverter:
         self.output(layer, Tensor(name, tensor.shape))
 
     def layer_Softmax(self, layer):
+        """`Softmax` over the channels (axis 1)."""
         tensor = self.source(layer)
         if int(layer.message("softmax_param").get("axis", 1)) != 1:
             self.fail(layer, "only axis 1 (channels) is supported")
@@ -709,6 +759,7 @@ class CaffeConverter:
         self.output(layer, Tensor(name, tensor.shape))
 
     def layer_BatchNorm(self, layer):
+        """`BatchNorm`: statistics divided by the scale factor, γ = 1 and β = 0 until a Scale fills them."""
         tensor = self.source(layer)
         param = layer.message("batch_norm_param")
         epsilon = float(param.get("eps", 1e-5))
@@ -724,6 +775,7 @@ class CaffeConverter:
         self.output(layer, pending)
 
     def layer_Scale(self, layer):
+        """`Scale`: completes the BatchNorm before it (γ, β), or stands alone as a BatchNormalization with mean 0, variance 1."""
         if len(layer.all("bottom")) != 1:
             self.fail(layer, "a Scale with a second bottom (a learned scale blob input) is not supported")
         param = layer.message("scale_param")
@@ -753,6 +805,7 @@ class CaffeConverter:
         self.output(layer, Tensor(written, raw.shape))
 
     def layer_Bias(self, layer):
+        """`Bias`: a BatchNormalization with mean 0, variance 1, γ 1 and the bias as β."""
         if len(layer.all("bottom")) != 1:
             self.fail(layer, "a Bias with a second bottom is not supported")
         tensor = self.source(layer)
@@ -765,6 +818,7 @@ class CaffeConverter:
         self.output(layer, Tensor(name, tensor.shape))
 
     def layer_Eltwise(self, layer):
+        """`Eltwise` SUM with coefficients 1: Add."""
         param = layer.message("eltwise_param")
         operation = str(param.get("operation", "SUM"))
         if operation not in ("SUM", "1"):
@@ -779,6 +833,7 @@ class CaffeConverter:
         self.output(layer, Tensor(name, sources[0].shape))
 
     def layer_Concat(self, layer):
+        """`Concat` along the channels: Concatenate."""
         param = layer.message("concat_param")
         axis = int(param.get("axis", param.get("concat_dim", 1)))
         sources = [self.source(layer, i) for i in range(len(layer.all("bottom")))]
@@ -790,6 +845,7 @@ class CaffeConverter:
         self.output(layer, Tensor(name, sources[0].shape[:-1] + (sum(s.shape[-1] for s in sources),)))
 
     def layer_Flatten(self, layer):
+        """`Flatten` from axis 1: Flatten in chw order."""
         tensor = self.source(layer)
         param = layer.message("flatten_param")
         if int(param.get("axis", 1)) != 1 or int(param.get("end_axis", -1)) != -1:
@@ -801,15 +857,18 @@ class CaffeConverter:
         self.output(layer, Tensor(name, (int(np.prod(tensor.shape)),)))
 
     def layer_Dropout(self, layer):
+        """`Dropout`: nothing at inference (the top aliases the bottom)."""
         self.output(layer, self.source(layer, mark_read=False))
 
     def layer_Split(self, layer):
+        """`Split`: every top aliases the bottom."""
         tensor = self.source(layer, mark_read=False)
         for i in range(len(layer.all("top"))):
             self.output(layer, tensor, i)
 
 
 def convert_files(prototxt, caffemodel, output_directory, name=None, input_shape=None):
+    """Converts `prototxt` + `caffemodel` into `output_directory`; returns the ModelWriter."""
     with open(prototxt) as handle:
         net = parse_prototxt(handle.read(), source=prototxt)
     with open(caffemodel, "rb") as handle:

@@ -35,6 +35,7 @@ class KerasNode:
     """One application of a Keras layer: its inputs are (layer name, node index, tensor index)."""
 
     def __init__(self, layer, node_index, inputs):
+        """`inputs` are the (layer name, node index, tensor index) it reads."""
         self.layer = layer
         self.name = layer.name
         self.class_name = type(layer).__name__
@@ -44,9 +45,11 @@ class KerasNode:
 
     @property
     def key(self):
+        """(layer name, node index): the key of this application's output tensor."""
         return (self.name, self.node_index)
 
     def describe(self):
+        """"layer '<name>' (<class>)", the start of every error message about it."""
         return f"layer '{self.name}' ({self.class_name})"
 
 
@@ -147,6 +150,7 @@ class Tensor:
     """An Anvil tensor: its name, shape ((h, w, c) or (n,) for vectors) and facts used for folding."""
 
     def __init__(self, name, shape, nonnegative=False, padding=None):
+        """`padding` is (top, bottom, left, right) of a ZeroPadding2D still to be folded, or None."""
         self.name = name
         self.shape = tuple(shape)
         self.nonnegative = nonnegative
@@ -154,14 +158,17 @@ class Tensor:
 
     @property
     def spatial(self):
+        """Whether the tensor is an image (h, w, c) rather than a vector."""
         return len(self.shape) == 3
 
     @property
     def hwc(self):
+        """The shape as Anvil's (height, width, channels); a vector is 1 x 1 x n."""
         return self.shape if self.spatial else (1, 1, self.shape[0])
 
 
 def _pair(value):
+    """An int or a sequence as a (height, width) pair."""
     if isinstance(value, int):
         return (value, value)
     value = tuple(int(v) for v in value)
@@ -169,6 +176,7 @@ def _pair(value):
 
 
 def _same_pads(size, kernel, stride, dilation):
+    """TensorFlow SAME padding along one axis: (before, after), the smaller half before."""
     extent = (kernel - 1) * dilation + 1
     out = -(-size // stride)
     total = max((out - 1) * stride + extent - size, 0)
@@ -176,6 +184,7 @@ def _same_pads(size, kernel, stride, dilation):
 
 
 def _window_output(size, kernel, stride, dilation, before, after):
+    """The output length of a window over `size` padded by `before` and `after`."""
     extent = (kernel - 1) * dilation + 1
     return (size + before + after - extent) // stride + 1
 
@@ -184,7 +193,9 @@ NONNEGATIVE_ACTIVATIONS = {"relu", "relu6", "sigmoid", "hardSigmoid", "softmax"}
 
 
 class KerasConverter:
+    """Converts a loaded Keras model into a ModelWriter (layout "tensorflow")."""
     def __init__(self, model, name=None, input_shape=None):
+        """`input_shape` (H, W) fills in an input's open height and width."""
         import keras
         self.keras_major = int(keras.__version__.split(".")[0])
         self.model = model
@@ -196,6 +207,7 @@ class KerasConverter:
     # -- helpers --------------------------------------------------------------------------
 
     def fail(self, node, message):
+        """Raises the ConversionError naming the layer and its class."""
         raise ConversionError(f"{node.describe()}: {message}")
 
     def activation(self, node, function=None):
@@ -220,6 +232,7 @@ class KerasConverter:
 
     @staticmethod
     def _is_nonnegative(activation):
+        """Whether `activation` never outputs negative values (so zero padding equals -inf padding for a max)."""
         name = activation if isinstance(activation, str) else activation.get("type")
         return name in NONNEGATIVE_ACTIVATIONS
 
@@ -243,6 +256,7 @@ class KerasConverter:
         return name
 
     def source(self, node, position=0, allow_padding=False):
+        """The tensor the node reads at `position`; an error for a second layer output or an unfolded ZeroPadding2D."""
         ref = node.inputs[position]
         tensor = self.tensors[(ref[0], ref[1])]
         if ref[2] != 0:
@@ -253,13 +267,16 @@ class KerasConverter:
         return tensor
 
     def weights(self, node):
+        """The layer's weights as float32 arrays, in Keras's order."""
         return [np.asarray(w, dtype=np.float32) for w in node.layer.get_weights()]
 
     def check_channels_last(self, node):
+        """An error unless the layer's data_format is channels_last."""
         if node.config.get("data_format", "channels_last") != "channels_last":
             self.fail(node, f"data_format '{node.config.get('data_format')}' is not supported; it must be 'channels_last' (Anvil is NHWC)")
 
     def spatial_input(self, node, tensor):
+        """An error unless `tensor` is an image."""
         if not tensor.spatial:
             self.fail(node, f"needs a 4-D (image) input, got a vector of {tensor.shape[0]}")
 
@@ -305,6 +322,7 @@ class KerasConverter:
     # -- layers ---------------------------------------------------------------------------
 
     def convert(self):
+        """Converts every node of the graph in order; returns the ModelWriter, outputs set and pruned."""
         inputs, nodes, outputs = graph_of(self.model)
         for name, shape in inputs:
             shape = list(shape)[1:]
@@ -343,9 +361,11 @@ class KerasConverter:
         return self.writer
 
     def pass_through(self, node):
+        """A layer that does nothing at inference (Dropout, ...): its input, padding and all."""
         return self.source(node, allow_padding=True)
 
     def conv_common(self, node):
+        """What every convolution needs: (input, kernel, stride, dilation, Anvil padding, output h, output w)."""
         self.check_channels_last(node)
         tensor = self.source(node, allow_padding=True)
         self.spatial_input(node, tensor)
@@ -356,6 +376,7 @@ class KerasConverter:
         return tensor, kernel, stride, dilation, padding, oh, ow
 
     def finish_activation(self, node, name, shape, activation, extra):
+        """The layer's output tensor, after the Softmax/LogSoftmax layer its activation may need."""
         nonnegative = self._is_nonnegative(activation)
         if extra is not None:
             name = self.emit(node, extra.lower(), extra, [name])
@@ -363,6 +384,7 @@ class KerasConverter:
         return Tensor(name, shape, nonnegative=nonnegative)
 
     def layer_Conv2D(self, node):
+        """`Conv2D`: Convolution (kernel HWIO, the tensorflow layout), its activation fused."""
         tensor, kernel, stride, dilation, padding, oh, ow = self.conv_common(node)
         activation, extra = self.activation(node)
         weights = self.weights(node)
@@ -377,6 +399,7 @@ class KerasConverter:
         return self.finish_activation(node, name, (oh, ow, filters), activation, extra)
 
     def layer_DepthwiseConv2D(self, node):
+        """`DepthwiseConv2D`: DepthwiseConvolution with the depth multiplier."""
         tensor, kernel, stride, dilation, padding, oh, ow = self.conv_common(node)
         activation, extra = self.activation(node)
         weights = self.weights(node)
@@ -390,6 +413,7 @@ class KerasConverter:
         return self.finish_activation(node, name, (oh, ow, tensor.shape[2] * multiplier), activation, extra)
 
     def layer_SeparableConv2D(self, node):
+        """`SeparableConv2D`: a DepthwiseConvolution (`<name>_depthwise`, no bias) and a 1x1 Convolution."""
         tensor, kernel, stride, dilation, padding, oh, ow = self.conv_common(node)
         activation, extra = self.activation(node)
         weights = self.weights(node)
@@ -407,6 +431,7 @@ class KerasConverter:
         return self.finish_activation(node, name, (oh, ow, filters), activation, extra)
 
     def pooling(self, node, kind):
+        """`MaxPooling2D` / `AveragePooling2D` (`kind` "max" or "average"), a preceding ZeroPadding2D folded."""
         self.check_channels_last(node)
         tensor = self.source(node, allow_padding=True)
         self.spatial_input(node, tensor)
@@ -421,12 +446,15 @@ class KerasConverter:
         return Tensor(name, (oh, ow, tensor.shape[2]), nonnegative=tensor.nonnegative)
 
     def layer_MaxPooling2D(self, node):
+        """`MaxPooling2D`: MaxPooling."""
         return self.pooling(node, "max")
 
     def layer_AveragePooling2D(self, node):
+        """`AveragePooling2D`: AveragePooling, padding excluded from the average as in Keras."""
         return self.pooling(node, "average")
 
     def global_pooling(self, node, layer_type):
+        """A global pooling layer of `layer_type`; the output is a vector."""
         self.check_channels_last(node)
         tensor = self.source(node)
         self.spatial_input(node, tensor)
@@ -434,12 +462,15 @@ class KerasConverter:
         return Tensor(name, (tensor.shape[2],), nonnegative=tensor.nonnegative)
 
     def layer_GlobalAveragePooling2D(self, node):
+        """`GlobalAveragePooling2D`: GlobalAveragePooling."""
         return self.global_pooling(node, "GlobalAveragePooling")
 
     def layer_GlobalMaxPooling2D(self, node):
+        """`GlobalMaxPooling2D`: GlobalMaxPooling."""
         return self.global_pooling(node, "GlobalMaxPooling")
 
     def layer_Dense(self, node):
+        """`Dense`: Dense on a vector, a 1x1 Convolution on an image (Keras applies it per pixel)."""
         tensor = self.source(node)
         activation, extra = self.activation(node)
         weights = self.weights(node)
@@ -459,6 +490,7 @@ class KerasConverter:
         return self.finish_activation(node, name, shape, activation, extra)
 
     def layer_Flatten(self, node):
+        """`Flatten`: Flatten in hwc order (nothing for a vector)."""
         self.check_channels_last(node)
         tensor = self.source(node)
         if not tensor.spatial:
@@ -467,6 +499,7 @@ class KerasConverter:
         return Tensor(name, (int(np.prod(tensor.shape)),), nonnegative=tensor.nonnegative)
 
     def activation_layer(self, node, activation, extra=None):
+        """An Activation layer (or a Softmax/LogSoftmax `extra` layer); "none" passes the input through."""
         tensor = self.source(node)
         if extra is not None:
             self.check_axis(node, tensor, node.config.get("axis", -1))
@@ -478,19 +511,23 @@ class KerasConverter:
         return Tensor(name, tensor.shape, nonnegative=self._is_nonnegative(activation))
 
     def check_axis(self, node, tensor, axis):
+        """An error unless `axis` is the channel axis (-1)."""
         axes = axis if isinstance(axis, (list, tuple)) else [axis]
         rank = len(tensor.shape) + 1
         if [a % rank for a in axes] != [rank - 1]:
             self.fail(node, f"axis {axis} is not supported; Anvil works over the channels (axis -1)")
 
     def layer_Activation(self, node):
+        """`Activation`: its function as an Activation, Softmax or LogSoftmax layer."""
         activation, extra = self.activation(node, node.config["activation"])
         return self.activation_layer(node, activation, extra)
 
     def layer_Softmax(self, node):
+        """`Softmax` over the channels."""
         return self.activation_layer(node, "none", "Softmax")
 
     def layer_ReLU(self, node):
+        """`ReLU` with max_value and negative_slope: relu, relu6, clip, leakyRelu (then clip when both are set)."""
         maximum = node.config.get("max_value")
         slope = float(node.config.get("negative_slope", 0.0) or 0.0)
         if float(node.config.get("threshold", 0.0) or 0.0) != 0.0:
@@ -511,13 +548,16 @@ class KerasConverter:
         return Tensor(name, tensor.shape)
 
     def layer_LeakyReLU(self, node):
+        """`LeakyReLU`: leakyRelu with its slope."""
         slope = node.config.get("negative_slope", node.config.get("alpha", 0.3))
         return self.activation_layer(node, activation_json("leakyRelu", alpha=float(slope)))
 
     def layer_ELU(self, node):
+        """`ELU`: elu with its alpha."""
         return self.activation_layer(node, activation_json("elu", alpha=float(node.config.get("alpha", 1.0))))
 
     def layer_PReLU(self, node):
+        """`PReLU`: one slope per channel; slopes varying over height or width are an error."""
         tensor = self.source(node)
         alpha = self.weights(node)[0]
         channels = tensor.shape[-1]
@@ -534,12 +574,14 @@ class KerasConverter:
         return Tensor(name, tensor.shape)
 
     def layer_Rescaling(self, node):
+        """`Rescaling` by scalars: the linear activation scale·x + offset."""
         scale, offset = node.config.get("scale", 1.0), node.config.get("offset", 0.0)
         if np.ndim(scale) or np.ndim(offset):
             self.fail(node, "only scalar scale and offset are supported")
         return self.activation_layer(node, activation_json("linear", a=float(scale), b=float(offset)))
 
     def layer_BatchNormalization(self, node):
+        """`BatchNormalization` over the channels; γ = 1 / β = 0 when scale/center are off."""
         tensor = self.source(node)
         self.check_axis(node, tensor, node.config.get("axis", -1))
         weights = self.weights(node)
@@ -553,6 +595,7 @@ class KerasConverter:
         return Tensor(name, tensor.shape)
 
     def layer_Add(self, node):
+        """`Add` of equally shaped tensors."""
         sources = [self.source(node, i) for i in range(len(node.inputs))]
         if len({s.shape for s in sources}) != 1:
             self.fail(node, f"inputs have different shapes {[s.shape for s in sources]}; Anvil's Add does not broadcast")
@@ -560,6 +603,7 @@ class KerasConverter:
         return Tensor(name, sources[0].shape, nonnegative=all(s.nonnegative for s in sources))
 
     def layer_Concatenate(self, node):
+        """`Concatenate` along the channels."""
         sources = [self.source(node, i) for i in range(len(node.inputs))]
         self.check_axis(node, sources[0], node.config.get("axis", -1))
         if len({s.shape[:-1] for s in sources}) != 1:
@@ -569,6 +613,7 @@ class KerasConverter:
         return Tensor(name, shape, nonnegative=all(s.nonnegative for s in sources))
 
     def resize(self, node, height, width):
+        """A bilinear Resize to height x width with half-pixel coordinates; other interpolations are errors."""
         tensor = self.source(node)
         self.spatial_input(node, tensor)
         if node.config.get("interpolation", "nearest") != "bilinear":
@@ -578,6 +623,7 @@ class KerasConverter:
         return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
 
     def layer_UpSampling2D(self, node):
+        """`UpSampling2D` (bilinear): Resize to the input size times the factors."""
         self.check_channels_last(node)
         tensor = self.source(node)
         self.spatial_input(node, tensor)
@@ -585,6 +631,7 @@ class KerasConverter:
         return self.resize(node, tensor.shape[0] * sh, tensor.shape[1] * sw)
 
     def layer_Resizing(self, node):
+        """`Resizing` (bilinear, no crop/pad/antialias): Resize to the size."""
         self.check_channels_last(node)
         for flag in ("crop_to_aspect_ratio", "pad_to_aspect_ratio", "antialias"):
             if node.config.get(flag):
@@ -592,6 +639,7 @@ class KerasConverter:
         return self.resize(node, int(node.config["height"]), int(node.config["width"]))
 
     def layer_ZeroPadding2D(self, node):
+        """`ZeroPadding2D`: no layer; the padding rides on the tensor until the next layer folds it."""
         self.check_channels_last(node)
         tensor = self.source(node, allow_padding=True)
         self.spatial_input(node, tensor)
@@ -606,6 +654,7 @@ class KerasConverter:
 
 
 def convert_file(path, output_directory, name=None, input_shape=None):
+    """Loads a .keras/.h5 file and converts it into `output_directory`; returns the ModelWriter."""
     import keras
     try:
         model = keras.models.load_model(path, compile=False)

@@ -26,15 +26,18 @@ class Act:
     """An activation tensor in Anvil: name and shape (h, w, c) for NCHW, (n,) for [N, n]."""
 
     def __init__(self, name, shape):
+        """`shape` is (h, w, c) for an NCHW tensor, (n,) for [N, n]."""
         self.name = name
         self.shape = tuple(int(v) for v in shape)
 
     @property
     def spatial(self):
+        """Whether the tensor is an image."""
         return len(self.shape) == 3
 
     @property
     def onnx_shape(self):
+        """The shape as ONNX sees it: [1, C, H, W] or [1, n]."""
         return [1, self.shape[2], self.shape[0], self.shape[1]] if self.spatial else [1, self.shape[0]]
 
 
@@ -43,15 +46,18 @@ class Flat:
     the spatial tensor directly; anything else gets an Anvil Flatten (order chw)."""
 
     def __init__(self, source):
+        """`source` is the spatial Act being flattened."""
         self.source = source
         self.written = None
 
     @property
     def shape(self):
+        """(C·H·W,): the flattened length."""
         return (int(np.prod(self.source.shape)),)
 
 
 def _attributes(node):
+    """The node's attributes as Python values (bytes decoded to str)."""
     import onnx
     result = {}
     for attribute in node.attribute:
@@ -63,7 +69,9 @@ def _attributes(node):
 
 
 class OnnxConverter:
+    """Converts an onnx ModelProto into a ModelWriter (layout "pytorch"), NCHW mapped to Anvil's NHWC."""
     def __init__(self, model, name=None, input_shape=None):
+        """`input_shape` (C, H, W) fills in open input dimensions."""
         self.model = model
         self.graph = model.graph
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
@@ -76,17 +84,21 @@ class OnnxConverter:
     # -- helpers --------------------------------------------------------------------------
 
     def describe(self, node):
+        """"node '<name>' (<op>)", the node named by its name or first output; starts every error."""
         label = node.name or (node.output[0] if node.output else "?")
         return f"node '{label}' ({node.op_type})"
 
     def fail(self, node, message):
+        """Raises the ConversionError naming the node and its op type."""
         raise ConversionError(f"{self.describe(node)}: {message}")
 
     def layer_name(self, node, suffix=""):
+        """A unique Anvil name for the node's layer (its name or first output, without a leading '/')."""
         base = node.name or (node.output[0] if node.output else node.op_type)
         return self.writer.unique_name(base.lstrip("/") + suffix)
 
     def add(self, node, layer_type, inputs, parameters=None, suffix="", **options):
+        """Writes one layer for `node` with its parameter tensors; returns the Anvil name."""
         name = self.layer_name(node, suffix)
         self.writer.add_layer(name, layer_type, inputs, **options)
         for key, values in (parameters or {}).items():
@@ -94,6 +106,7 @@ class OnnxConverter:
         return name
 
     def value(self, node, index):
+        """What input `index` of the node is: an Act, a Flat, a constant array, or None when absent."""
         if index >= len(node.input) or node.input[index] == "":
             return None
         name = node.input[index]
@@ -102,6 +115,7 @@ class OnnxConverter:
         return self.values[name]
 
     def act(self, node, index=0, allow_flat=False):
+        """Input `index` as a computed tensor; a pending flatten is written unless `allow_flat`."""
         value = self.value(node, index)
         if isinstance(value, Flat):
             return value if allow_flat else self.write_flatten(value, node)
@@ -110,12 +124,14 @@ class OnnxConverter:
         return value
 
     def write_flatten(self, flat, node):
+        """Writes the Flatten (chw order) a pending flatten stands for, once; returns its tensor."""
         if flat.written is None:
             name = self.add(node, "Flatten", [flat.source.name], suffix="_flatten", order="chw")
             flat.written = Act(name, flat.shape)
         return flat.written
 
     def const(self, node, index, required=True):
+        """Input `index` as a constant array; an error for a computed tensor or, when `required`, a missing input."""
         value = self.value(node, index)
         if value is None:
             if required:
@@ -126,10 +142,12 @@ class OnnxConverter:
         return value
 
     def spatial(self, node, tensor):
+        """An error unless `tensor` is a 4-D NCHW image."""
         if not isinstance(tensor, Act) or not tensor.spatial:
             self.fail(node, f"needs a 4-D NCHW input, got shape {tensor.onnx_shape}")
 
     def set(self, node, value, index=0):
+        """Records `value` as output `index` of the node; an error when a later output is used."""
         if isinstance(value, np.generic):
             value = np.asarray(value)
         self.values[node.output[index]] = value
@@ -140,6 +158,7 @@ class OnnxConverter:
     # -- conversion -----------------------------------------------------------------------
 
     def convert(self):
+        """Converts every node in graph order; returns the ModelWriter, outputs set and pruned."""
         from onnx import numpy_helper
         for initializer in self.graph.initializer:
             self.values[initializer.name] = numpy_helper.to_array(initializer)
@@ -174,6 +193,7 @@ class OnnxConverter:
         return self.writer
 
     def add_input(self, graph_input):
+        """Adds a graph input: [N, C, H, W] (open sizes from --input-shape) or [N, F]."""
         dims = []
         for d in graph_input.type.tensor_type.shape.dim:
             dims.append(d.dim_value if d.HasField("dim_value") else None)
@@ -195,6 +215,7 @@ class OnnxConverter:
     # -- constants and shape arithmetic -----------------------------------------------------
 
     def op_Constant(self, node, index):
+        """`Constant`: a constant array."""
         from onnx import numpy_helper
         a = _attributes(node)
         if "value" in a:
@@ -212,6 +233,7 @@ class OnnxConverter:
         self.set(node, value)
 
     def op_Shape(self, node, index):
+        """`Shape` of a tensor or constant (start/end honoured): a constant."""
         value = self.value(node, 0)
         if isinstance(value, np.ndarray):
             shape = np.array(value.shape, np.int64)
@@ -222,15 +244,18 @@ class OnnxConverter:
         self.set(node, shape[start:end])
 
     def op_Gather(self, node, index):
+        """`Gather` on constants: a constant."""
         data, indices = self.const(node, 0), self.const(node, 1)
         self.set(node, np.take(data, indices.astype(np.int64), axis=_attributes(node).get("axis", 0)))
 
     def _axes(self, node):
+        """The node's axes, from its second input (opset 13+) or its attribute."""
         if self.opset >= 13 and len(node.input) > 1 and node.input[1]:
             return [int(v) for v in self.const(node, 1).reshape(-1)]
         return list(_attributes(node).get("axes", []))
 
     def op_Unsqueeze(self, node, index):
+        """`Unsqueeze` of a constant: a constant (of a computed tensor: an error)."""
         value = self.value(node, 0)
         if not isinstance(value, np.ndarray):
             self.fail(node, "Unsqueeze of a computed tensor is not supported")
@@ -240,6 +265,7 @@ class OnnxConverter:
         self.set(node, result)
 
     def op_Squeeze(self, node, index):
+        """`Squeeze` of a constant: a constant."""
         value = self.value(node, 0)
         if not isinstance(value, np.ndarray):
             self.fail(node, "Squeeze of a computed tensor is not supported")
@@ -247,6 +273,7 @@ class OnnxConverter:
         self.set(node, np.squeeze(value, axis=tuple(axes)) if axes else np.squeeze(value))
 
     def op_Cast(self, node, index):
+        """`Cast` of a constant to the target type; a tensor passes unchanged."""
         value = self.value(node, 0)
         if isinstance(value, np.ndarray):
             from onnx import helper
@@ -255,14 +282,17 @@ class OnnxConverter:
             self.set(node, value)
 
     def op_Identity(self, node, index):
+        """`Identity`: its input."""
         self.set(node, self.value(node, 0))
 
     def op_Dropout(self, node, index):
+        """`Dropout` at inference: its input."""
         self.set(node, self.value(node, 0))
 
     # -- layers -----------------------------------------------------------------------------
 
     def window(self, node, tensor, kernel, pooling):
+        """Padding, stride, dilation, output size and ceil mode of a Conv or pooling window (auto_pad resolved)."""
         a = _attributes(node)
         stride = tuple(a.get("strides", [1, 1]))
         dilation = tuple(a.get("dilations", [1, 1]))
@@ -301,6 +331,7 @@ class OnnxConverter:
         return pads, stride, dilation, outs, ceil
 
     def op_Conv(self, node, index):
+        """`Conv`: Convolution, or DepthwiseConvolution when group equals the input channels."""
         tensor = self.act(node)
         self.spatial(node, tensor)
         weights = self.const(node, 1)
@@ -326,6 +357,7 @@ class OnnxConverter:
         self.set(node, Act(name, (oh, ow, outputs)))
 
     def pool(self, node, layer_type):
+        """`MaxPool` / `AveragePool` of `layer_type`, with ceil mode and count_include_pad."""
         tensor = self.act(node)
         self.spatial(node, tensor)
         a = _attributes(node)
@@ -338,26 +370,32 @@ class OnnxConverter:
         self.set(node, Act(name, (oh, ow, tensor.shape[2])))
 
     def op_MaxPool(self, node, index):
+        """`MaxPool` (row-major storage only): MaxPooling."""
         if _attributes(node).get("storage_order", 0):
             self.fail(node, "storage_order 1 is not supported")
         self.pool(node, "MaxPooling")
 
     def op_AveragePool(self, node, index):
+        """`AveragePool`: AveragePooling."""
         self.pool(node, "AveragePooling")
 
     def global_pool(self, node, layer_type):
+        """A global pooling of `layer_type`; the output is 1x1xC."""
         tensor = self.act(node)
         self.spatial(node, tensor)
         name = self.add(node, layer_type, [tensor.name])
         self.set(node, Act(name, (1, 1, tensor.shape[2])))
 
     def op_GlobalAveragePool(self, node, index):
+        """`GlobalAveragePool`: GlobalAveragePooling."""
         self.global_pool(node, "GlobalAveragePooling")
 
     def op_GlobalMaxPool(self, node, index):
+        """`GlobalMaxPool`: GlobalMaxPooling."""
         self.global_pool(node, "GlobalMaxPooling")
 
     def op_BatchNormalization(self, node, index):
+        """`BatchNormalization` in inference mode: BatchNormalization."""
         tensor = self.act(node)
         if _attributes(node).get("training_mode", 0):
             self.fail(node, "training_mode 1 is not supported (export the model in eval mode)")
@@ -401,6 +439,7 @@ class OnnxConverter:
         self.values[output_name] = Act(name, (outputs,))
 
     def op_Gemm(self, node, index):
+        """`Gemm` (transB, alpha, beta, C): Dense, alpha and beta folded into the weights and bias."""
         a = _attributes(node)
         if a.get("transA", 0):
             self.fail(node, "transA=1 is not supported")
@@ -418,6 +457,7 @@ class OnnxConverter:
         self.dense(node, index, weights, bias)
 
     def op_MatMul(self, node, index):
+        """`MatMul` by a constant matrix: Dense (a following Add of a constant vector becomes its bias)."""
         if isinstance(self.value(node, 0), np.ndarray):
             self.fail(node, "the first input must be a computed tensor")
         weights = self.value(node, 1)
@@ -428,6 +468,7 @@ class OnnxConverter:
         self.dense(node, index, weights.T, None)
 
     def op_Flatten(self, node, index):
+        """`Flatten` from axis 1: a pending flatten (nothing when a Gemm/MatMul reads it); of a constant, a constant."""
         value = self.value(node, 0)
         axis = _attributes(node).get("axis", 1)
         if isinstance(value, np.ndarray):
@@ -438,6 +479,7 @@ class OnnxConverter:
         self.set(node, Flat(value) if isinstance(value, Act) and value.spatial else value)
 
     def op_Reshape(self, node, index):
+        """`Reshape`: of a constant, a constant; of a tensor, only to its own shape or flattening to [N, -1]."""
         value = self.value(node, 0)
         target = [int(v) for v in self.const(node, 1).reshape(-1)]
         if isinstance(value, np.ndarray):
@@ -463,39 +505,49 @@ class OnnxConverter:
             self.fail(node, f"reshaping {current} to {resolved} is not supported (only flattening to [N, -1])")
 
     def activation(self, node, function):
+        """An Activation applying `function` to the node's input."""
         tensor = self.act(node)
         name = self.add(node, "Activation", [tensor.name], function=function)
         self.set(node, Act(name, tensor.shape))
 
     def op_Relu(self, node, index):
+        """`Relu`: relu."""
         self.activation(node, "relu")
 
     def op_Sigmoid(self, node, index):
+        """`Sigmoid`: sigmoid."""
         self.activation(node, "sigmoid")
 
     def op_Tanh(self, node, index):
+        """`Tanh`: tanh."""
         self.activation(node, "tanh")
 
     def op_HardSwish(self, node, index):
+        """`HardSwish`: hardSwish."""
         self.activation(node, "hardSwish")
 
     def op_LeakyRelu(self, node, index):
+        """`LeakyRelu`: leakyRelu with its alpha."""
         self.activation(node, activation_json("leakyRelu", alpha=float(_attributes(node).get("alpha", 0.01))))
 
     def op_Elu(self, node, index):
+        """`Elu`: elu with its alpha."""
         self.activation(node, activation_json("elu", alpha=float(_attributes(node).get("alpha", 1.0))))
 
     def op_Selu(self, node, index):
+        """`Selu` with ONNX's standard constants: selu."""
         a = _attributes(node)
         if abs(a.get("alpha", SELU_ALPHA) - SELU_ALPHA) > 1e-6 or abs(a.get("gamma", SELU_GAMMA) - SELU_GAMMA) > 1e-6:
             self.fail(node, "only the standard SELU constants are supported")
         self.activation(node, "selu")
 
     def op_HardSigmoid(self, node, index):
+        """`HardSigmoid`: hardSigmoid with its alpha and beta."""
         a = _attributes(node)
         self.activation(node, activation_json("hardSigmoid", alpha=float(a.get("alpha", 0.2)), beta=float(a.get("beta", 0.5))))
 
     def op_Clip(self, node, index):
+        """`Clip` (bounds from attributes before opset 11, constant inputs after): relu6, relu or clip."""
         if self.opset < 11:
             a = _attributes(node)
             low, high = a.get("min", -FLOAT_MAX), a.get("max", FLOAT_MAX)
@@ -511,6 +563,7 @@ class OnnxConverter:
             self.activation(node, activation_json("clip", min=max(low, -FLOAT_MAX), max=min(high, FLOAT_MAX)))
 
     def op_PRelu(self, node, index):
+        """`PRelu` with one slope or one per channel: PReLU."""
         tensor = self.act(node)
         slopes = self.const(node, 1)
         channels = tensor.shape[-1]
@@ -523,6 +576,7 @@ class OnnxConverter:
         self.set(node, Act(name, tensor.shape))
 
     def softmax(self, node, layer_type):
+        """`Softmax` / `LogSoftmax` over the channels (axis 1; before opset 13 only when H·W is 1)."""
         tensor = self.act(node)
         default = -1 if self.opset >= 13 else 1
         axis = _attributes(node).get("axis", default)
@@ -537,9 +591,11 @@ class OnnxConverter:
         self.set(node, Act(name, tensor.shape))
 
     def op_Softmax(self, node, index):
+        """`Softmax`: Softmax."""
         self.softmax(node, "Softmax")
 
     def op_LogSoftmax(self, node, index):
+        """`LogSoftmax`: LogSoftmax."""
         self.softmax(node, "LogSoftmax")
 
     def elementwise_constant(self, node, op):
@@ -572,22 +628,27 @@ class OnnxConverter:
         return True
 
     def op_Add(self, node, index):
+        """`Add`: with a scalar constant, a linear activation (elementwise_constant); of tensors, as `Sum`."""
         if not self.elementwise_constant(node, "Add"):
             self.op_Sum(node, index)
 
     def op_Sub(self, node, index):
+        """`Sub` with a scalar constant: a linear activation."""
         if not self.elementwise_constant(node, "Sub"):
             self.fail(node, "subtracting two computed tensors is not supported")
 
     def op_Mul(self, node, index):
+        """`Mul` with a scalar constant: a linear activation."""
         if not self.elementwise_constant(node, "Mul"):
             self.fail(node, "multiplying two computed tensors is not supported")
 
     def op_Div(self, node, index):
+        """`Div` by a scalar constant: a linear activation."""
         if not self.elementwise_constant(node, "Div"):
             self.fail(node, "dividing two computed tensors is not supported")
 
     def op_Sum(self, node, index):
+        """`Sum` of tensors of one shape: Add (one input: that input)."""
         tensors = [self.act(node, i) for i in range(len(node.input))]
         if len(tensors) == 1:
             self.set(node, tensors[0])
@@ -598,6 +659,7 @@ class OnnxConverter:
         self.set(node, Act(name, tensors[0].shape))
 
     def op_Concat(self, node, index):
+        """`Concat`: of constants, a constant; of tensors, Concatenate along the channels."""
         values = [self.value(node, i) for i in range(len(node.input))]
         axis = _attributes(node).get("axis", 1)
         if all(isinstance(v, np.ndarray) for v in values):
@@ -613,6 +675,7 @@ class OnnxConverter:
         self.set(node, Act(name, tensors[0].shape[:-1] + (sum(t.shape[-1] for t in tensors),)))
 
     def resize(self, node, mode, coordinates, scales, sizes):
+        """A bilinear Resize from `scales` or `sizes` with the Anvil name of the coordinate transform."""
         tensor = self.act(node)
         self.spatial(node, tensor)
         if mode not in ("linear", "bilinear"):
@@ -639,6 +702,7 @@ class OnnxConverter:
         self.set(node, Act(name, (oh, ow, c)))
 
     def op_Resize(self, node, index):
+        """`Resize` in linear mode (no roi, no antialias, stretch): Resize."""
         a = _attributes(node)
         if a.get("antialias", 0):
             self.fail(node, "antialias=1 is not supported")
@@ -658,12 +722,14 @@ class OnnxConverter:
         self.resize(node, a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel"), scales, sizes)
 
     def op_Upsample(self, node, index):
+        """`Upsample` (opset < 10) in linear mode: Resize with asymmetric coordinates."""
         a = _attributes(node)
         scales = np.array(a["scales"]) if "scales" in a else self.const(node, 1)
         self.resize(node, a.get("mode", "nearest"), "asymmetric", scales, None)
 
 
 def convert_file(path, output_directory, name=None, input_shape=None):
+    """Loads an .onnx file and converts it into `output_directory`; returns the ModelWriter."""
     import onnx
     try:
         model = onnx.load(path)

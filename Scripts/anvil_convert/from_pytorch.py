@@ -57,10 +57,12 @@ class _Tensor:
     """An Anvil tensor: its name and the PyTorch shape (N, C, H, W) or (N, F)."""
 
     def __init__(self, name, shape):
+        """`shape` is PyTorch's (N, C, H, W) or (N, F)."""
         self.name, self.shape = name, tuple(shape)
 
     @property
     def spatial(self):
+        """Whether the tensor is an image larger than 1x1 (a 1x1 map is already flat in Anvil)."""
         return len(self.shape) == 4 and (self.shape[2] != 1 or self.shape[3] != 1)
 
 
@@ -68,6 +70,7 @@ class _Pad:
     """Zero padding waiting for the convolution it folds into: pads (top, left, bottom, right)."""
 
     def __init__(self, source, pads, node):
+        """`pads` are (top, left, bottom, right); `node` is where the padding was made."""
         self.source, self.pads, self.node = source, pads, node
 
 
@@ -75,6 +78,7 @@ class _Flatten:
     """A C,H,W flatten of a spatial tensor: dropped before Linear, written otherwise."""
 
     def __init__(self, source, base_name):
+        """`base_name` names the Flatten layer if one has to be written."""
         self.source, self.base_name, self.written = source, base_name, None
 
 
@@ -99,10 +103,12 @@ _IDENTITY_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.AlphaDropout, nn
 
 
 def _clip(low, high):
+    """A Hardtanh's bounds as Anvil's relu6 or clip activation."""
     return "relu6" if (low, high) == (0.0, 6.0) else {"type": "clip", "min": float(low), "max": float(high)}
 
 
 def _argument(node, index, keyword, default=None):
+    """Positional argument `index` of an fx node, else keyword `keyword`, else `default`."""
     if len(node.args) > index:
         return node.args[index]
     return node.kwargs.get(keyword, default)
@@ -163,6 +169,7 @@ class Converter:
     # -- naming ---------------------------------------------------------------------------
 
     def unique(self, base):
+        """`base`, or `base_2`, `base_3`, ... when taken; reserves the name."""
         name, k = base, 2
         while name in self.names:
             name, k = f"{base}_{k}", k + 1
@@ -171,6 +178,7 @@ class Converter:
 
     @staticmethod
     def scope(node):
+        """The module path (with '_' for '.') a function node was called in, or ""."""
         stack = node.meta.get("nn_module_stack") or {}
         if not stack:
             return ""
@@ -179,6 +187,7 @@ class Converter:
         return path.replace(".", "_")
 
     def function_name(self, node, op):
+        """A unique layer name for a function node: its module scope and a short op name."""
         op = _SHORT_NAMES.get(op, op)
         scope = self.scope(node)
         return self.unique(f"{scope}_{op}" if scope else op)
@@ -186,16 +195,19 @@ class Converter:
     # -- emitting -------------------------------------------------------------------------
 
     def emit(self, name, kind, inputs, node, **options):
+        """Writes one layer (options as model-file fields) and returns its output tensor."""
         shape = node.meta["tensor_meta"].shape
         self.writer.add_layer(name, kind, [t.name for t in inputs], **options)
         return _Tensor(name, shape)
 
     def add_tensor(self, name, values):
+        """Writes a parameter tensor (any torch tensor, as float32)."""
         self.writer.add_tensor(name, values.detach().to(torch.float32).cpu().numpy())
 
     # -- conversion -----------------------------------------------------------------------
 
     def trace(self):
+        """Traces the module with torch.fx and propagates shapes on a zero image; errors name every unsupported node."""
         if getattr(self.module, "transform_input", False):
             raise ConversionError("the model has transform_input=True (torchvision Inception3 with pretrained weights): "
                                   "build it with transform_input=False and feed images normalised with mean 0.5 and "
@@ -219,6 +231,7 @@ class Converter:
         return graph_module
 
     def convert(self):
+        """Converts every traced node; returns the ModelWriter with its outputs set and activations fused."""
         graph_module = self.trace()
         modules = dict(graph_module.named_modules())
         values, outputs = {}, []
@@ -241,6 +254,7 @@ class Converter:
         return self.writer
 
     def describe(self, node, modules):
+        """A node for an error message: the module and its class, or the function/method and the node."""
         if node.op == "call_module":
             return f"module '{node.target}' ({type(modules[node.target]).__name__})"
         if node.op == "call_method":
@@ -249,6 +263,7 @@ class Converter:
         return f"{node.op} '{target}' at node '{node.name}'"
 
     def supported(self, node, modules):
+        """Whether the node is something this converter maps."""
         if node.op in ("placeholder", "output"):
             return True
         if node.op == "get_attr":
@@ -278,6 +293,7 @@ class Converter:
         raise ConversionError(f"node '{node.name}' uses a non-tensor value where a tensor is needed")
 
     def materialize(self, value, node):
+        """A pending flatten written as a Flatten layer (once); other values as tensors."""
         if isinstance(value, _Flatten):
             if value.written is None:
                 source = value.source
@@ -287,6 +303,7 @@ class Converter:
         return self.tensor(value, node)
 
     def convert_module(self, node, module, values):
+        """A call of a module: its layer (or a shared-parameter layer when the module is applied again)."""
         path = node.target.replace(".", "_")
         count = self.applications.get(node.target, 0) + 1
         self.applications[node.target] = count
@@ -352,6 +369,7 @@ class Converter:
         return self.emit(name, "Activation", [self.tensor(source, node)], node, function=function)
 
     def convert_function(self, node, values):
+        """A call of a function or method: its layer, or the value it passes on (identity, scalar, flatten, padding)."""
         target = node.target
         op = target if isinstance(target, str) else getattr(target, "__name__", "op")
         if target in _SCALAR_TARGETS or target is operator.getitem:
@@ -421,11 +439,13 @@ class Converter:
     # -- layers ---------------------------------------------------------------------------
 
     def pad(self, source, pads, node):
+        """Zero padding waiting for the next convolution to fold it; negative padding is an error."""
         if min(pads) < 0:
             raise ConversionError(f"negative padding at node '{node.name}' is not supported")
         return _Pad(source, pads, node)
 
     def convolution(self, name, module, source, node):
+        """`Conv2d`: Convolution with explicit padding (a pending pad folded), or DepthwiseConvolution."""
         if module.padding_mode != "zeros":
             raise ConversionError(f"module '{node.target}' pads with mode '{module.padding_mode}'; only zeros")
         kernel, stride, dilation = tuple(module.kernel_size), tuple(module.stride), tuple(module.dilation)
@@ -452,6 +472,7 @@ class Converter:
         return self.emit(name, "Convolution", [source], node, channels=outputs, groups=groups, **options)
 
     def batch_norm(self, name, module, source, node):
+        """`BatchNorm1d/2d` with running statistics: BatchNormalization (γ = 1, β = 0 when not affine)."""
         if module.running_mean is None or module.running_var is None:
             raise ConversionError(f"module '{node.target}' does not track running statistics; cannot run at inference")
         channels = module.num_features
@@ -462,6 +483,7 @@ class Converter:
         return self.emit(name, "BatchNormalization", [source], node, epsilon=float(module.eps))
 
     def dense(self, name, module, source, node):
+        """`Linear`: Dense, reading the image directly when a flatten precedes it."""
         if isinstance(source, _Flatten):
             source = source.source  # Dense flattens; the pytorch layout reads C,H,W-ordered weights
         else:
@@ -475,6 +497,7 @@ class Converter:
         return self.emit(name, "Dense", [source], node, neurons=module.out_features, bias=module.bias is not None)
 
     def pooling(self, name, kind, source, node, kernel, stride, padding, dilation, ceil_mode, count_include_pad=None):
+        """A max or average pooling layer of `kind` with explicit padding."""
         kernel, stride = _pair(kernel), _pair(stride if stride not in (None, ()) else kernel)
         padding, dilation = _pair(padding), _pair(dilation)
         options = {"kernel": list(kernel), "stride": list(stride),
@@ -485,6 +508,7 @@ class Converter:
         return self.emit(name, kind, [source], node, **options)
 
     def adaptive(self, name, average, source, output_size, node):
+        """Adaptive pooling to 1x1 (global), to the input size (nothing), or to a size that divides the input."""
         if len(source.shape) != 4:
             raise ConversionError(f"adaptive pooling at node '{node.name}' needs an NCHW tensor")
         height, width = source.shape[2], source.shape[3]
@@ -503,12 +527,14 @@ class Converter:
                          kernel=kernel, stride=kernel, padding="valid")
 
     def softmax(self, name, kind, source, dim, node):
+        """`kind` (Softmax or LogSoftmax) over dim 1, the channels; other dims are errors."""
         rank = len(source.shape)
         if dim is None or dim not in (1, 1 - rank):
             raise ConversionError(f"{kind} at node '{node.name}' runs over dim {dim}; only over channels (dim 1)")
         return self.emit(name, kind, [source], node)
 
     def flatten(self, source, node, base_name):
+        """A flatten of `source` to (N, -1): pending (dropped before Linear) for an image, nothing for a vector."""
         if isinstance(source, (_Flatten, _Pad, _Scalar)):
             return source if isinstance(source, _Flatten) else self.tensor(source, node)
         if len(source.shape) == 2:
@@ -518,6 +544,7 @@ class Converter:
         return _Flatten(source, base_name)
 
     def flatten_function(self, node, values, op):
+        """torch.flatten / view / reshape, which must flatten to (N, -1)."""
         first = node.args[0]
         source = values[first]
         shape = node.meta["tensor_meta"].shape
@@ -528,6 +555,7 @@ class Converter:
         return self.flatten(source, node, f"{scope}_flatten" if scope else "flatten")
 
     def add(self, node, values, op):
+        """torch.add / + / +=: Add of two tensors of one shape, or a linear activation with a number."""
         a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("other")
         alpha = node.kwargs.get("alpha", 1)
         if isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node):
@@ -540,6 +568,7 @@ class Converter:
         return self.scale(node, values, op)
 
     def scale(self, node, values, op):
+        """Arithmetic between a tensor and a number (+, -, *, /): a linear activation a·x + b."""
         a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("other")
         tensor_first = isinstance(a, torch.fx.Node)
         tensor, number = (a, b) if tensor_first else (b, a)
@@ -593,6 +622,7 @@ class Converter:
             tensor.name = renamed.get(tensor.name, tensor.name)
 
 def _pair(value):
+    """An int or a sequence as a (height, width) pair of ints."""
     if isinstance(value, (tuple, list)):
         return (int(value[0]), int(value[1])) if len(value) == 2 else (int(value[0]), int(value[0]))
     return int(value), int(value)
@@ -663,6 +693,7 @@ def main(argv=None):
     cli.require(parser, args, ("out",), "an output directory (--out)")
 
     def run(args):
+        """Loads the module the arguments name, converts it and reports its input."""
         module, shape = load_module(parser, args)
         name = args.name or args.torchvision
         writer = convert(module, shape, args.out, name=name, softmax=args.softmax)

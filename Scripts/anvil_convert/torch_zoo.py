@@ -71,6 +71,7 @@ class VGG(nn.Module):
     CONFIG_D = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M")
 
     def __init__(self, classes=1000, width=1.0, config=CONFIG_D):
+        """VGG with the given configuration; channels and hidden sizes scaled by `width`."""
         super().__init__()
         layers, channels = [], 3
         for item in config:
@@ -88,6 +89,7 @@ class VGG(nn.Module):
             nn.Linear(hidden, classes))
 
     def forward(self, x):
+        """Features, adaptive 7x7 average pooling, flatten, classifier."""
         x = self.avgpool(self.features(x))
         return self.classifier(torch.flatten(x, 1))
 
@@ -96,6 +98,7 @@ class Fire(nn.Module):
     """SqueezeNet's fire module: a 1x1 squeeze, then 1x1 and 3x3 expands concatenated."""
 
     def __init__(self, channels, squeeze, expand):
+        """A squeeze to `squeeze` channels and two expands to `expand` channels each."""
         super().__init__()
         self.squeeze = nn.Conv2d(channels, squeeze, kernel_size=1)
         self.squeeze_activation = nn.ReLU(inplace=True)
@@ -106,6 +109,7 @@ class Fire(nn.Module):
         self.out_channels = 2 * expand
 
     def forward(self, x):
+        """Squeeze, then the two expands concatenated."""
         x = self.squeeze_activation(self.squeeze(x))
         return torch.cat([self.expand1x1_activation(self.expand1x1(x)),
                           self.expand3x3_activation(self.expand3x3(x))], 1)
@@ -118,6 +122,7 @@ class SqueezeNet11(nn.Module):
     FIRES = ((16, 64), (16, 64), "M", (32, 128), (32, 128), "M", (48, 192), (48, 192), (64, 256), (64, 256))
 
     def __init__(self, classes=1000, width=1.0):
+        """The stem, fire modules scaled by `width`, and the 1x1 classifier convolution."""
         super().__init__()
         stem = scaled(64, width)
         layers = [nn.Conv2d(3, stem, kernel_size=3, stride=2), nn.ReLU(inplace=True),
@@ -135,6 +140,7 @@ class SqueezeNet11(nn.Module):
                                         nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d((1, 1)))
 
     def forward(self, x):
+        """Features and classifier, flattened to (N, classes)."""
         return torch.flatten(self.classifier(self.features(x)), 1)
 
 
@@ -145,6 +151,7 @@ class BasicBlock(nn.Module):
     expansion = 1
 
     def __init__(self, channels, planes, stride):
+        """Two 3x3 convolutions to `planes` channels, the first with `stride`."""
         super().__init__()
         self.conv1 = nn.Conv2d(channels, planes, kernel_size=3, stride=stride, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(planes)
@@ -154,6 +161,7 @@ class BasicBlock(nn.Module):
         self.downsample = _downsample(channels, planes, stride)
 
     def forward(self, x):
+        """The two convolutions plus the (downsampled) input, then ReLU."""
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
         identity = x if self.downsample is None else self.downsample(x)
@@ -168,6 +176,7 @@ class Bottleneck(nn.Module):
     expansion = 4
 
     def __init__(self, channels, planes, stride):
+        """1x1 to `planes`, 3x3 with `stride`, 1x1 to 4 x `planes` channels."""
         super().__init__()
         self.conv1 = nn.Conv2d(channels, planes, kernel_size=1, bias=False)
         self.bn1 = nn.BatchNorm2d(planes)
@@ -179,6 +188,7 @@ class Bottleneck(nn.Module):
         self.downsample = _downsample(channels, planes * 4, stride)
 
     def forward(self, x):
+        """The three convolutions plus the (downsampled) input, then ReLU."""
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn2(self.conv2(out)))
         out = self.bn3(self.conv3(out))
@@ -188,6 +198,7 @@ class Bottleneck(nn.Module):
 
 
 def _downsample(channels, out, stride):
+    """The 1x1 convolution + batch norm that matches a shortcut to the block's output, or None."""
     if stride == 1 and channels == out:
         return None
     return nn.Sequential(nn.Conv2d(channels, out, kernel_size=1, stride=stride, bias=False), nn.BatchNorm2d(out))
@@ -197,6 +208,7 @@ class ResNet(nn.Module):
     """ResNet: `conv1`, `bn1`, `relu`, `maxpool`, `layer1`...`layer4` of blocks, `avgpool`, `fc`."""
 
     def __init__(self, block, counts, classes=1000, width=1.0):
+        """Stem, four stages of `counts` blocks of type `block`, pooling and the classifier."""
         super().__init__()
         stem = scaled(64, width)
         self.conv1 = nn.Conv2d(3, stem, kernel_size=7, stride=2, padding=3, bias=False)
@@ -214,6 +226,7 @@ class ResNet(nn.Module):
         self.fc = nn.Linear(channels, classes)
 
     def forward(self, x):
+        """Stem, stages, global average pooling, flatten, fc."""
         x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
         return self.fc(torch.flatten(self.avgpool(x), 1))
@@ -223,11 +236,13 @@ class ConvBN(nn.Module):
     """Inception's unit: convolution without bias, batch norm (epsilon 0.001), ReLU."""
 
     def __init__(self, channels, out, kernel_size, stride=1, padding=0):
+        """A bias-free convolution and its batch norm."""
         super().__init__()
         self.conv = nn.Conv2d(channels, out, kernel_size=kernel_size, stride=stride, padding=padding, bias=False)
         self.bn = nn.BatchNorm2d(out, eps=0.001)
 
     def forward(self, x):
+        """relu(bn(conv(x)))."""
         return F.relu(self.bn(self.conv(x)), inplace=True)
 
 
@@ -235,6 +250,7 @@ class InceptionA(nn.Module):
     """35x35 block: 1x1 | 1x1-5x5 | 1x1-3x3-3x3 | avgpool(3, pads counted)-1x1."""
 
     def __init__(self, channels, pool_features, s):
+        """The four branches; `s` scales channel counts."""
         super().__init__()
         self.branch1x1 = ConvBN(channels, s(64), 1)
         self.branch5x5_1 = ConvBN(channels, s(48), 1)
@@ -246,6 +262,7 @@ class InceptionA(nn.Module):
         self.out_channels = s(64) + s(64) + s(96) + s(pool_features)
 
     def forward(self, x):
+        """The branches concatenated along the channels."""
         a = self.branch1x1(x)
         b = self.branch5x5_2(self.branch5x5_1(x))
         c = self.branch3x3dbl_3(self.branch3x3dbl_2(self.branch3x3dbl_1(x)))
@@ -257,6 +274,7 @@ class InceptionB(nn.Module):
     """Reduction 35 -> 17: 3x3/2 | 1x1-3x3-3x3/2 | maxpool 3/2."""
 
     def __init__(self, channels, s):
+        """The three branches; `s` scales channel counts."""
         super().__init__()
         self.branch3x3 = ConvBN(channels, s(384), 3, stride=2)
         self.branch3x3dbl_1 = ConvBN(channels, s(64), 1)
@@ -265,6 +283,7 @@ class InceptionB(nn.Module):
         self.out_channels = s(384) + s(96) + channels
 
     def forward(self, x):
+        """The branches concatenated along the channels."""
         a = self.branch3x3(x)
         b = self.branch3x3dbl_3(self.branch3x3dbl_2(self.branch3x3dbl_1(x)))
         c = F.max_pool2d(x, kernel_size=3, stride=2)
@@ -275,6 +294,7 @@ class InceptionC(nn.Module):
     """17x17 block with factorised 7x7: 1x1 | 1x1-1x7-7x1 | 1x1-7x1-1x7-7x1-1x7 | avgpool-1x1."""
 
     def __init__(self, channels, channels_7x7, s):
+        """The four branches with `channels_7x7` inner channels; `s` scales channel counts."""
         super().__init__()
         c7 = s(channels_7x7)
         self.branch1x1 = ConvBN(channels, s(192), 1)
@@ -290,6 +310,7 @@ class InceptionC(nn.Module):
         self.out_channels = 4 * s(192)
 
     def forward(self, x):
+        """The branches concatenated along the channels."""
         a = self.branch1x1(x)
         b = self.branch7x7_3(self.branch7x7_2(self.branch7x7_1(x)))
         c = self.branch7x7dbl_1(x)
@@ -302,6 +323,7 @@ class InceptionD(nn.Module):
     """Reduction 17 -> 8: 1x1-3x3/2 | 1x1-1x7-7x1-3x3/2 | maxpool 3/2."""
 
     def __init__(self, channels, s):
+        """The three branches; `s` scales channel counts."""
         super().__init__()
         self.branch3x3_1 = ConvBN(channels, s(192), 1)
         self.branch3x3_2 = ConvBN(s(192), s(320), 3, stride=2)
@@ -312,6 +334,7 @@ class InceptionD(nn.Module):
         self.out_channels = s(320) + s(192) + channels
 
     def forward(self, x):
+        """The branches concatenated along the channels."""
         a = self.branch3x3_2(self.branch3x3_1(x))
         b = self.branch7x7x3_4(self.branch7x7x3_3(self.branch7x7x3_2(self.branch7x7x3_1(x))))
         c = F.max_pool2d(x, kernel_size=3, stride=2)
@@ -322,6 +345,7 @@ class InceptionE(nn.Module):
     """8x8 block with split 1x3 / 3x1 outputs: 1x1 | 1x1-(1x3, 3x1) | 1x1-3x3-(1x3, 3x1) | avgpool-1x1."""
 
     def __init__(self, channels, s):
+        """The four branches; `s` scales channel counts."""
         super().__init__()
         self.branch1x1 = ConvBN(channels, s(320), 1)
         self.branch3x3_1 = ConvBN(channels, s(384), 1)
@@ -335,6 +359,7 @@ class InceptionE(nn.Module):
         self.out_channels = s(320) + 4 * s(384) + s(192)
 
     def forward(self, x):
+        """The branches concatenated along the channels (the split branches first joined themselves)."""
         a = self.branch1x1(x)
         b = self.branch3x3_1(x)
         b = torch.cat([self.branch3x3_2a(b), self.branch3x3_2b(b)], 1)
@@ -348,6 +373,7 @@ class InceptionV3(nn.Module):
     """Inception-v3 as torchvision's `inception_v3(aux_logits=False, transform_input=False)`."""
 
     def __init__(self, classes=1000, width=1.0):
+        """The stem, the eleven Mixed blocks, pooling and the classifier, scaled by `width`."""
         super().__init__()
         s = lambda channels: scaled(channels, width)  # noqa: E731
         self.Conv2d_1a_3x3 = ConvBN(3, s(32), 3, stride=2)
@@ -372,6 +398,7 @@ class InceptionV3(nn.Module):
         self._blocks = [name for name, _, _ in blocks]
 
     def forward(self, x):
+        """Stem, Mixed blocks, global average pooling, dropout, fc."""
         x = self.maxpool1(self.Conv2d_2b_3x3(self.Conv2d_2a_3x3(self.Conv2d_1a_3x3(x))))
         x = self.maxpool2(self.Conv2d_4a_3x3(self.Conv2d_3b_1x1(x)))
         for name in self._blocks:
@@ -402,6 +429,7 @@ class MobileNetV1(nn.Module):
               (512, 1), (512, 1), (512, 1), (1024, 2), (1024, 1))
 
     def __init__(self, classes=1000, alpha=1.0, depth_multiplier=1, input_size=224):
+        """The blocks for input images of `input_size` (the stem's SAME padding depends on it)."""
         super().__init__()
         channels = scaled(32, alpha)
         before, after = tf_same_pads(input_size, 3, 2)
@@ -426,6 +454,7 @@ class MobileNetV1(nn.Module):
         self.conv_preds = nn.Conv2d(channels, classes, kernel_size=1)
 
     def forward(self, x):
+        """Stem, the 13 separable blocks, pooling, the 1x1 classifier, flattened."""
         x = self.conv1_relu(self.conv1_bn(self.conv1(self.conv1_pad(x))))
         for block, (_, stride) in enumerate(self.BLOCKS, 1):
             if stride == 2:

@@ -45,6 +45,7 @@ class ModelWriter:
     """Collects inputs, layers and parameter tensors, then writes model.json + weights.bin."""
 
     def __init__(self, name, layout):
+        """`layout` is how weight tensors are ordered: "forge", "pytorch" or "tensorflow"."""
         if layout not in ("forge", "pytorch", "tensorflow"):
             raise ValueError(f"unknown layout {layout!r}")
         self.name = name
