@@ -69,6 +69,31 @@ def run(tool, parser, args, convert):
     return 0
 
 
+def load(framework, path, loader):
+    """`loader()`, the model file at `path` read by `framework`'s own loader; any failure of the
+    loader becomes a ConversionError naming the file."""
+    try:
+        return loader()
+    except Exception as error:  # noqa: BLE001 - report any loader failure the same way
+        raise ConversionError(f"cannot load {framework} model '{path}': {error}") from error
+
+
+def file_main(tool, description, files, what, input_shape, convert, argv=None):
+    """The whole command line of a converter that reads model files: positional `files`
+    ((name, help) pairs) and an output directory, `--input-shape` (`input_shape` is
+    (axes, help)), and `convert(*files, output, name=, input_shape=)` returning the
+    ModelWriter. `what` names the positional arguments in the usage error. Returns the exit status."""
+    parser = parser_for(tool, description)
+    for name, help_text in files:
+        parser.add_argument(name, nargs="?", help=help_text)
+    parser.add_argument("output", nargs="?", help="directory for model.json and weights.bin")
+    add_input_shape(parser, *input_shape)
+    args = parser.parse_args(argv)
+    require(parser, args, [name for name, _ in files] + ["output"], what)
+    return run(tool, parser, args, lambda a: convert(*(getattr(a, name) for name, _ in files), a.output,
+                                                     name=a.name, input_shape=a.input_shape))
+
+
 def require(parser, args, names, what):
     """A usage error (exit 2) naming `what` unless every attribute in `names` is set."""
     if not args.self_test and not all(getattr(args, name) for name in names):

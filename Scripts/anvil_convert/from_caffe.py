@@ -880,15 +880,11 @@ def convert_files(prototxt, caffemodel, output_directory, name=None, input_shape
 
 def main(argv=None):
     """The `convert_caffe` command line; returns the exit status."""
-    parser = cli.parser_for("caffe", __doc__.split("\n")[0])
-    parser.add_argument("prototxt", nargs="?", help="the network (protobuf text format)")
-    parser.add_argument("caffemodel", nargs="?", help="the trained weights (protobuf wire format)")
-    parser.add_argument("output", nargs="?", help="directory for model.json and weights.bin")
-    cli.add_input_shape(parser, "CHW", "C,H,W for data layers (or to override the prototxt's input)")
-    args = parser.parse_args(argv)
-    cli.require(parser, args, ("prototxt", "caffemodel", "output"), "a prototxt, a caffemodel and an output directory")
-    return cli.run("caffe", parser, args, lambda a: convert_files(a.prototxt, a.caffemodel, a.output, name=a.name,
-                                                                   input_shape=a.input_shape))
+    return cli.file_main("caffe", __doc__.split("\n")[0],
+                         [("prototxt", "the network (protobuf text format)"),
+                          ("caffemodel", "the trained weights (protobuf wire format)")],
+                         "a prototxt, a caffemodel and an output directory",
+                         ("CHW", "C,H,W for data layers (or to override the prototxt's input)"), convert_files, argv)
 
 
 if __name__ == "__main__":

@@ -656,10 +656,7 @@ class KerasConverter:
 def convert_file(path, output_directory, name=None, input_shape=None):
     """Loads a .keras/.h5 file and converts it into `output_directory`; returns the ModelWriter."""
     import keras
-    try:
-        model = keras.models.load_model(path, compile=False)
-    except Exception as error:  # noqa: BLE001 - report any loader failure the same way
-        raise ConversionError(f"cannot load Keras model '{path}': {error}") from error
+    model = cli.load("Keras", path, lambda: keras.models.load_model(path, compile=False))
     writer = KerasConverter(model, name=name, input_shape=input_shape).convert()
     writer.write(output_directory)
     return writer
@@ -667,14 +664,9 @@ def convert_file(path, output_directory, name=None, input_shape=None):
 
 def main(argv=None):
     """The `convert_keras` command line; returns the exit status."""
-    parser = cli.parser_for("keras", __doc__.split("\n")[0])
-    parser.add_argument("model", nargs="?", help="a .keras or .h5 file")
-    parser.add_argument("output", nargs="?", help="directory for model.json and weights.bin")
-    cli.add_input_shape(parser, "HW", "H,W for inputs whose size Keras leaves open")
-    args = parser.parse_args(argv)
-    cli.require(parser, args, ("model", "output"), "a model file and an output directory")
-    return cli.run("keras", parser, args, lambda a: convert_file(a.model, a.output, name=a.name,
-                                                                  input_shape=a.input_shape))
+    return cli.file_main("keras", __doc__.split("\n")[0], [("model", "a .keras or .h5 file")],
+                         "a model file and an output directory",
+                         ("HW", "H,W for inputs whose size Keras leaves open"), convert_file, argv)
 
 
 if __name__ == "__main__":

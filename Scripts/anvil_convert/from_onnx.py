@@ -731,10 +731,7 @@ class OnnxConverter:
 def convert_file(path, output_directory, name=None, input_shape=None):
     """Loads an .onnx file and converts it into `output_directory`; returns the ModelWriter."""
     import onnx
-    try:
-        model = onnx.load(path)
-    except Exception as error:  # noqa: BLE001
-        raise ConversionError(f"cannot load ONNX model '{path}': {error}") from error
+    model = cli.load("ONNX", path, lambda: onnx.load(path))
     writer = OnnxConverter(model, name=name, input_shape=input_shape).convert()
     writer.write(output_directory)
     return writer
@@ -742,14 +739,9 @@ def convert_file(path, output_directory, name=None, input_shape=None):
 
 def main(argv=None):
     """The `convert_onnx` command line; returns the exit status."""
-    parser = cli.parser_for("onnx", __doc__.split("\n")[0])
-    parser.add_argument("model", nargs="?", help="an .onnx file")
-    parser.add_argument("output", nargs="?", help="directory for model.json and weights.bin")
-    cli.add_input_shape(parser, "CHW", "C,H,W for inputs with open dimensions")
-    args = parser.parse_args(argv)
-    cli.require(parser, args, ("model", "output"), "an .onnx file and an output directory")
-    return cli.run("onnx", parser, args, lambda a: convert_file(a.model, a.output, name=a.name,
-                                                                 input_shape=a.input_shape))
+    return cli.file_main("onnx", __doc__.split("\n")[0], [("model", "an .onnx file")],
+                         "an .onnx file and an output directory",
+                         ("CHW", "C,H,W for inputs with open dimensions"), convert_file, argv)
 
 
 if __name__ == "__main__":
