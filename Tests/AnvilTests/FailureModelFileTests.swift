@@ -247,7 +247,7 @@ struct FailureModelFileTests {
         }
     }
 
-    /// Found by Scripts/fuzz.sh (graph target): a Dense layer with `leakyRelu(alpha: .nan)` was
+    /// Found by Scripts/dev/fuzz.sh (graph target): a Dense layer with `leakyRelu(alpha: .nan)` was
     /// written with `"alpha": null`, a model file that then failed to load.
     @Test("Fuzz regression: writing a NaN or infinite activation constant is an error, not an unreadable file")
     func nonFiniteConstantsAreNotWritten() throws {

@@ -13,7 +13,7 @@ import AnvilVision
             return
         }
         guard let data = Fixtures.mnistData else {
-            print("skipped: MNIST test set not fetched (run Scripts/fetch_mnist.sh)")
+            print("skipped: MNIST test set not fetched (run Scripts/setup/fetch_mnist.sh)")
             return
         }
         let model = try MNISTNetwork.forge(probabilities: false)

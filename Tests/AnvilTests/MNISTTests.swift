@@ -4,7 +4,7 @@ import Anvil
 import AnvilModels
 import AnvilVision
 
-/// The shipped Deep MNIST weights (`Weights/mnist/`, trained by `Scripts/train_mnist.py`).
+/// The shipped Deep MNIST weights (`Weights/mnist/`, trained by `Scripts/fixtures/train_mnist.py`).
 @Suite struct MNISTTests {
     static var weights: URL { Fixtures.repository.appendingPathComponent("Weights/mnist") }
 
@@ -14,7 +14,7 @@ import AnvilVision
         return model
     }
 
-    /// Anvil's logits equal PyTorch's (`Scripts/mnist_reference_logits.py`) on the first 256 test images.
+    /// Anvil's logits equal PyTorch's (`Scripts/fixtures/mnist_reference_logits.py`) on the first 256 test images.
     @Test func logitsMatchPyTorch() throws {
         let fixtures = Fixtures.root.appendingPathComponent("mnist")
         let pixels = try Fixtures.bytes(fixtures.appendingPathComponent("images_first256.u8"))
@@ -57,7 +57,7 @@ import AnvilVision
     /// The main job: the shipped weights classify the real test set at >= 99.2%.
     @Test func shippedWeightsReachAccuracy() throws {
         guard let data = Fixtures.mnistData else {
-            print("skipped: MNIST test set not fetched (run Scripts/fetch_mnist.sh)")
+            print("skipped: MNIST test set not fetched (run Scripts/setup/fetch_mnist.sh)")
             return
         }
         let model = try Self.logitsModel()

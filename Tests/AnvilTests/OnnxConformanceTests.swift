@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Anvil
 
-/// Runs every imported ONNX node test (`Fixtures/onnx`, made by `Scripts/import_onnx_tests.py`
+/// Runs every imported ONNX node test (`Fixtures/onnx`, made by `Scripts/fixtures/import_onnx_tests.py`
 /// from the onnx 1.22.0 wheel) through Anvil and compares with ONNX's expected outputs.
 @Suite struct OnnxConformanceTests {
     struct Case: CustomTestStringConvertible, Sendable {

@@ -3,8 +3,9 @@ import Testing
 import Anvil
 
 /// Keeps the README honest: the Swift examples below are the README's, character for
-/// character (checked), and they run here on the shipped weights.
-@Suite struct ReadmeTests {
+/// character (checked), and they run here on the shipped weights; so does docs/model-format.md's
+/// loading example. Serialized: two of them change the working directory.
+@Suite(.serialized) struct ReadmeTests {
     static var readme: String {
         (try? String(contentsOf: Fixtures.repository.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
     }
@@ -85,5 +86,27 @@ import Anvil
         #expect(probabilities.argmax() == [Int(label)])
         #expect(abs(probabilities.values.reduce(0, +) - 1) < 1e-5)
         #expect(Self.readme.contains(model.summary()), "README.md's summary is not what summary() prints")
+    }
+
+    /// docs/model-format.md's loading example is this one, character for character, and runs.
+    @Test func modelFormatExampleRuns() throws {
+        let document = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/model-format.md"),
+                                  encoding: .utf8)
+        let snippet = try Self.snippet("model file")
+        #expect(document.contains(snippet), "docs/model-format.md lacks the example:\n\(snippet)")
+        let previous = FileManager.default.currentDirectoryPath
+        FileManager.default.changeCurrentDirectoryPath(Fixtures.repository.path)
+        defer { FileManager.default.changeCurrentDirectoryPath(previous) }
+
+        // README model file begin
+        let file = try ModelFile(contentsOf: URL(fileURLWithPath: "Weights/mnist/model.json"))
+        let model = try file.compiledModel()
+        let pixels = try Data(contentsOf: URL(fileURLWithPath: "Weights/mnist/sample-digits.f32"))
+        let values = pixels.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }  // 8 images, NHWC, 0...1
+        let batch = try Tensor(batch: values.count / 784, shape: model.inputShapes[0], values: values)
+        print(try model.predict(batch).argmax())  // [7, 2, 1, 0, 4, 1, 4, 9]
+        // README model file end
+
+        #expect(try model.predict(batch).argmax() == [7, 2, 1, 0, 4, 1, 4, 9])
     }
 }

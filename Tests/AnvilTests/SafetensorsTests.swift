@@ -3,7 +3,7 @@ import Testing
 @testable import Anvil
 
 /// `SafetensorsParameterSource` on files written by the `safetensors` Python package
-/// (`Fixtures/safetensors`, made by `Scripts/converter_fixtures.py --only safetensors` from a
+/// (`Fixtures/safetensors`, made by `Scripts/fixtures/converter_fixtures.py --only safetensors` from a
 /// small PyTorch model) and on hand-built malformed files.
 @Suite struct SafetensorsTests {
     static let directory = Fixtures.root.appendingPathComponent("safetensors")

@@ -7,7 +7,7 @@ import AnvilModels
 ///
 /// For each network: the full-size definition has the published parameter count and the
 /// expected shapes; and for a reduced variant (`Fixtures/zoo/<net>`, written by
-/// `Scripts/zoo_reference.py` from PyTorch with seeded random weights and a real photograph)
+/// `Scripts/fixtures/zoo_reference.py` from PyTorch with seeded random weights and a real photograph)
 /// both the converted model file and the Swift definition, compiled from the same
 /// weights.bin with layout `.pytorch`, reproduce PyTorch's logits.
 @Suite struct ZooTests {
@@ -147,7 +147,7 @@ import AnvilModels
     }
 
     /// Opt-in, at full size: with `ANVIL_ZOO_FULL=<directory>` holding what
-    /// `Scripts/zoo_full_check.py` writes (torchvision's networks with seeded random weights,
+    /// `Scripts/fixtures/zoo_full_check.py` writes (torchvision's networks with seeded random weights,
     /// converted, with a photograph and PyTorch's logits), each full-size zoo definition
     /// compiled from those weights reproduces PyTorch. Slow in debug builds; skipped otherwise.
     @Test(arguments: networks)
@@ -155,7 +155,7 @@ import AnvilModels
         guard let root = ProcessInfo.processInfo.environment["ANVIL_ZOO_FULL"] else { return }
         let directory = URL(fileURLWithPath: root).appendingPathComponent(network.fixture)
         guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("expected.f32").path) else {
-            print("skipped: \(directory.path) has no full-size reference (run Scripts/zoo_full_check.py)")
+            print("skipped: \(directory.path) has no full-size reference (run Scripts/fixtures/zoo_full_check.py)")
             return
         }
         let fixture = try Fixture(directory: directory)

@@ -176,7 +176,7 @@ struct FailureVisionTests {
     /// The images of a data set whose header declares 0 images of an absurd size.
     @Test("Fuzz regression: 0 images of 4177456639 × 4228055297 pixels is sizeOverflow, not a trap")
     func mnistImageSizeOverflow() throws {
-        // Found by Scripts/fuzz.sh (idx target): the file is valid (0 elements), but the
+        // Found by Scripts/dev/fuzz.sh (idx target): the file is valid (0 elements), but the
         // image size height × width overflowed Int in MNISTDataset.imageSize.
         let bytes: [UInt8] = [0x00, 0x00, 0x08, 0x03, 0x00, 0x00, 0x00, 0x00, 0xF8, 0xFE, 0xED, 0xFF, 0xFC, 0x03, 0x01, 0x01]
         let images = try IDXFile(data: bytes, name: "fuzz.idx")
@@ -272,7 +272,7 @@ struct FailureVisionTests {
         }
     }
 
-    /// Found by Scripts/fuzz.sh (image target): stb_image reads past the end of a short
+    /// Found by Scripts/dev/fuzz.sh (image target): stb_image reads past the end of a short
     /// uncompressed file as zeros, so 515 bytes decoded as a 65496 × 224 TGA and 154 bytes as a
     /// 1179648 × 5 BMP, both mostly black, both reported as success.
     @Test("Fuzz regression: a truncated TGA or BMP declaring millions of pixels is decodeFailed, not a black image",
@@ -285,7 +285,7 @@ struct FailureVisionTests {
         }
     }
 
-    /// Found by Scripts/fuzz.sh (image target): progressive JPEGs whose scans decode with a
+    /// Found by Scripts/dev/fuzz.sh (image target): progressive JPEGs whose scans decode with a
     /// Huffman table defined only later (or never), among inconsistent table segments.
     /// stb_image then decodes with an uninitialised table: it failed an assertion (which
     /// Debian's libstb keeps on: the process aborted) or read out of bounds (SIGSEGV). Run in

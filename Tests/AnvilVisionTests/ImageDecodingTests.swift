@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import AnvilVision
 
-/// `Fixtures/vision/expected.json`, written by Scripts/make_vision_fixtures.py from Pillow.
+/// `Fixtures/vision/expected.json`, written by Scripts/fixtures/make_vision_fixtures.py from Pillow.
 struct VisionFixtures: Decodable {
     struct Entry: Decodable, CustomTestStringConvertible {
         let file: String

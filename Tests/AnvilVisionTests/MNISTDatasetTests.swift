@@ -124,7 +124,7 @@ struct MNISTDatasetTests {
     }
 
     @Test(.enabled(if: TestPaths.exists(TestPaths.mnistData.appendingPathComponent("t10k-labels-idx1-ubyte")),
-                   "real MNIST not found in Data/mnist (run Scripts/fetch_mnist.sh); skipping"))
+                   "real MNIST not found in Data/mnist (run Scripts/setup/fetch_mnist.sh); skipping"))
     func realTestSet() throws {
         let set = try MNISTDataset(directory: TestPaths.mnistData, split: .test)
         #expect(set.count == 10_000)

@@ -215,7 +215,7 @@ struct MNISTPreprocessorTests {
     }
 
     @Test(.enabled(if: TestPaths.exists(TestPaths.mnistData.appendingPathComponent("t10k-images-idx3-ubyte")),
-                   "real MNIST not found in Data/mnist (run Scripts/fetch_mnist.sh); skipping"))
+                   "real MNIST not found in Data/mnist (run Scripts/setup/fetch_mnist.sh); skipping"))
     func redrawnMNISTDigitsComeBackAlmostUnchanged() throws {
         // Blow real MNIST digits up 10× as dark ink on white paper, then preprocess them:
         // the result must match the original closely, as MNIST was made the same way.

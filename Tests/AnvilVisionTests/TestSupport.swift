@@ -23,7 +23,7 @@ enum TestPaths {
         repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/forge-mnist")
     }
 
-    /// `Data/mnist/` in the repository (filled by Scripts/fetch_mnist.sh).
+    /// `Data/mnist/` in the repository (filled by Scripts/setup/fetch_mnist.sh).
     static var mnistData: URL { repositoryRoot.appendingPathComponent("Data/mnist") }
 
     static func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }

@@ -2,7 +2,7 @@ import Anvil
 
 /// The MNIST digit classifiers Anvil ships definitions for.
 public enum MNISTNetwork {
-    /// TensorFlow's "Deep MNIST" network, trained by `Scripts/train_mnist.py` into `Weights/mnist/`:
+    /// TensorFlow's "Deep MNIST" network, trained by `Scripts/fixtures/train_mnist.py` into `Weights/mnist/`:
     /// input pixels / 255; 3,274,634 parameters; outputs class probabilities.
     ///
     /// With `probabilities: false` the final softmax is left out and the model returns logits.

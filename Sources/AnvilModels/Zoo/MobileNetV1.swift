@@ -13,8 +13,8 @@ import Anvil
 /// torchvision has no MobileNet v1, so the layer names are Keras's: `conv1`, `conv1_bn`,
 /// `conv1_relu`; for block N = 1...13 `conv_dw_N`, `conv_dw_N_bn`, `conv_dw_N_relu`,
 /// `conv_pw_N`, `conv_pw_N_bn`, `conv_pw_N_relu`; then `global_pool`, `conv_preds` (and
-/// `softmax`). `Scripts/convert_pytorch.py` defines the same network in PyTorch with these
-/// module names (`--torchvision mobilenet_v1`), and Keras weights map one-to-one by layer
+/// `softmax`). `Scripts/anvil_convert/torch_zoo.py` defines the same network in PyTorch with these
+/// module names (`Scripts/convert_pytorch.py --torchvision mobilenet_v1`), and Keras weights map one-to-one by layer
 /// name (layout `.tensorflow`).
 public enum MobileNetV1 {
     /// Keras's published parameter count at α = 1, 224×224, 1000 classes: 4,231,976

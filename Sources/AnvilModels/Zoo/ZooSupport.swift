@@ -2,7 +2,7 @@ import Anvil
 
 /// What the zoo definitions share: channel scaling, option checks and the classifier's end.
 enum ZooSupport {
-    /// `channels × width` rounded down, at least 1: the rule `Scripts/convert_pytorch.py`
+    /// `channels × width` rounded down, at least 1: the rule `Scripts/anvil_convert/torch_zoo.py`
     /// uses for its reduced PyTorch definitions, so both build the same shapes.
     static func scaled(_ channels: Int, _ width: Double) -> Int {
         max(1, Int(Double(channels) * width))

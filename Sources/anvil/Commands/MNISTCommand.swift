@@ -12,7 +12,7 @@ struct MNISTCommand: ParsableCommand {
         abstract: "Classify the MNIST test set (or your own digit images) with the shipped weights.",
         discussion: """
         Without --image: builds the Deep MNIST network, loads Weights/mnist/, fetches the real
-        MNIST test set into Data/mnist/ if it is absent (Scripts/fetch_mnist.sh), classifies
+        MNIST test set into Data/mnist/ if it is absent (Scripts/setup/fetch_mnist.sh), classifies
         all 10,000 images and prints accuracy, throughput and a confusion matrix.
         --forge runs Forge's own network and weights (../shared/forge-mnist/) instead.
         """
@@ -116,14 +116,14 @@ struct MNISTCommand: ParsableCommand {
         print(String(format: "throughput: %.0f images/s", Double(count) / seconds))
     }
 
-    /// Runs `Scripts/fetch_mnist.sh` when the test set is not in `--data`.
+    /// Runs `Scripts/setup/fetch_mnist.sh` when the test set is not in `--data`.
     private func fetchIfNeeded() throws {
         let directory = URL(fileURLWithPath: data)
         let needed = ["t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"]
         if needed.allSatisfy({ FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path) }) { return }
-        let script = "Scripts/fetch_mnist.sh"
+        let script = "Scripts/setup/fetch_mnist.sh"
         guard FileManager.default.fileExists(atPath: script) else {
-            throw ValidationError("the MNIST test set is not in '\(data)'; run Scripts/fetch_mnist.sh from the Anvil repository, or pass --data")
+            throw ValidationError("the MNIST test set is not in '\(data)'; run Scripts/setup/fetch_mnist.sh from the Anvil repository, or pass --data")
         }
         print("Fetching the MNIST test set into \(data) ...")
         let process = Process()
@@ -132,7 +132,7 @@ struct MNISTCommand: ParsableCommand {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ValidationError("Scripts/fetch_mnist.sh failed (exit \(process.terminationStatus))")
+            throw ValidationError("Scripts/setup/fetch_mnist.sh failed (exit \(process.terminationStatus))")
         }
     }
 }

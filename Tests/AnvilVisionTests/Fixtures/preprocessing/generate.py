@@ -27,7 +27,7 @@ missing (re-encoding needs the same libjpeg to give the same bytes, so an existi
 never rewritten).
 
 Requirements: numpy, Pillow, scikit-image, torch and torchvision (CPU is enough; a CUDA
-torchvision wheel works through Scripts/convert_pytorch.py's import_torchvision).
+torchvision wheel works through Scripts/anvil_convert/torch_zoo.py's import_torchvision).
 Deterministic: a fixed seed. Usage: python3 generate.py
 """
 
@@ -152,7 +152,7 @@ def pipeline_cases():
 def photo_references():
     """torchvision's ImageNet transform and Pillow/numpy Caffe and Inception pipelines on the photo."""
     sys.path.insert(0, str(REPO / "Scripts"))
-    from convert_pytorch import import_torchvision  # noqa: E402
+    from anvil_convert.torch_zoo import import_torchvision  # noqa: E402
     torchvision = import_torchvision()
     from torchvision import transforms as T
 

@@ -3,8 +3,8 @@
 
 Every network is built in PyTorch with seeded random weights and a final softmax, as
 Anvil's zoo builds it (`anvil bench <zoo name>` compiles the same network with random
-weights): the Deep MNIST net (Scripts/train_mnist.py), torchvision's VGG16 and ResNet-50,
-and MobileNet v1 (Scripts/convert_pytorch.py's definition). Each is exported to ONNX once,
+weights): the Deep MNIST net (Scripts/fixtures/train_mnist.py), torchvision's VGG16 and ResNet-50,
+and MobileNet v1 (Scripts/anvil_convert/torch_zoo.py's definition). Each is exported to ONNX once,
 with a dynamic batch axis, and cached under Data/bench/onnx/.
 
 In one run of this script, for each configuration (network, batch, threads) the engines
@@ -27,7 +27,7 @@ network, plotted log-log (--plot); VGG16 load time with a warm page cache (Anvil
 load+compile of a converted model file, Data/bench/vgg16/, versus torch.load +
 load_state_dict and ORT session creation; measured first, before this process holds any
 network); peak resident memory of a VGG16 batch-1
-process per engine (Scripts/bench_memory.sh, /usr/bin/time -v).
+process per engine (Scripts/benchmarks/bench_memory.sh, /usr/bin/time -v).
 
 FLOPs per image are counted from the PyTorch model (2 x multiply-accumulates of every
 Conv2d and Linear) and checked against the published figures and Anvil's own count.
@@ -35,9 +35,9 @@ Conv2d and Linear) and checked against the published figures and Anvil's own cou
 Output: a Markdown report on stdout (and --markdown PATH); progress goes to stderr.
 
 Usage:
-    Scripts/install_bench_deps.sh
-    python3 Scripts/bench_peers.py [--markdown BENCH.md]                       # everything
-    python3 Scripts/bench_peers.py --models mnist --threads 2 --batches 1,8 \\
+    Scripts/setup/install_bench_deps.sh
+    python3 Scripts/benchmarks/bench_peers.py [--markdown BENCH.md]                       # everything
+    python3 Scripts/benchmarks/bench_peers.py --models mnist --threads 2 --batches 1,8 \\
         --iterations 3 --skip load,memory --sweep-batches 1,4                  # a quick check
 Options: --models mnist,vgg16,resnet50,mobilenet_v1  --threads 1,2  --batches 1,8 (replaces
 every network's default batches)  --iterations K (>= 1; default 10)  --warmup W  --warmup-ms MS (default 200)  --rounds R
@@ -63,10 +63,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(REPO, "Scripts")
 BENCH_DIR = os.path.join(REPO, "Data", "bench")
-sys.path.insert(0, SCRIPTS)
+sys.path.insert(0, SCRIPTS)                              # anvil_convert
+sys.path.insert(0, os.path.join(SCRIPTS, "fixtures"))    # train_mnist
 
 ENGINES = ("pytorch", "onnxruntime", "anvil")
 ENGINE_NAMES = {"pytorch": "PyTorch", "onnxruntime": "ONNX Runtime", "anvil": "Anvil"}
@@ -106,7 +107,7 @@ def build_torch_network(name, seed):
         from train_mnist import DeepMNIST
         body = DeepMNIST()
     else:
-        from convert_pytorch import build_network
+        from anvil_convert.torch_zoo import build_network
         body = build_network(name)
     return nn.Sequential(body, nn.Softmax(dim=1)).eval()
 
@@ -374,7 +375,7 @@ def vgg16_files(args):
     if not missing:
         return files
     import torch
-    from convert_pytorch import convert
+    from anvil_convert.from_pytorch import convert
     model = build_torch_network("vgg16", args.seed)
     os.makedirs(directory, exist_ok=True)
     if "model_json" in missing or "weights" in missing or "stamp" in missing:
@@ -471,7 +472,7 @@ def measure_memory(args, anvil_binary, threads):
     """Peak RSS of VGG16 batch-1 processes: rows of (key, kB or None, description)."""
     files = vgg16_files(args)
     engines = ",".join(args.engines)
-    command = ["bash", os.path.join(SCRIPTS, "bench_memory.sh"), "--threads", str(threads), "--anvil", anvil_binary,
+    command = ["bash", os.path.join(SCRIPTS, "benchmarks", "bench_memory.sh"), "--threads", str(threads), "--anvil", anvil_binary,
                "--model-json", files["model_json"], "--state-dict", files["state_dict"], "--onnx", files["onnx"],
                "--engines", engines]
     log("[memory] " + " ".join(shlex.quote(c) for c in command))
@@ -573,7 +574,7 @@ def versions(anvil_binary):
         except ImportError:
             pass
     try:
-        from convert_pytorch import import_torchvision
+        from anvil_convert.torch_zoo import import_torchvision
         parts.append(f"torchvision {import_torchvision().__version__}")
     except Exception:  # noqa: BLE001 - only a version string
         pass
@@ -735,7 +736,7 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
 
     if memory_rows:
         out += [f"### Peak resident memory, VGG16 batch 1 ({context['extra_threads']} thread(s); "
-                "`/usr/bin/time -v`, Scripts/bench_memory.sh)", ""]
+                "`/usr/bin/time -v`, Scripts/benchmarks/bench_memory.sh)", ""]
         anvil = next((kb for key, kb, _ in memory_rows if key == "anvil"), None)
         rows = [[MEMORY_NAMES.get(key, key), f"{kb / 1024:,.0f}",
                  f"{anvil / kb:.2f}" if anvil and key != "anvil" and not key.endswith("-import") else "–", what]

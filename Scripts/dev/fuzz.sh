@@ -2,9 +2,9 @@
 # Builds Anvil's libFuzzer targets (AddressSanitizer + coverage) and runs each for a bounded
 # time on its seed corpus (Fuzz/corpus/<target>/).
 #
-#   Scripts/fuzz.sh [seconds-per-target] [target ...]
+#   Scripts/dev/fuzz.sh [seconds-per-target] [target ...]
 #
-# seconds-per-target defaults to 20 (CI); run for hours locally: Scripts/fuzz.sh 3600.
+# seconds-per-target defaults to 20 (CI); run for hours locally: Scripts/dev/fuzz.sh 3600.
 # Targets: model-file blob-index graph idx image (default: all).
 # Builds go to .build-fuzz/<target> and are reused while no source changed; corpora grow in
 # .build-fuzz/corpus/<target> (seeds are read from Fuzz/corpus/<target>, never written);
@@ -18,7 +18,7 @@
 # compiled as one module.
 set -euo pipefail
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$REPO"
 
 SECONDS_PER_TARGET="${1:-20}"
@@ -67,7 +67,7 @@ build() {
   local target="$1" binary="$OUT/$1"
   local inputs
   mapfile -t inputs < <(sources_of "$target")
-  if [ -x "$binary" ] && [ -z "$(find "${inputs[@]}" Scripts/fuzz.sh Fuzz/Native -newer "$binary" 2>/dev/null | head -1)" ]; then
+  if [ -x "$binary" ] && [ -z "$(find "${inputs[@]}" Scripts/dev/fuzz.sh Fuzz/Native -newer "$binary" 2>/dev/null | head -1)" ]; then
     return
   fi
   echo "== building $target"

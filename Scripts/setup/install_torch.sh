@@ -3,7 +3,7 @@
 # reference scripts in Scripts/. Idempotent. Prefers a local CPU wheel in /opt/wheels
 # (plain `pip install torch` pulls a ~4 GB CUDA build).
 #
-# Usage: Scripts/install_torch.sh
+# Usage: Scripts/setup/install_torch.sh
 set -euo pipefail
 
 if ! python3 -c "import torch" >/dev/null 2>&1; then

@@ -3,7 +3,7 @@
 # im2col + GEMM against Winograd, with `anvil bench --layers` on a generated model file
 # (random weights). Not part of the test suite.
 #
-#   Scripts/bench_winograd.sh [--rounds N] [--iterations K] [--batch B] [--threads "1 2"]
+#   Scripts/benchmarks/bench_winograd.sh [--rounds N] [--iterations K] [--batch B] [--threads "1 2"]
 #                             [--modes "im2col auto winograd4 winograd2"] [--no-build]
 #
 # Each mode sets ANVIL_CONVOLUTION for the run: `im2col` forces im2col + GEMM, `winograd4` /
@@ -11,7 +11,7 @@
 # choice. Modes are interleaved within each round so that a noisy, shared machine hurts them
 # alike; the table shows, per layer, the median over rounds of each run's per-layer median.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 rounds=5
 iterations=5

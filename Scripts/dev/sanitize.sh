@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite under AddressSanitizer and ThreadSanitizer; both must be clean.
 #
-#   Scripts/sanitize.sh [address] [thread] [-- extra `swift test` arguments, e.g. --filter Concurrency]
+#   Scripts/dev/sanitize.sh [address] [thread] [-- extra `swift test` arguments, e.g. --filter Concurrency]
 #
-# Default: both, ASan first (CI runs at least `Scripts/sanitize.sh address`). Builds go to
+# Default: both, ASan first (CI runs at least `Scripts/dev/sanitize.sh address`). Builds go to
 # .build-asan and .build-tsan, full logs to .build-{asan,tsan}/sanitize.log; each pass prints
 # how long its build and its tests took.
 # Exit status: 0 when every requested pass is clean.
@@ -16,7 +16,7 @@
 # - TSan: the suppressions written below (TSAN_SUPPRESSIONS), each with its reason.
 set -uo pipefail
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$REPO"
 
 SANITIZERS=()

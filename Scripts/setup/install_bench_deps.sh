@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# Makes everything Scripts/bench_peers.py and Scripts/bench_memory.sh need importable or
+# Makes everything Scripts/benchmarks/bench_peers.py and Scripts/benchmarks/bench_memory.sh need importable or
 # runnable, idempotently:
-#   - PyTorch (CPU) and numpy           Scripts/install_torch.sh (the /opt/wheels CPU wheel when present)
-#   - torchvision (model definitions)   Scripts/install_torchvision.sh (--no-deps, paired with that torch)
+#   - PyTorch (CPU) and numpy           Scripts/setup/install_torch.sh (the /opt/wheels CPU wheel when present)
+#   - torchvision (model definitions)   Scripts/setup/install_torchvision.sh (--no-deps, paired with that torch)
 #   - onnx, onnxscript                  ONNX export (torch's dynamo exporter, used by default,
 #                                       needs onnxscript; the TorchScript fallback needs only onnx)
 #   - onnxruntime                       the ONNX Runtime peer
 #   - matplotlib                        the latency-versus-batch plot
 #   - GNU time (/usr/bin/time -v)       peak resident memory, Debian package `time`
 # Nothing is reinstalled when it already imports. An onnx already installed is pinned while
-# the others install (Scripts/import_onnx_tests.py wants onnx 1.22.0, the last wheel with the
+# the others install (Scripts/fixtures/import_onnx_tests.py wants onnx 1.22.0, the last wheel with the
 # conformance vectors; onnxscript would accept a newer one). None of these pulls torch.
 #
-# Usage: Scripts/install_bench_deps.sh
+# Usage: Scripts/setup/install_bench_deps.sh
 set -euo pipefail
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
-"$REPO/Scripts/install_torch.sh"
-"$REPO/Scripts/install_torchvision.sh"
+"$REPO/Scripts/setup/install_torch.sh"
+"$REPO/Scripts/setup/install_torchvision.sh"
 
 need=()
 python3 -c "import onnx" >/dev/null 2>&1 || need+=("onnx")

@@ -8,17 +8,17 @@
 #   onnxruntime  python3: InferenceSession (all optimizations, sequential, intra-op T), 2 + 3 runs
 # and, as baselines, python3 that only imports torch (torch-import) or onnxruntime
 # (onnxruntime-import). Every network ends in a softmax and uses the same seeded weights
-# (Scripts/bench_peers.py --prepare-only makes the files; this script calls it when one is
+# (Scripts/benchmarks/bench_peers.py --prepare-only makes the files; this script calls it when one is
 # missing). Each result is one line on stdout:
 #   memory: <process> <peak RSS> kB <what runs>
 #
-# Usage: Scripts/bench_memory.sh [--threads T] [--anvil BINARY] [--engines anvil,pytorch,onnxruntime]
+# Usage: Scripts/benchmarks/bench_memory.sh [--threads T] [--anvil BINARY] [--engines anvil,pytorch,onnxruntime]
 #                                [--model-json PATH] [--state-dict PATH] [--onnx PATH]
 #   Defaults: 1 thread, the anvil of `swift build -c release` (built if needed), all engines,
-#   the files of `Scripts/bench_peers.py --prepare-only`.
+#   the files of `Scripts/benchmarks/bench_peers.py --prepare-only`.
 set -euo pipefail
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 THREADS=1
 ANVIL=""
 ENGINES="anvil,pytorch,onnxruntime"
@@ -50,8 +50,8 @@ if [ ! -x /usr/bin/time ]; then
 fi
 
 if [ -z "$MODEL_JSON" ] || [ -z "$STATE_DICT" ] || [ -z "$ONNX" ]; then
-  echo "bench_memory: locating (or making) the VGG16 files with Scripts/bench_peers.py --prepare-only" >&2
-  prepared="$(python3 "$REPO/Scripts/bench_peers.py" --prepare-only)"
+  echo "bench_memory: locating (or making) the VGG16 files with Scripts/benchmarks/bench_peers.py --prepare-only" >&2
+  prepared="$(python3 "$REPO/Scripts/benchmarks/bench_peers.py" --prepare-only)"
   [ -n "$MODEL_JSON" ] || MODEL_JSON="$(sed -n 's/^model_json: //p' <<<"$prepared")"
   [ -n "$STATE_DICT" ] || STATE_DICT="$(sed -n 's/^state_dict: //p' <<<"$prepared")"
   [ -n "$ONNX" ] || ONNX="$(sed -n 's/^onnx: //p' <<<"$prepared")"
@@ -97,7 +97,7 @@ import sys
 import torch
 scripts, state_dict, threads, runs, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 sys.path.insert(0, scripts)
-from convert_pytorch import import_torchvision
+from anvil_convert.torch_zoo import import_torchvision
 torch.set_num_threads(threads)
 models = import_torchvision().models
 if mode == "mmap":

@@ -1,7 +1,8 @@
 """Writes Anvil model files (docs/model-format.md): a JSON graph plus one float32 blob.
 
-Shared by the converters (convert_keras.py, convert_caffe.py, convert_onnx.py) and the
-fixture builder. Only numpy is needed.
+The one writer of the format: every converter in this package (from_pytorch, from_keras,
+from_caffe, from_onnx) and the fixture scripts (Scripts/fixtures/import_onnx_tests.py) build
+a ModelWriter and call `write`. Only numpy is needed.
 
     writer = ModelWriter("tiny", layout="pytorch")
     writer.add_input("image", (32, 32, 3))
@@ -10,6 +11,11 @@ fixture builder. Only numpy is needed.
     writer.add_tensor("conv1_b", bias)
     writer.set_outputs(["conv1"])
     writer.write("out/")                       # out/model.json + out/weights.bin
+
+The JSON text has one of three layouts (`json_style`), all the same document: "nested"
+(the default: two-space indentation, small objects on one line), "expanded" (every object
+over several lines) and "layer_lines" (one line per layer and per tensor entry, for large
+graphs). Each committed fixture keeps the layout it was written in.
 """
 
 import json
@@ -21,6 +27,9 @@ import numpy as np
 
 class ConversionError(Exception):
     """A model cannot be converted; the message names the layer/node and why."""
+
+
+JSON_STYLES = ("nested", "expanded", "layer_lines")
 
 
 _NAME_PATTERN = re.compile(r"[^A-Za-z0-9_.\-]")
@@ -36,6 +45,7 @@ class ModelWriter:
     """Collects inputs, layers and parameter tensors, then writes model.json + weights.bin."""
 
     def __init__(self, name, layout):
+        """`layout` is how weight tensors are ordered: "forge", "pytorch" or "tensorflow"."""
         if layout not in ("forge", "pytorch", "tensorflow"):
             raise ValueError(f"unknown layout {layout!r}")
         self.name = name
@@ -58,6 +68,7 @@ class ModelWriter:
         return name
 
     def has(self, name):
+        """Whether `name` is already an input or a layer."""
         return name in self._names
 
     # -- graph ----------------------------------------------------------------------------
@@ -98,6 +109,7 @@ class ModelWriter:
         self.tensors[name] = array
 
     def set_outputs(self, names):
+        """The graph outputs, each an input or a layer already added."""
         for name in names:
             if name not in self._names:
                 raise ConversionError(f"output '{name}' is neither an input nor a layer")
@@ -143,20 +155,28 @@ class ModelWriter:
                                   "source": {"type": "blob", "path": blob_name, "tensors": index}}
         return root, b"".join(chunks)
 
-    def write(self, directory, model_name="model.json", blob_name="weights.bin"):
-        """Writes `<directory>/model.json` and `<directory>/weights.bin`; returns their paths."""
+    def write(self, directory, model_name="model.json", blob_name="weights.bin", json_style="nested"):
+        """Writes `<directory>/model.json` and, when there are parameters,
+        `<directory>/weights.bin`; returns their paths. `json_style` is one of JSON_STYLES."""
+        if json_style not in JSON_STYLES:
+            raise ValueError(f"unknown json_style {json_style!r}")
         os.makedirs(directory, exist_ok=True)
         root, blob = self.document(blob_name)
         model_path = os.path.join(directory, model_name)
         blob_path = os.path.join(directory, blob_name)
+        if json_style == "layer_lines":
+            text = format_layer_lines(root)
+        else:
+            text = format_json(root, inline_objects=json_style == "nested") + "\n"
         with open(model_path, "w") as handle:
-            handle.write(format_json(root) + "\n")
+            handle.write(text)
         if self.tensors:
             with open(blob_path, "wb") as handle:
                 handle.write(blob)
         return model_path, blob_path
 
     def summary(self):
+        """One line: the number of layers per type and of parameter values."""
         counts = {}
         for layer in self.layers:
             counts[layer["type"]] = counts.get(layer["type"], 0) + 1
@@ -182,8 +202,9 @@ def _plain(value):
     return value
 
 
-def format_json(value, indent=""):
-    """JSON with two-space indentation; arrays of scalars and small objects stay on one line."""
+def format_json(value, indent="", inline_objects=True):
+    """JSON with two-space indentation; arrays of scalars stay on one line, and so do small
+    objects nested two levels or more deep unless `inline_objects` is False."""
     inner = indent + "  "
     if isinstance(value, dict):
         if not value:
@@ -191,15 +212,41 @@ def format_json(value, indent=""):
         flat = json.dumps(value)
         nested = any(isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v))
                      for v in value.values())
-        if len(indent) >= 4 and len(flat) <= 110 and not nested:
+        if inline_objects and len(indent) >= 4 and len(flat) <= 110 and not nested:
             return flat
-        members = [f"{inner}{json.dumps(k)}: {format_json(v, inner)}" for k, v in value.items()]
+        members = [f"{inner}{json.dumps(k)}: {format_json(v, inner, inline_objects)}" for k, v in value.items()]
         return "{\n" + ",\n".join(members) + "\n" + indent + "}"
     if isinstance(value, list):
         if all(not isinstance(v, (dict, list)) for v in value):
             return json.dumps(value)
-        return "[\n" + ",\n".join(inner + format_json(v, inner) for v in value) + "\n" + indent + "]"
+        return "[\n" + ",\n".join(inner + format_json(v, inner, inline_objects) for v in value) + "\n" + indent + "]"
     return json.dumps(value)
+
+
+def format_layer_lines(root):
+    """A model-file document as JSON text with one line per layer and per tensor entry of a
+    blob source (compact for graphs of hundreds of layers); other top-level keys on one line."""
+    lines = ["{"]
+    keys = list(root)
+    for i, key in enumerate(keys):
+        comma = "," if i < len(keys) - 1 else ""
+        value = root[key]
+        if key == "layers":
+            lines.append('  "layers": [')
+            lines += [f"    {json.dumps(layer)}" + ("," if j < len(value) - 1 else "") for j, layer in enumerate(value)]
+            lines.append("  ]" + comma)
+        elif key == "parameters" and value["source"].get("type") == "blob":
+            source = value["source"]
+            tensors = source["tensors"]
+            lines.append(f'  "parameters": {{"layout": {json.dumps(value["layout"])}, "source": {{"type": "blob", '
+                         f'"path": {json.dumps(source["path"])}, "tensors": {{')
+            lines += [f"    {json.dumps(name)}: {json.dumps(entry)}" + ("," if j < len(tensors) - 1 else "")
+                      for j, (name, entry) in enumerate(tensors.items())]
+            lines.append("  }}}" + comma)
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def activation_json(name, **constants):

@@ -2,7 +2,7 @@
 # Make torchvision (the model definitions the zoo scripts compare against) and
 # scikit-image (its public-domain sample photographs) importable by python3. Idempotent.
 #
-# PyTorch comes from Scripts/install_torch.sh (the CPU wheel in /opt/wheels when present).
+# PyTorch comes from Scripts/setup/install_torch.sh (the CPU wheel in /opt/wheels when present).
 # torchvision is installed with --no-deps, in the release paired with that torch
 # (torch 2.N pairs with torchvision 0.(N+15): 2.13 -> 0.28), so pip does not replace the
 # CPU torch with a 4 GB CUDA build.
@@ -10,21 +10,21 @@
 # The torchvision wheels on PyPI are CUDA builds: their C++ operators (_C.so: nms,
 # roi_align, ...) cannot load against a CPU torch, and `import torchvision` then fails on
 # "operator torchvision::nms does not exist". The model definitions do not need those
-# operators; Scripts/convert_pytorch.py's import_torchvision() declares the two operator
+# operators; anvil_convert.torch_zoo.import_torchvision() declares the two operator
 # schemas torchvision's import expects when the extension is missing, then imports it.
 # This script checks that path works.
 #
-# Usage: Scripts/install_torchvision.sh
+# Usage: Scripts/setup/install_torchvision.sh
 set -euo pipefail
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$REPO/Scripts/install_torch.sh" >/dev/null
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+"$REPO/Scripts/setup/install_torch.sh" >/dev/null
 
 check() {
   python3 - "$REPO/Scripts" <<'EOF'
 import sys
 sys.path.insert(0, sys.argv[1])
-from convert_pytorch import import_torchvision
+from anvil_convert.torch_zoo import import_torchvision
 import torch
 torchvision = import_torchvision()
 torchvision.models.resnet18()

@@ -1,0 +1,711 @@
+"""Converts a PyTorch model into an Anvil model file (docs/model-format.md).
+
+The model is traced with torch.fx; every module call, function and method becomes an Anvil
+layer named after its module path with '.' replaced by '_' (`layer1.0.conv1` ->
+`layer1_0_conv1`), so a converted model and a zoo definition in Sources/AnvilModels/Zoo
+read the same tensors. Weights are written unchanged in PyTorch's layout into one float32
+blob (`"layout": "pytorch"`), named `<layer>_<suffix>` (W, b, gamma, beta, mean, variance,
+slopes).
+
+Supported: Conv2d (any groups; depthwise becomes DepthwiseConvolution), BatchNorm1d/2d,
+Linear, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d/AdaptiveMaxPool2d (to 1x1, or to a size that
+divides the input), ZeroPad2d / F.pad(constant 0) before a convolution (folded into its
+padding), ReLU, ReLU6, Hardtanh, LeakyReLU, ELU, SELU, Sigmoid, Tanh, Hardswish,
+Hardsigmoid, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
+(N, -1), Dropout (identity at inference), Identity, torch.add / + / += (tensor + tensor;
+tensor + or * a number), torch.cat(dim=1), x.mean((2, 3)), and their torch.nn.functional
+and Tensor-method forms. Anything else is an error naming every unsupported node.
+
+A flatten that only feeds Linear layers is dropped: Anvil's Dense reads a spatial input
+and, with the pytorch layout, takes its weights as PyTorch's C,H,W-flattened ones. An
+activation right after a convolution, Linear or addition (its only consumer) is written
+as that layer's `activation`.
+
+Usage:
+    python3 Scripts/convert_pytorch.py --torchvision resnet18 [--weights state_dict.pth]
+        [--classes 1000] [--width 1.0] [--input-size 224] [--softmax] --out DIR
+    python3 Scripts/convert_pytorch.py --model whole_model.pt --input-size 224 --out DIR
+
+`--torchvision` accepts the zoo networks: vgg16, mobilenet_v1 (not in torchvision: the
+definition in torch_zoo.py, named as Keras names its layers), inception_v3 (without the
+auxiliary classifier), squeezenet1_1, resnet18, resnet50. `--width` below 1 builds the
+reduced variants defined in torch_zoo.py, which equal torchvision's at width 1
+(Scripts/fixtures/zoo_reference.py checks that). From Python:
+`anvil_convert.from_pytorch.convert(module, (H, W, C), out_dir)`.
+"""
+
+import operator
+import sys
+
+import numpy as np
+import torch
+import torch.fx
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.fx.passes.shape_prop import ShapeProp
+
+from . import cli
+from .torch_zoo import DEFAULT_INPUT_SIZE, ZOO, build_network, import_torchvision
+from .writer import ConversionError, ModelWriter
+
+
+# ---------------------------------------------------------------------------------------
+# The converter
+# ---------------------------------------------------------------------------------------
+
+class _Tensor:
+    """An Anvil tensor: its name and the PyTorch shape (N, C, H, W) or (N, F)."""
+
+    def __init__(self, name, shape):
+        """`shape` is PyTorch's (N, C, H, W) or (N, F)."""
+        self.name, self.shape = name, tuple(shape)
+
+    @property
+    def spatial(self):
+        """Whether the tensor is an image larger than 1x1 (a 1x1 map is already flat in Anvil)."""
+        return len(self.shape) == 4 and (self.shape[2] != 1 or self.shape[3] != 1)
+
+
+class _Pad:
+    """Zero padding waiting for the convolution it folds into: pads (top, left, bottom, right)."""
+
+    def __init__(self, source, pads, node):
+        """`pads` are (top, left, bottom, right); `node` is where the padding was made."""
+        self.source, self.pads, self.node = source, pads, node
+
+
+class _Flatten:
+    """A C,H,W flatten of a spatial tensor: dropped before Linear, written otherwise."""
+
+    def __init__(self, source, base_name):
+        """`base_name` names the Flatten layer if one has to be written."""
+        self.source, self.base_name, self.written = source, base_name, None
+
+
+class _Scalar:
+    """A Python number computed in the graph (x.size(0)); only view/reshape may use it."""
+
+
+_ACTIVATION_MODULES = {
+    nn.ReLU: lambda m: "relu",
+    nn.ReLU6: lambda m: "relu6",
+    nn.Sigmoid: lambda m: "sigmoid",
+    nn.Tanh: lambda m: "tanh",
+    nn.SELU: lambda m: "selu",
+    nn.Hardswish: lambda m: "hardSwish",
+    nn.Hardsigmoid: lambda m: {"type": "hardSigmoid", "alpha": 1.0 / 6.0, "beta": 0.5},
+    nn.LeakyReLU: lambda m: {"type": "leakyRelu", "alpha": float(m.negative_slope)},
+    nn.ELU: lambda m: {"type": "elu", "alpha": float(m.alpha)},
+    nn.Hardtanh: lambda m: _clip(m.min_val, m.max_val),
+}
+
+_IDENTITY_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.AlphaDropout, nn.FeatureAlphaDropout, nn.Identity)
+
+
+def _clip(low, high):
+    """A Hardtanh's bounds as Anvil's relu6 or clip activation."""
+    return "relu6" if (low, high) == (0.0, 6.0) else {"type": "clip", "min": float(low), "max": float(high)}
+
+
+def _argument(node, index, keyword, default=None):
+    """Positional argument `index` of an fx node, else keyword `keyword`, else `default`."""
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(keyword, default)
+
+
+def _activation_function(node):
+    """The Anvil activation of a functional/method activation node, or None."""
+    target = node.target
+    if target in (F.relu, torch.relu, "relu", "relu_"):
+        return "relu"
+    if target in (F.relu6, "relu6"):
+        return "relu6"
+    if target in (torch.sigmoid, F.sigmoid, "sigmoid", "sigmoid_"):
+        return "sigmoid"
+    if target in (torch.tanh, F.tanh, "tanh", "tanh_"):
+        return "tanh"
+    if target in (F.selu, torch.selu, "selu"):
+        return "selu"
+    if target is F.hardswish:
+        return "hardSwish"
+    if target is F.hardsigmoid:
+        return {"type": "hardSigmoid", "alpha": 1.0 / 6.0, "beta": 0.5}
+    if target in (F.leaky_relu, "leaky_relu"):
+        return {"type": "leakyRelu", "alpha": float(_argument(node, 1, "negative_slope", 0.01))}
+    if target in (F.elu, "elu"):
+        return {"type": "elu", "alpha": float(_argument(node, 1, "alpha", 1.0))}
+    if target in (F.hardtanh, "hardtanh"):
+        return _clip(float(_argument(node, 1, "min_val", -1.0)), float(_argument(node, 2, "max_val", 1.0)))
+    return None
+
+
+_SHORT_NAMES = {"iadd": "add", "add_": "add", "truediv": "div", "avg_pool2d": "avgpool", "max_pool2d": "maxpool",
+                "adaptive_avg_pool2d": "avgpool", "adaptive_max_pool2d": "maxpool", "relu_": "relu"}
+
+_IDENTITY_FUNCTIONS = (F.dropout, F.dropout2d, F.alpha_dropout, torch.dropout)
+_FLATTEN_TARGETS = (torch.flatten, "flatten", "view", "reshape", torch.reshape)
+_SCALAR_TARGETS = ("size", "dim")
+_ADD_TARGETS = (operator.add, operator.iadd, torch.add, "add", "add_")
+_SCALE_TARGETS = (operator.mul, operator.imul, torch.mul, "mul", "mul_", operator.truediv, torch.div, "div",
+                  operator.sub, torch.sub, "sub")
+
+
+class Converter:
+    """Traces `module` and fills a ModelWriter (layout "pytorch") with its graph and weights."""
+
+    def __init__(self, module, input_shape, name=None, input_name="input"):
+        """`input_shape` is (height, width, channels) of one image."""
+        self.module = module.eval()
+        self.height, self.width, self.channels = (int(v) for v in input_shape)
+        self.name = name or type(module).__name__
+        self.input_name = input_name
+        self.writer = ModelWriter(self.name, layout="pytorch")
+        self.writer.add_input(input_name, (self.height, self.width, self.channels))
+        self.names = {input_name}  # names taken or reserved (a module's name before its layer is written)
+        self.applications = {}    # module path -> times applied
+        self.shared = set()       # layers whose parameters another layer uses
+
+    # -- naming ---------------------------------------------------------------------------
+
+    def unique(self, base):
+        """`base`, or `base_2`, `base_3`, ... when taken; reserves the name."""
+        name, k = base, 2
+        while name in self.names:
+            name, k = f"{base}_{k}", k + 1
+        self.names.add(name)
+        return name
+
+    @staticmethod
+    def scope(node):
+        """The module path (with '_' for '.') a function node was called in, or ""."""
+        stack = node.meta.get("nn_module_stack") or {}
+        if not stack:
+            return ""
+        path = list(stack.items())[-1]
+        path = path[1][0] if isinstance(path[1], tuple) else path[0]
+        return path.replace(".", "_")
+
+    def function_name(self, node, op):
+        """A unique layer name for a function node: its module scope and a short op name."""
+        op = _SHORT_NAMES.get(op, op)
+        scope = self.scope(node)
+        return self.unique(f"{scope}_{op}" if scope else op)
+
+    # -- emitting -------------------------------------------------------------------------
+
+    def emit(self, name, kind, inputs, node, **options):
+        """Writes one layer (options as model-file fields) and returns its output tensor."""
+        shape = node.meta["tensor_meta"].shape
+        self.writer.add_layer(name, kind, [t.name for t in inputs], **options)
+        return _Tensor(name, shape)
+
+    def add_tensor(self, name, values):
+        """Writes a parameter tensor (any torch tensor, as float32)."""
+        self.writer.add_tensor(name, values.detach().to(torch.float32).cpu().numpy())
+
+    # -- conversion -----------------------------------------------------------------------
+
+    def trace(self):
+        """Traces the module with torch.fx and propagates shapes on a zero image; errors name every unsupported node."""
+        if getattr(self.module, "transform_input", False):
+            raise ConversionError("the model has transform_input=True (torchvision Inception3 with pretrained weights): "
+                                  "build it with transform_input=False and feed images normalised with mean 0.5 and "
+                                  "std 0.5 per channel, which is what transform_input computes")
+        try:
+            graph_module = torch.fx.symbolic_trace(self.module)
+        except Exception as error:  # noqa: BLE001 - tracing raises many kinds
+            raise ConversionError(f"torch.fx cannot trace the model: {error}") from error
+        modules = dict(graph_module.named_modules())
+        unsupported = [self.describe(node, modules) for node in graph_module.graph.nodes
+                       if not self.supported(node, modules)]
+        if unsupported:
+            raise ConversionError("unsupported: " + "; ".join(unsupported))
+        example = torch.zeros(1, self.channels, self.height, self.width)
+        try:
+            with torch.no_grad():
+                ShapeProp(graph_module).propagate(example)
+        except Exception as error:  # noqa: BLE001
+            raise ConversionError(f"the model fails on an input of shape (1, {self.channels}, {self.height}, "
+                                  f"{self.width}): {str(error).splitlines()[0]}") from error
+        return graph_module
+
+    def convert(self):
+        """Converts every traced node; returns the ModelWriter with its outputs set and activations fused."""
+        graph_module = self.trace()
+        modules = dict(graph_module.named_modules())
+        values, outputs = {}, []
+        placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+        if len(placeholders) != 1:
+            raise ConversionError(f"the model takes {len(placeholders)} inputs; only single-input models convert")
+        for node in graph_module.graph.nodes:
+            if node.op == "placeholder":
+                values[node] = _Tensor(self.input_name, node.meta["tensor_meta"].shape)
+            elif node.op == "output":
+                results = node.args[0]
+                results = list(results) if isinstance(results, (tuple, list)) else [results]
+                outputs = [self.materialize(values[r], r) for r in results]
+            elif node.op == "call_module":
+                values[node] = self.convert_module(node, modules[node.target], values)
+            else:
+                values[node] = self.convert_function(node, values)
+        self.fuse_activations(outputs)
+        self.writer.set_outputs([t.name for t in outputs])
+        return self.writer
+
+    def describe(self, node, modules):
+        """A node for an error message: the module and its class, or the function/method and the node."""
+        if node.op == "call_module":
+            return f"module '{node.target}' ({type(modules[node.target]).__name__})"
+        if node.op == "call_method":
+            return f"method '.{node.target}()' at node '{node.name}'"
+        target = getattr(node.target, "__name__", str(node.target))
+        return f"{node.op} '{target}' at node '{node.name}'"
+
+    def supported(self, node, modules):
+        """Whether the node is something this converter maps."""
+        if node.op in ("placeholder", "output"):
+            return True
+        if node.op == "get_attr":
+            return False
+        if node.op == "call_module":
+            module = modules[node.target]
+            return isinstance(module, (nn.Conv2d, nn.BatchNorm1d, nn.BatchNorm2d, nn.Linear, nn.MaxPool2d, nn.AvgPool2d,
+                                       nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.ZeroPad2d, nn.ConstantPad2d,
+                                       nn.Flatten, nn.Softmax, nn.LogSoftmax, nn.PReLU, *_IDENTITY_MODULES,
+                                       *_ACTIVATION_MODULES))
+        target = node.target
+        return (_activation_function(node) is not None or target in _IDENTITY_FUNCTIONS or target in _FLATTEN_TARGETS
+                or target in _SCALAR_TARGETS or target in _ADD_TARGETS or target in _SCALE_TARGETS
+                or target in (torch.cat, F.avg_pool2d, F.max_pool2d, F.adaptive_avg_pool2d, F.adaptive_max_pool2d,
+                              F.pad, F.softmax, torch.softmax, "softmax", F.log_softmax, torch.log_softmax,
+                              "log_softmax", torch.mean, "mean", "contiguous", operator.getitem))
+
+    def tensor(self, value, node):
+        """`value` as a written tensor (pending flattens are written, pads are errors)."""
+        if isinstance(value, _Tensor):
+            return value
+        if isinstance(value, _Flatten):
+            return self.materialize(value, node)
+        if isinstance(value, _Pad):
+            raise ConversionError(f"padding at node '{value.node.name}' is only supported right before a Conv2d "
+                                  f"(node '{node.name}' reads it)")
+        raise ConversionError(f"node '{node.name}' uses a non-tensor value where a tensor is needed")
+
+    def materialize(self, value, node):
+        """A pending flatten written as a Flatten layer (once); other values as tensors."""
+        if isinstance(value, _Flatten):
+            if value.written is None:
+                source = value.source
+                name = self.writer.add_layer(self.unique(value.base_name), "Flatten", [source.name], order="chw")
+                value.written = _Tensor(name, (source.shape[0], source.shape[1] * source.shape[2] * source.shape[3]))
+            return value.written
+        return self.tensor(value, node)
+
+    def convert_module(self, node, module, values):
+        """A call of a module: its layer (or a shared-parameter layer when the module is applied again)."""
+        path = node.target.replace(".", "_")
+        count = self.applications.get(node.target, 0) + 1
+        self.applications[node.target] = count
+        has_parameters = any(True for _ in module.parameters()) or isinstance(module, (nn.BatchNorm1d, nn.BatchNorm2d))
+        source = values[node.args[0]]
+        if isinstance(module, _IDENTITY_MODULES):
+            return source
+        if isinstance(module, (nn.ZeroPad2d, nn.ConstantPad2d)):
+            if float(getattr(module, "value", 0.0)) != 0.0:
+                raise ConversionError(f"module '{node.target}' pads with {module.value}; only zero padding is supported")
+            left, right, top, bottom = module.padding
+            return self.pad(self.tensor(source, node), (top, left, bottom, right), node)
+        if isinstance(module, nn.Flatten):
+            if module.start_dim != 1 or module.end_dim not in (-1, len(node.args[0].meta["tensor_meta"].shape) - 1):
+                raise ConversionError(f"module '{node.target}' flattens dims {module.start_dim}..{module.end_dim}; only 1..-1")
+            return self.flatten(source, node, path)
+        if count > 1:
+            name = self.unique(f"{path}_{count}")
+        else:
+            name = self.unique(path)
+        if count > 1 and has_parameters:
+            first = path
+            self.shared.add(first)
+            kind = next(layer["type"] for layer in self.writer.layers if layer["name"] == first)
+            inputs = [self.tensor(source, node)] if not isinstance(source, _Pad) else None
+            if inputs is None:
+                raise ConversionError(f"module '{node.target}' is applied twice, once after padding; not supported")
+            result = self.emit(name, kind, inputs, node, sharesParametersWith=first)
+            return result
+        if isinstance(module, nn.Conv2d):
+            return self.convolution(name, module, source, node)
+        if isinstance(module, (nn.BatchNorm1d, nn.BatchNorm2d)):
+            return self.batch_norm(name, module, self.tensor(source, node), node)
+        if isinstance(module, nn.Linear):
+            return self.dense(name, module, source, node)
+        if isinstance(module, nn.MaxPool2d):
+            if module.return_indices:
+                raise ConversionError(f"module '{node.target}' returns indices; not supported")
+            return self.pooling(name, "MaxPooling", self.tensor(source, node), node, module.kernel_size, module.stride,
+                                module.padding, module.dilation, module.ceil_mode)
+        if isinstance(module, nn.AvgPool2d):
+            if module.divisor_override is not None:
+                raise ConversionError(f"module '{node.target}' has divisor_override; not supported")
+            return self.pooling(name, "AveragePooling", self.tensor(source, node), node, module.kernel_size,
+                                module.stride, module.padding, 1, module.ceil_mode, module.count_include_pad)
+        if isinstance(module, (nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d)):
+            return self.adaptive(name, isinstance(module, nn.AdaptiveAvgPool2d), self.tensor(source, node),
+                                 module.output_size, node)
+        if isinstance(module, (nn.Softmax, nn.LogSoftmax)):
+            return self.softmax(name, "Softmax" if isinstance(module, nn.Softmax) else "LogSoftmax",
+                                self.tensor(source, node), module.dim, node)
+        if isinstance(module, nn.PReLU):
+            tensor = self.tensor(source, node)
+            channels = tensor.shape[1]
+            slopes = module.weight.detach().reshape(-1)
+            if slopes.numel() == 1:
+                slopes = slopes.expand(channels)
+            if slopes.numel() != channels:
+                raise ConversionError(f"module '{node.target}' has {slopes.numel()} slopes for {channels} channels")
+            self.add_tensor(f"{name}_slopes", slopes)
+            return self.emit(name, "PReLU", [tensor], node)
+        function = _ACTIVATION_MODULES[type(module)](module)
+        return self.emit(name, "Activation", [self.tensor(source, node)], node, function=function)
+
+    def convert_function(self, node, values):
+        """A call of a function or method: its layer, or the value it passes on (identity, scalar, flatten, padding)."""
+        target = node.target
+        op = target if isinstance(target, str) else getattr(target, "__name__", "op")
+        if target in _SCALAR_TARGETS or target is operator.getitem:
+            if target is operator.getitem and not isinstance(values.get(node.args[0]), _Scalar):
+                raise ConversionError(f"indexing at node '{node.name}' is not supported")
+            return _Scalar()
+        first = node.args[0] if node.args else next(iter(node.kwargs.values()))
+        if target in _IDENTITY_FUNCTIONS or target == "contiguous":
+            return values[first]
+        function = _activation_function(node)
+        if function is not None:
+            return self.emit(self.function_name(node, op), "Activation", [self.tensor(values[first], node)], node,
+                             function=function)
+        if target in _FLATTEN_TARGETS:
+            return self.flatten_function(node, values, op)
+        if target is F.pad:
+            pad = list(_argument(node, 1, "pad"))
+            mode = _argument(node, 2, "mode", "constant")
+            value = _argument(node, 3, "value", None) or 0.0
+            if mode != "constant" or value != 0.0 or len(pad) not in (2, 4):
+                raise ConversionError(f"F.pad at node '{node.name}' must be constant zero padding of the last two dims")
+            left, right, top, bottom = (pad + [0, 0])[:4]
+            return self.pad(self.tensor(values[first], node), (top, left, bottom, right), node)
+        if target in _ADD_TARGETS:
+            return self.add(node, values, op)
+        if target in _SCALE_TARGETS:
+            return self.scale(node, values, op)
+        if target is torch.cat:
+            tensors = _argument(node, 0, "tensors")
+            dim = _argument(node, 1, "dim", 0)
+            rank = len(node.meta["tensor_meta"].shape)
+            if dim not in (1, 1 - rank):
+                raise ConversionError(f"torch.cat at node '{node.name}' joins dim {dim}; only the channel dim 1")
+            inputs = [self.tensor(values[t], node) for t in tensors]
+            if len(inputs) == 1:
+                return inputs[0]
+            return self.emit(self.function_name(node, "cat"), "Concatenate", inputs, node)
+        source = self.tensor(values[first], node)
+        if target in (F.avg_pool2d, F.max_pool2d):
+            kernel = _argument(node, 1, "kernel_size")
+            stride = _argument(node, 2, "stride", None) or kernel
+            padding = _argument(node, 3, "padding", 0)
+            if target is F.max_pool2d:
+                dilation = _argument(node, 4, "dilation", 1)
+                if _argument(node, 6, "return_indices", False):
+                    raise ConversionError(f"max_pool2d at node '{node.name}' returns indices; not supported")
+                return self.pooling(self.function_name(node, op), "MaxPooling", source, node, kernel, stride, padding,
+                                    dilation, _argument(node, 5, "ceil_mode", False))
+            if _argument(node, 6, "divisor_override", None) is not None:
+                raise ConversionError(f"avg_pool2d at node '{node.name}' has divisor_override; not supported")
+            return self.pooling(self.function_name(node, op), "AveragePooling", source, node, kernel, stride, padding,
+                                1, _argument(node, 4, "ceil_mode", False), _argument(node, 5, "count_include_pad", True))
+        if target in (F.adaptive_avg_pool2d, F.adaptive_max_pool2d):
+            return self.adaptive(self.function_name(node, op), target is F.adaptive_avg_pool2d, source,
+                                 _argument(node, 1, "output_size"), node)
+        if target in (F.softmax, torch.softmax, "softmax", F.log_softmax, torch.log_softmax, "log_softmax"):
+            kind = "Softmax" if target in (F.softmax, torch.softmax, "softmax") else "LogSoftmax"
+            return self.softmax(self.function_name(node, op), kind, source, _argument(node, 1, "dim"), node)
+        if target in (torch.mean, "mean"):
+            dims = _argument(node, 1, "dim")
+            dims = sorted(d % 4 for d in (dims if isinstance(dims, (tuple, list)) else [dims]))
+            if len(source.shape) != 4 or dims != [2, 3]:
+                raise ConversionError(f"mean at node '{node.name}' must average dims (2, 3) of an NCHW tensor")
+            return self.emit(self.function_name(node, "mean"), "GlobalAveragePooling", [source], node)
+        raise ConversionError(f"unsupported {node.op} '{op}' at node '{node.name}'")
+
+    # -- layers ---------------------------------------------------------------------------
+
+    def pad(self, source, pads, node):
+        """Zero padding waiting for the next convolution to fold it; negative padding is an error."""
+        if min(pads) < 0:
+            raise ConversionError(f"negative padding at node '{node.name}' is not supported")
+        return _Pad(source, pads, node)
+
+    def convolution(self, name, module, source, node):
+        """`Conv2d`: Convolution with explicit padding (a pending pad folded), or DepthwiseConvolution."""
+        if module.padding_mode != "zeros":
+            raise ConversionError(f"module '{node.target}' pads with mode '{module.padding_mode}'; only zeros")
+        kernel, stride, dilation = tuple(module.kernel_size), tuple(module.stride), tuple(module.dilation)
+        if isinstance(module.padding, str):
+            if module.padding == "valid":
+                pads = (0, 0, 0, 0)
+            else:  # PyTorch 'same' (stride 1): the smaller half before
+                total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+                pads = (total[0] // 2, total[1] // 2, total[0] - total[0] // 2, total[1] - total[1] // 2)
+        else:
+            pads = (module.padding[0], module.padding[1], module.padding[0], module.padding[1])
+        if isinstance(source, _Pad):
+            pads = tuple(a + b for a, b in zip(pads, source.pads))
+            source = source.source
+        source = self.tensor(source, node)
+        inputs, outputs, groups = module.in_channels, module.out_channels, module.groups
+        options = {"kernel": list(kernel), "stride": list(stride), "padding": list(pads), "dilation": list(dilation),
+                   "bias": module.bias is not None}
+        self.add_tensor(f"{name}_W", module.weight)
+        if module.bias is not None:
+            self.add_tensor(f"{name}_b", module.bias)
+        if groups > 1 and groups == inputs and outputs % inputs == 0:
+            return self.emit(name, "DepthwiseConvolution", [source], node, multiplier=outputs // inputs, **options)
+        return self.emit(name, "Convolution", [source], node, channels=outputs, groups=groups, **options)
+
+    def batch_norm(self, name, module, source, node):
+        """`BatchNorm1d/2d` with running statistics: BatchNormalization (γ = 1, β = 0 when not affine)."""
+        if module.running_mean is None or module.running_var is None:
+            raise ConversionError(f"module '{node.target}' does not track running statistics; cannot run at inference")
+        channels = module.num_features
+        self.add_tensor(f"{name}_gamma", module.weight if module.affine else torch.ones(channels))
+        self.add_tensor(f"{name}_beta", module.bias if module.affine else torch.zeros(channels))
+        self.add_tensor(f"{name}_mean", module.running_mean)
+        self.add_tensor(f"{name}_variance", module.running_var)
+        return self.emit(name, "BatchNormalization", [source], node, epsilon=float(module.eps))
+
+    def dense(self, name, module, source, node):
+        """`Linear`: Dense, reading the image directly when a flatten precedes it."""
+        if isinstance(source, _Flatten):
+            source = source.source  # Dense flattens; the pytorch layout reads C,H,W-ordered weights
+        else:
+            source = self.tensor(source, node)
+            if len(source.shape) != 2:
+                raise ConversionError(f"Linear '{node.target}' is applied to a {len(source.shape)}-D tensor; "
+                                      "only to (N, features) or a flattened feature map")
+        self.add_tensor(f"{name}_W", module.weight)
+        if module.bias is not None:
+            self.add_tensor(f"{name}_b", module.bias)
+        return self.emit(name, "Dense", [source], node, neurons=module.out_features, bias=module.bias is not None)
+
+    def pooling(self, name, kind, source, node, kernel, stride, padding, dilation, ceil_mode, count_include_pad=None):
+        """A max or average pooling layer of `kind` with explicit padding."""
+        kernel, stride = _pair(kernel), _pair(stride if stride not in (None, ()) else kernel)
+        padding, dilation = _pair(padding), _pair(dilation)
+        options = {"kernel": list(kernel), "stride": list(stride),
+                   "padding": [padding[0], padding[1], padding[0], padding[1]], "dilation": list(dilation),
+                   "ceilMode": bool(ceil_mode)}
+        if count_include_pad is not None:
+            options["countIncludesPadding"] = bool(count_include_pad)
+        return self.emit(name, kind, [source], node, **options)
+
+    def adaptive(self, name, average, source, output_size, node):
+        """Adaptive pooling to 1x1 (global), to the input size (nothing), or to a size that divides the input."""
+        if len(source.shape) != 4:
+            raise ConversionError(f"adaptive pooling at node '{node.name}' needs an NCHW tensor")
+        height, width = source.shape[2], source.shape[3]
+        size = _pair(output_size) if not isinstance(output_size, (tuple, list)) else tuple(output_size)
+        size = (size[0] or height, size[1] or width)
+        if size == (1, 1):
+            return self.emit(name, "GlobalAveragePooling" if average else "GlobalMaxPooling", [source], node)
+        if size == (height, width):
+            self.names.discard(name)
+            return source
+        if height % size[0] or width % size[1]:
+            raise ConversionError(f"adaptive pooling at node '{node.name}' maps {height}x{width} to {size[0]}x{size[1]}; "
+                                  "only to 1x1 or to a size that divides the input")
+        kernel = [height // size[0], width // size[1]]
+        return self.emit(name, "AveragePooling" if average else "MaxPooling", [source], node,
+                         kernel=kernel, stride=kernel, padding="valid")
+
+    def softmax(self, name, kind, source, dim, node):
+        """`kind` (Softmax or LogSoftmax) over dim 1, the channels; other dims are errors."""
+        rank = len(source.shape)
+        if dim is None or dim not in (1, 1 - rank):
+            raise ConversionError(f"{kind} at node '{node.name}' runs over dim {dim}; only over channels (dim 1)")
+        return self.emit(name, kind, [source], node)
+
+    def flatten(self, source, node, base_name):
+        """A flatten of `source` to (N, -1): pending (dropped before Linear) for an image, nothing for a vector."""
+        if isinstance(source, (_Flatten, _Pad, _Scalar)):
+            return source if isinstance(source, _Flatten) else self.tensor(source, node)
+        if len(source.shape) == 2:
+            return source
+        if not source.spatial:  # N x C x 1 x 1: Anvil's 1 x 1 x C is already flat
+            return _Tensor(source.name, (source.shape[0], source.shape[1]))
+        return _Flatten(source, base_name)
+
+    def flatten_function(self, node, values, op):
+        """torch.flatten / view / reshape, which must flatten to (N, -1)."""
+        first = node.args[0]
+        source = values[first]
+        shape = node.meta["tensor_meta"].shape
+        input_shape = first.meta["tensor_meta"].shape
+        if len(shape) != 2 or shape[0] != input_shape[0]:
+            raise ConversionError(f"{op} at node '{node.name}' gives shape {tuple(shape)}; only flattening to (N, -1)")
+        scope = self.scope(node)
+        return self.flatten(source, node, f"{scope}_flatten" if scope else "flatten")
+
+    def add(self, node, values, op):
+        """torch.add / + / +=: Add of two tensors of one shape, or a linear activation with a number."""
+        a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("other")
+        alpha = node.kwargs.get("alpha", 1)
+        if isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node):
+            if alpha != 1:
+                raise ConversionError(f"add at node '{node.name}' has alpha {alpha}; only 1")
+            x, y = self.tensor(values[a], node), self.tensor(values[b], node)
+            if x.shape != y.shape:
+                raise ConversionError(f"add at node '{node.name}' broadcasts {x.shape} and {y.shape}; shapes must match")
+            return self.emit(self.function_name(node, op), "Add", [x, y], node)
+        return self.scale(node, values, op)
+
+    def scale(self, node, values, op):
+        """Arithmetic between a tensor and a number (+, -, *, /): a linear activation a·x + b."""
+        a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("other")
+        tensor_first = isinstance(a, torch.fx.Node)
+        tensor, number = (a, b) if tensor_first else (b, a)
+        if not isinstance(tensor, torch.fx.Node) or not isinstance(number, (int, float)) or isinstance(number, bool):
+            raise ConversionError(f"{op} at node '{node.name}' combines two tensors or non-numbers; "
+                                  "only tensor + tensor (same shape) and tensor with a number are supported")
+        kind = {operator.add: "add", operator.iadd: "add", torch.add: "add", "add": "add", "add_": "add",
+                operator.sub: "sub", torch.sub: "sub", "sub": "sub", operator.truediv: "div", torch.div: "div",
+                "div": "div"}.get(node.target, "mul")
+        number = float(number)
+        if kind == "add":
+            a_, b_ = 1.0, number * float(node.kwargs.get("alpha", 1))
+        elif kind == "sub":
+            a_, b_ = (1.0, -number) if tensor_first else (-1.0, number)
+        elif kind == "div":
+            if not tensor_first:
+                raise ConversionError(f"division of a number by a tensor at node '{node.name}' is not supported")
+            a_, b_ = 1.0 / number, 0.0
+        else:
+            a_, b_ = number, 0.0
+        return self.emit(self.function_name(node, kind), "Activation", [self.tensor(values[tensor], node)], node,
+                         function={"type": "linear", "a": a_, "b": b_})
+
+    # -- finishing ------------------------------------------------------------------------
+
+    def fuse_activations(self, outputs):
+        """Writes an activation as the `activation` of the convolution, Dense or Add before
+        it when it is that layer's only consumer (what Anvil would fuse at compile time)."""
+        fusable = {"Convolution", "DepthwiseConvolution", "PointwiseConvolution", "Dense", "Add"}
+        output_names = {t.name for t in outputs}
+        layers = self.writer.layers
+        by_name = {layer["name"]: layer for layer in layers}
+        consumers = {}
+        for layer in layers:
+            for source in layer["inputs"]:
+                consumers[source] = consumers.get(source, 0) + 1
+        sharing = {layer["sharesParametersWith"] for layer in layers if "sharesParametersWith" in layer}
+        renamed, kept = {}, []
+        for layer in layers:
+            layer["inputs"] = [renamed.get(s, s) for s in layer["inputs"]]
+            producer = by_name.get(layer["inputs"][0]) if layer["type"] == "Activation" else None
+            if (producer is not None and producer["type"] in fusable and producer.get("activation", "none") == "none"
+                    and consumers.get(producer["name"]) == 1 and producer["name"] not in output_names
+                    and producer["name"] not in sharing and "sharesParametersWith" not in producer):
+                producer["activation"] = layer["function"]
+                renamed[layer["name"]] = producer["name"]
+                continue
+            kept.append(layer)
+        self.writer.layers = kept
+        for tensor in outputs:
+            tensor.name = renamed.get(tensor.name, tensor.name)
+
+def _pair(value):
+    """An int or a sequence as a (height, width) pair of ints."""
+    if isinstance(value, (tuple, list)):
+        return (int(value[0]), int(value[1])) if len(value) == 2 else (int(value[0]), int(value[0]))
+    return int(value), int(value)
+
+
+def convert(module, input_shape, out_dir, name=None, softmax=False):
+    """Converts `module` for inputs of `input_shape` (height, width, channels) into
+    `out_dir/model.json` and `out_dir/weights.bin`; returns the ModelWriter."""
+    converter = Converter(module, input_shape, name=name)
+    writer = converter.convert()
+    if softmax:
+        if len(writer.outputs) != 1:
+            raise ConversionError("--softmax needs a single-output model")
+        name = writer.add_layer(converter.unique("softmax"), "Softmax", writer.outputs)
+        writer.set_outputs([name])
+    writer.write(out_dir, json_style="layer_lines")
+    return writer
+
+
+def _final_classes(state):
+    """The number of classes of a zoo network's state_dict (its last layer's rows), or None."""
+    for key in ("fc.weight", "classifier.6.weight", "classifier.1.weight", "conv_preds.weight"):
+        if key in state:
+            return int(state[key].shape[0])
+    return None
+
+
+def load_module(parser, args):
+    """The module and input shape (height, width, channels) the command line names."""
+    if args.torchvision:
+        state = None
+        if args.weights:
+            state = torch.load(args.weights, map_location="cpu", weights_only=True)
+            state = state.get("state_dict", state) if isinstance(state, dict) else state
+            state = {k.removeprefix("module."): v for k, v in state.items() if not k.startswith("AuxLogits.")}
+        classes = args.classes or (state and _final_classes(state)) or 1000
+        module = build_network(args.torchvision, classes=classes, width=args.width, input_size=args.input_size)
+        if state is not None:
+            module.load_state_dict(state, strict=True)
+        size = args.input_size or DEFAULT_INPUT_SIZE[args.torchvision]
+        return module, (size, size, 3)
+    if not args.input_size:
+        parser.error("--model needs --input-size")
+    try:
+        import_torchvision()  # so that pickled torchvision models find their classes
+    except ImportError:
+        pass
+    module = torch.load(args.model, map_location="cpu", weights_only=False)
+    return module, (args.input_size, args.input_size, args.channels)
+
+
+def main(argv=None):
+    """The `convert_pytorch` command line; returns the exit status."""
+    parser = cli.parser_for("pytorch", __doc__.split("\n\n")[0])
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--torchvision", choices=ZOO, help="a zoo network (torchvision's definition where it has one)")
+    source.add_argument("--model", help="a whole model saved with torch.save(model) (unpickled: trust the file)")
+    parser.add_argument("--weights", help="a state_dict (.pth) for --torchvision; random weights otherwise")
+    parser.add_argument("--classes", type=int, help="output classes (default: from --weights, else 1000)")
+    parser.add_argument("--width", type=float, default=1.0, help="width factor for reduced variants (alpha for MobileNet)")
+    parser.add_argument("--input-size", type=int, help="input height and width (default: the network's)")
+    parser.add_argument("--channels", type=int, default=3, help="input channels for --model")
+    parser.add_argument("--softmax", action="store_true", help="append a Softmax to the output")
+    parser.add_argument("--out", help="output directory (model.json + weights.bin)")
+    args = parser.parse_args(argv)
+    if not args.self_test and not (args.torchvision or args.model):
+        parser.error("one of the arguments --torchvision --model is required")
+    cli.require(parser, args, ("out",), "an output directory (--out)")
+
+    def run(args):
+        """Loads the module the arguments name, converts it and reports its input."""
+        module, shape = load_module(parser, args)
+        name = args.name or args.torchvision
+        writer = convert(module, shape, args.out, name=name, softmax=args.softmax)
+        print(f"input {list(shape)}, pytorch layout")
+        return writer
+
+    status = cli.run("pytorch", parser, args, run)
+    if status == 0 and args.torchvision == "inception_v3" and args.weights:
+        print("note: torchvision's pretrained Inception-v3 expects transform_input=True; feed this model images "
+              "normalised with mean 0.5 and std 0.5 per channel instead")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
