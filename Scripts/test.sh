@@ -3,6 +3,10 @@
 # Python tests (Scripts/tests, pytest; a test whose framework - torch, keras, onnx - is not
 # installed is skipped with the reason), then the whole Swift test suite. Extra arguments go to
 # `swift test` (e.g. --filter OnnxConformance).
+#
+# With no arguments it then runs the suites whose layers go through OpenBLAS again with other
+# OpenBLAS kernels forced (Prescott: SSE3, no FMA; Sandybridge: AVX, no FMA): results must not
+# depend on which BLAS kernel the CPU happens to get (Zen 3 and Zen 4 get different ones).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,3 +16,9 @@ python3 -c "import numpy, pytest" 2>/dev/null || python3 -m pip install -q numpy
 python3 -m pytest -q -p no:cacheprovider Scripts/tests
 swift build --build-tests
 swift test --skip-build "$@"
+if [ $# -eq 0 ] && [ "$(uname -m)" = x86_64 ]; then
+  for core in Prescott Sandybridge; do
+    echo "test: OpenBLAS-dependent suites again with OPENBLAS_CORETYPE=$core"
+    OPENBLAS_CORETYPE=$core swift test --skip-build --filter "GemmTests|ReferenceLayerTests|OnnxConformanceTests|ZooTests"
+  done
+fi
