@@ -1,46 +1,30 @@
 // What each built-in kernel that a fusable layer can build applies after its main computation
 // (``EpilogueReportingKernel``): the compiler checks these against the epilogue it fused.
 
-extension ConvolutionKernel: EpilogueReportingKernel {
+/// A kernel that ends with its own `activation` and reads only its first input.
+protocol ActivationEndingKernel: EpilogueReportingKernel {
+    /// The activation it applies last.
+    var activation: ActivationFunction { get }
+}
+
+extension ActivationEndingKernel {
     /// Its activation.
     var appliedActivation: ActivationFunction { activation }
-    /// Reads only its first input.
+    /// A second input is ignored.
     var addsResidual: Bool { false }
 }
 
+extension ConvolutionKernel: ActivationEndingKernel {}
+extension DepthwiseConvolutionKernel: ActivationEndingKernel {}
+extension WinogradConvolutionKernel: ActivationEndingKernel {}
+extension Winograd5x5Kernel: ActivationEndingKernel {}
+extension DenseKernel: ActivationEndingKernel {}
+
 extension DirectConvolutionKernel: EpilogueReportingKernel {
-    /// Its activation.
+    /// Its activation, after the residual.
     var appliedActivation: ActivationFunction { activation }
     /// Adds a second input in registers.
     var addsResidual: Bool { true }
-}
-
-extension DepthwiseConvolutionKernel: EpilogueReportingKernel {
-    /// Its activation.
-    var appliedActivation: ActivationFunction { activation }
-    /// Reads only its first input.
-    var addsResidual: Bool { false }
-}
-
-extension WinogradConvolutionKernel: EpilogueReportingKernel {
-    /// Its activation.
-    var appliedActivation: ActivationFunction { activation }
-    /// Reads only its first input.
-    var addsResidual: Bool { false }
-}
-
-extension Winograd5x5Kernel: EpilogueReportingKernel {
-    /// Its activation.
-    var appliedActivation: ActivationFunction { activation }
-    /// Reads only its first input.
-    var addsResidual: Bool { false }
-}
-
-extension DenseKernel: EpilogueReportingKernel {
-    /// Its activation.
-    var appliedActivation: ActivationFunction { activation }
-    /// Reads only its first input.
-    var addsResidual: Bool { false }
 }
 
 extension ResidualKernel: EpilogueReportingKernel {
