@@ -38,7 +38,13 @@ struct Compiler {
                 if let index = step.fusedActivation {
                     context.fusedActivation = (graph.nodes[index].layer as! Activation).function
                 }
-                let kernel = try node.layer.makeKernel(context)
+                var kernel = try node.layer.makeKernel(context)
+                if let fusable = node.layer as? any FusableLayer {
+                    // The compiler, not the layer, guarantees the fused work is done.
+                    let epilogue = FusedEpilogue(foldedAffine: context.offeredAffine, addsResidual: context.fusedResidual,
+                                                 activation: context.fusedActivation ?? fusable.activation)
+                    kernel = try epilogue.completing(kernel, layerTookAffine: context.affineUse.taken, layerName: node.name)
+                }
                 steps.append(CompiledModel.Step(kernel: kernel, inputs: step.inputs, output: step.output,
                                                 inputShapes: inputShapes, outputShape: context.outputShape))
             } catch let error as AnvilError {

@@ -47,7 +47,8 @@ struct ExecutionPlan {
             var step = Step(node: index, inputs: node.inputs.map { storage[$0] }, output: node.output)
             if let fusable = node.layer as? any FusableLayer, fusable.activation == .none {
                 var tail = node.output
-                if let next = soleConsumer(of: tail), graph.nodes[next].layer is BatchNormalization {
+                if fusable.absorbs.contains(.batchNormalization), let next = soleConsumer(of: tail),
+                   graph.nodes[next].layer is BatchNormalization {
                     step.foldedNormalization = next
                     fused.insert(next)
                     tail = graph.nodes[next].output
@@ -57,7 +58,7 @@ struct ExecutionPlan {
                 // (its producer comes earlier, so the other branch has run), into a layer
                 // whose kernel adds it while writing its output.
                 var activationDone = false
-                if fusable.acceptsResidual, let next = soleConsumer(of: tail), let add = graph.nodes[next].layer as? Add,
+                if fusable.absorbs.contains(.residualAdd), let next = soleConsumer(of: tail), let add = graph.nodes[next].layer as? Add,
                    graph.nodes[next].inputs.count == 2, let other = graph.nodes[next].inputs.first(where: { $0 != tail }),
                    other < graph.inputCount || other - graph.inputCount < index {
                     step.fusedAdd = next
@@ -67,7 +68,7 @@ struct ExecutionPlan {
                     storage[tail] = node.output
                     activationDone = add.activation != .none
                 }
-                if !activationDone, let next = soleConsumer(of: tail), graph.nodes[next].layer is Activation {
+                if !activationDone, fusable.absorbs.contains(.activation), let next = soleConsumer(of: tail), graph.nodes[next].layer is Activation {
                     step.fusedActivation = next
                     fused.insert(next)
                     storage[graph.nodes[next].output] = node.output

@@ -11,8 +11,19 @@ public struct KernelContext {
     public let layout: WeightLayout
     let parameters: [ParameterKind: ParameterData]
     /// A per-channel affine map `y = scale * y + shift` folded in after the layer
-    /// (a BatchNormalization that follows a convolution or dense layer).
-    var foldedAffine: (scale: [Float], shift: [Float])? = nil
+    /// (a BatchNormalization that follows a convolution or dense layer). Reading it tells the
+    /// compiler the layer folds it; otherwise the compiler applies it after the kernel.
+    var foldedAffine: (scale: [Float], shift: [Float])? {
+        get {
+            if offeredAffine != nil { affineUse.taken = true }
+            return offeredAffine
+        }
+        set { offeredAffine = newValue }
+    }
+    /// The affine map the compiler offers, read without marking it taken.
+    var offeredAffine: (scale: [Float], shift: [Float])? = nil
+    /// Whether the layer read ``foldedAffine`` (shared by every copy of this context).
+    let affineUse = AffineUse()
     /// An activation that follows the layer and is fused into it (after the residual, if any).
     var fusedActivation: ActivationFunction? = nil
     /// Whether an `Add` of a second tensor is fused into the layer: its kernel gets that tensor
@@ -26,4 +37,10 @@ public struct KernelContext {
         }
         return data
     }
+}
+
+/// Whether a layer took the folded affine map its ``KernelContext`` offered.
+final class AffineUse {
+    /// Set when the layer reads ``KernelContext/foldedAffine``.
+    var taken = false
 }

@@ -31,6 +31,9 @@ public struct AnvilError: Error, CustomStringConvertible, Sendable {
         public static let fileError = Code(rawValue: "fileError")
         /// A file was read but its contents are malformed.
         public static let invalidFile = Code(rawValue: "invalidFile")
+        /// Anvil broke a rule of its own (e.g. a layer's kernel applies a fused activation other
+        /// than the one the compiler fused): a bug to report, not a problem with the input.
+        public static let internalError = Code(rawValue: "internalError")
 
         /// The identifier.
         public var description: String { rawValue }

@@ -25,3 +25,17 @@ public final class Activation: Layer {
         CopyKernel(shape: context.inputShapes[0], channelsFirst: false, activation: function)
     }
 }
+
+extension Activation: ModelFileCodable {
+    /// `Activation`.
+    static var fileTypeName: String { "Activation" }
+
+    /// Reads `function` (required).
+    convenience init(fields: JSONFields, name: String) throws {
+        guard fields.has("function") else { throw AnvilError(.invalidFile, "\(fields.context): missing field 'function'") }
+        self.init(try fields.activation("function", default: .none), name: name)
+    }
+
+    /// `function`.
+    func encodeFields() throws -> [(String, JSONValue)] { [("function", .activation(function))] }
+}

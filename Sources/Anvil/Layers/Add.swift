@@ -29,3 +29,16 @@ public final class Add: Layer {
         AddKernel(count: context.outputShape.count, activation: activation)
     }
 }
+
+extension Add: ModelFileCodable {
+    /// `Add`.
+    static var fileTypeName: String { "Add" }
+
+    /// Reads `activation` (`"none"`).
+    convenience init(fields: JSONFields, name: String) throws {
+        self.init(activation: try fields.activation("activation", default: .none), name: name)
+    }
+
+    /// `activation`.
+    func encodeFields() throws -> [(String, JSONValue)] { [("activation", .activation(activation))] }
+}

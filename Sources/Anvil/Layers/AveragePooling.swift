@@ -3,30 +3,35 @@
 /// Padded cells are excluded from the average (TensorFlow, ONNX `count_include_pad=0`)
 /// unless `countIncludesPadding` is set.
 public final class AveragePooling: Layer {
+    /// The window: size, stride, padding, dilation and rounding.
+    public let window: PoolingWindow
     /// Window size.
-    public let kernel: (height: Int, width: Int)
+    public var kernel: (height: Int, width: Int) { window.kernel }
     /// Step between windows.
-    public let stride: (height: Int, width: Int)
+    public var stride: (height: Int, width: Int) { window.stride }
     /// Border handling.
-    public let padding: Padding
+    public var padding: Padding { window.padding }
     /// Spacing between window cells.
-    public let dilation: (height: Int, width: Int)
+    public var dilation: (height: Int, width: Int) { window.dilation }
     /// Round the output size up instead of down.
-    public let ceilMode: Bool
+    public var ceilMode: Bool { window.ceilMode }
     /// Divide by the whole window (pads included) instead of the cells inside the input.
     public let countIncludesPadding: Bool
     /// The user's name for the layer.
     public let name: String?
 
     /// Creates an average-pooling layer.
-    public init(kernel: (Int, Int), stride: (Int, Int)? = nil, padding: Padding = .valid,
+    public convenience init(kernel: (Int, Int), stride: (Int, Int)? = nil, padding: Padding = .valid,
                 dilation: (Int, Int) = (1, 1), ceilMode: Bool = false, countIncludesPadding: Bool = false,
                 name: String? = nil) {
-        self.kernel = kernel
-        self.stride = stride ?? kernel
-        self.padding = padding
-        self.dilation = dilation
-        self.ceilMode = ceilMode
+        self.init(window: PoolingWindow(kernel: kernel, stride: stride, padding: padding, dilation: dilation,
+                                        ceilMode: ceilMode),
+                  countIncludesPadding: countIncludesPadding, name: name)
+    }
+
+    /// Creates an average-pooling layer over `window`.
+    public init(window: PoolingWindow, countIncludesPadding: Bool = false, name: String? = nil) {
+        self.window = window
         self.countIncludesPadding = countIncludesPadding
         self.name = name
     }
@@ -35,16 +40,28 @@ public final class AveragePooling: Layer {
     public var namePrefix: String { "avgpool" }
 
     /// Height and width from the window geometry; same channels.
-    public func outputShape(for inputs: [Shape]) throws -> Shape {
-        let g = try poolingGeometry(inputs[0], kernel: kernel, stride: stride, dilation: dilation,
-                                    padding: padding, ceilMode: ceilMode)
-        return Shape(height: g.outputHeight, width: g.outputWidth, channels: inputs[0].channels)
-    }
+    public func outputShape(for inputs: [Shape]) throws -> Shape { try window.outputShape(for: inputs[0]) }
 
     /// The pooling kernel.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
-        let g = try poolingGeometry(input, kernel: kernel, stride: stride, dilation: dilation, padding: padding, ceilMode: ceilMode)
-        return PoolingKernel(geometry: g, channels: input.channels, mode: .average(countsPadding: countIncludesPadding))
+        return PoolingKernel(geometry: try window.geometry(over: input), channels: input.channels,
+                             mode: .average(countsPadding: countIncludesPadding))
+    }
+}
+
+extension AveragePooling: ModelFileCodable {
+    /// `AveragePooling`.
+    static var fileTypeName: String { "AveragePooling" }
+
+    /// Reads the window options (``PoolingWindow``) and `countIncludesPadding` (false).
+    convenience init(fields: JSONFields, name: String) throws {
+        self.init(window: try PoolingWindow(fields: fields),
+                  countIncludesPadding: try fields.bool("countIncludesPadding", default: false), name: name)
+    }
+
+    /// The window options, then `countIncludesPadding`.
+    func encodeFields() throws -> [(String, JSONValue)] {
+        window.encodedFields + [("countIncludesPadding", .bool(countIncludesPadding))]
     }
 }

@@ -56,3 +56,16 @@ public final class BatchNormalization: Layer {
                                    scale: scale, shift: shift, prelu: false)
     }
 }
+
+extension BatchNormalization: ModelFileCodable {
+    /// `BatchNormalization`.
+    static var fileTypeName: String { "BatchNormalization" }
+
+    /// Reads `epsilon` (0.001).
+    convenience init(fields: JSONFields, name: String) throws {
+        self.init(epsilon: try fields.float("epsilon", default: 0.001), name: name)
+    }
+
+    /// `epsilon`.
+    func encodeFields() throws -> [(String, JSONValue)] { [("epsilon", .number(epsilon))] }
+}

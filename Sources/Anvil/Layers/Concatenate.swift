@@ -30,3 +30,14 @@ public final class Concatenate: Layer {
                           pixelsPerImage: context.outputShape.height * context.outputShape.width)
     }
 }
+
+extension Concatenate: ModelFileCodable {
+    /// `Concatenate`.
+    static var fileTypeName: String { "Concatenate" }
+
+    /// No options.
+    convenience init(fields: JSONFields, name: String) throws { self.init(name: name) }
+
+    /// No options.
+    func encodeFields() throws -> [(String, JSONValue)] { [] }
+}

@@ -71,8 +71,9 @@ public final class Convolution: Layer, FusableLayer {
         saturatingProduct(output.count, kernel.0, kernel.1, inputs[0].channels / groups)
     }
 
-    /// Convolution kernels add a fused residual (see `makeConvolutionKernel`).
-    var acceptsResidual: Bool { true }
+    /// A BatchNormalization, a residual `Add` (convolution kernels add it; see `makeConvolutionKernel`)
+    /// and an activation.
+    var absorbs: FusionCapabilities { .all }
 
     /// Winograd for 3×3 stride-1 layers where it is faster, im2col + GEMM otherwise, or the
     /// depthwise kernel when `groups` equals the input channels.
@@ -80,5 +81,28 @@ public final class Convolution: Layer, FusableLayer {
         let input = context.inputShapes[0]
         return try makeConvolutionKernel(context, geometry: try geometry(input), inputChannels: input.channels,
                                          outputChannels: channels, groups: groups, useBias: useBias, activation: activation)
+    }
+}
+
+extension Convolution: ModelFileCodable {
+    /// `Convolution`.
+    static var fileTypeName: String { "Convolution" }
+
+    /// Reads `kernel` and `channels` (required), `stride`, `padding` (`"same"`), `dilation`,
+    /// `groups`, `bias` and `activation`.
+    convenience init(fields: JSONFields, name: String) throws {
+        self.init(kernel: try fields.pair("kernel"), channels: try fields.int("channels"),
+                  stride: try fields.pair("stride", default: (1, 1)),
+                  padding: try fields.padding("padding", default: .same),
+                  dilation: try fields.pair("dilation", default: (1, 1)), groups: try fields.int("groups", default: 1),
+                  useBias: try fields.bool("bias", default: true),
+                  activation: try fields.activation("activation", default: .none), name: name)
+    }
+
+    /// Every option, defaults included.
+    func encodeFields() throws -> [(String, JSONValue)] {
+        [("kernel", .pair(kernel)), ("channels", .int(channels)), ("stride", .pair(stride)),
+         ("padding", .padding(padding)), ("dilation", .pair(dilation)), ("groups", .int(groups)),
+         ("bias", .bool(useBias)), ("activation", .activation(activation))]
     }
 }

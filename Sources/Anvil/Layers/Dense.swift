@@ -20,6 +20,9 @@ public final class Dense: Layer, FusableLayer {
         self.name = name
     }
 
+    /// A BatchNormalization and an activation; a residual `Add` stays a step of its own.
+    var absorbs: FusionCapabilities { [.batchNormalization, .activation] }
+
     /// `dense`.
     public var namePrefix: String { "dense" }
 
@@ -52,5 +55,21 @@ public final class Dense: Layer, FusableLayer {
                                     outputs: neurons, weightsPerOutput: input.count, affine: context.foldedAffine)
         return DenseKernel(inputs: input.count, outputs: neurons, weights: weights,
                            activation: context.fusedActivation ?? activation, channelsFirstInput: channelsFirst ? input : nil)
+    }
+}
+
+extension Dense: ModelFileCodable {
+    /// `Dense`.
+    static var fileTypeName: String { "Dense" }
+
+    /// Reads `neurons` (required), `bias` and `activation`.
+    convenience init(fields: JSONFields, name: String) throws {
+        self.init(neurons: try fields.int("neurons"), useBias: try fields.bool("bias", default: true),
+                  activation: try fields.activation("activation", default: .none), name: name)
+    }
+
+    /// Every option, defaults included.
+    func encodeFields() throws -> [(String, JSONValue)] {
+        [("neurons", .int(neurons)), ("bias", .bool(useBias)), ("activation", .activation(activation))]
     }
 }

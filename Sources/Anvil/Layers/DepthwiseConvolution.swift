@@ -34,6 +34,9 @@ public final class DepthwiseConvolution: Layer, FusableLayer {
         self.name = name
     }
 
+    /// A BatchNormalization and an activation; a residual `Add` stays a step of its own.
+    var absorbs: FusionCapabilities { [.batchNormalization, .activation] }
+
     /// `depthwise`.
     public var namePrefix: String { "depthwise" }
 
@@ -71,5 +74,28 @@ public final class DepthwiseConvolution: Layer, FusableLayer {
         }
         return try makeConvolutionKernel(context, geometry: g, inputChannels: input.channels, outputChannels: outputs,
                                          groups: input.channels, useBias: useBias, activation: activation)
+    }
+}
+
+extension DepthwiseConvolution: ModelFileCodable {
+    /// `DepthwiseConvolution`.
+    static var fileTypeName: String { "DepthwiseConvolution" }
+
+    /// Reads `kernel` (required), `multiplier`, `stride`, `padding` (`"same"`), `dilation`,
+    /// `bias` and `activation`.
+    convenience init(fields: JSONFields, name: String) throws {
+        self.init(kernel: try fields.pair("kernel"), multiplier: try fields.int("multiplier", default: 1),
+                  stride: try fields.pair("stride", default: (1, 1)),
+                  padding: try fields.padding("padding", default: .same),
+                  dilation: try fields.pair("dilation", default: (1, 1)),
+                  useBias: try fields.bool("bias", default: true),
+                  activation: try fields.activation("activation", default: .none), name: name)
+    }
+
+    /// Every option, defaults included.
+    func encodeFields() throws -> [(String, JSONValue)] {
+        [("kernel", .pair(kernel)), ("multiplier", .int(multiplier)), ("stride", .pair(stride)),
+         ("padding", .padding(padding)), ("dilation", .pair(dilation)),
+         ("bias", .bool(useBias)), ("activation", .activation(activation))]
     }
 }

@@ -30,3 +30,20 @@ public final class Flatten: Layer {
         CopyKernel(shape: context.inputShapes[0], channelsFirst: order == .channelsFirst, activation: .none)
     }
 }
+
+extension Flatten: ModelFileCodable {
+    /// `Flatten`.
+    static var fileTypeName: String { "Flatten" }
+
+    /// Reads `order` (`"hwc"`).
+    convenience init(fields: JSONFields, name: String) throws {
+        let order = try fields.string("order", default: "hwc")
+        guard let parsed = Order(rawValue: order) else {
+            throw AnvilError(.invalidFile, "\(fields.context): field 'order' must be \"hwc\" or \"chw\"")
+        }
+        self.init(order: parsed, name: name)
+    }
+
+    /// `order`.
+    func encodeFields() throws -> [(String, JSONValue)] { [("order", .string(order.rawValue))] }
+}

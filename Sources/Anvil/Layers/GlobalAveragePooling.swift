@@ -18,3 +18,14 @@ public final class GlobalAveragePooling: Layer {
         return GlobalPoolingKernel(pixels: input.height * input.width, channels: input.channels, average: true)
     }
 }
+
+extension GlobalAveragePooling: ModelFileCodable {
+    /// `GlobalAveragePooling`.
+    static var fileTypeName: String { "GlobalAveragePooling" }
+
+    /// No options.
+    convenience init(fields: JSONFields, name: String) throws { self.init(name: name) }
+
+    /// No options.
+    func encodeFields() throws -> [(String, JSONValue)] { [] }
+}

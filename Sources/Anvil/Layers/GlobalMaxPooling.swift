@@ -18,3 +18,14 @@ public final class GlobalMaxPooling: Layer {
         return GlobalPoolingKernel(pixels: input.height * input.width, channels: input.channels, average: false)
     }
 }
+
+extension GlobalMaxPooling: ModelFileCodable {
+    /// `GlobalMaxPooling`.
+    static var fileTypeName: String { "GlobalMaxPooling" }
+
+    /// No options.
+    convenience init(fields: JSONFields, name: String) throws { self.init(name: name) }
+
+    /// No options.
+    func encodeFields() throws -> [(String, JSONValue)] { [] }
+}

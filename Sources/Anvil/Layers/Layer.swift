@@ -16,7 +16,8 @@
 public protocol Layer: AnyObject {
     /// The name given by the user, or `nil` for an automatic, deterministic one.
     var name: String? { get }
-    /// The type shown in summaries and written to model files (default: the Swift type name).
+    /// The type shown in summaries and error messages (default: the Swift type name; model files
+    /// use the name a built-in layer declares, see `docs/model-format.md`).
     var typeName: String { get }
     /// The stem of automatic names, e.g. `conv` gives `conv_1`, `conv_2` (default: `typeName` lowercased).
     var namePrefix: String { get }

@@ -18,3 +18,14 @@ public final class LogSoftmax: Layer {
         return SoftmaxKernel(channels: input.channels, pixelsPerImage: input.height * input.width, logarithm: true)
     }
 }
+
+extension LogSoftmax: ModelFileCodable {
+    /// `LogSoftmax`.
+    static var fileTypeName: String { "LogSoftmax" }
+
+    /// No options.
+    convenience init(fields: JSONFields, name: String) throws { self.init(name: name) }
+
+    /// No options.
+    func encodeFields() throws -> [(String, JSONValue)] { [] }
+}

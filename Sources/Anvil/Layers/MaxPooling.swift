@@ -3,27 +3,31 @@
 /// `.same` pads like TensorFlow/ONNX (padded cells never win), unlike Forge's `.same`,
 /// which clamps windows at the edge.
 public final class MaxPooling: Layer {
+    /// The window: size, stride, padding, dilation and rounding.
+    public let window: PoolingWindow
     /// Window size.
-    public let kernel: (height: Int, width: Int)
+    public var kernel: (height: Int, width: Int) { window.kernel }
     /// Step between windows.
-    public let stride: (height: Int, width: Int)
+    public var stride: (height: Int, width: Int) { window.stride }
     /// Border handling.
-    public let padding: Padding
+    public var padding: Padding { window.padding }
     /// Spacing between window cells.
-    public let dilation: (height: Int, width: Int)
+    public var dilation: (height: Int, width: Int) { window.dilation }
     /// Round the output size up instead of down (ONNX/PyTorch `ceil_mode`).
-    public let ceilMode: Bool
+    public var ceilMode: Bool { window.ceilMode }
     /// The user's name for the layer.
     public let name: String?
 
     /// Creates a max-pooling layer.
-    public init(kernel: (Int, Int), stride: (Int, Int)? = nil, padding: Padding = .valid,
+    public convenience init(kernel: (Int, Int), stride: (Int, Int)? = nil, padding: Padding = .valid,
                 dilation: (Int, Int) = (1, 1), ceilMode: Bool = false, name: String? = nil) {
-        self.kernel = kernel
-        self.stride = stride ?? kernel
-        self.padding = padding
-        self.dilation = dilation
-        self.ceilMode = ceilMode
+        self.init(window: PoolingWindow(kernel: kernel, stride: stride, padding: padding, dilation: dilation,
+                                        ceilMode: ceilMode), name: name)
+    }
+
+    /// Creates a max-pooling layer over `window`.
+    public init(window: PoolingWindow, name: String? = nil) {
+        self.window = window
         self.name = name
     }
 
@@ -31,29 +35,24 @@ public final class MaxPooling: Layer {
     public var namePrefix: String { "maxpool" }
 
     /// Height and width from the window geometry; same channels.
-    public func outputShape(for inputs: [Shape]) throws -> Shape {
-        let g = try poolingGeometry(inputs[0], kernel: kernel, stride: stride, dilation: dilation,
-                                    padding: padding, ceilMode: ceilMode)
-        return Shape(height: g.outputHeight, width: g.outputWidth, channels: inputs[0].channels)
-    }
+    public func outputShape(for inputs: [Shape]) throws -> Shape { try window.outputShape(for: inputs[0]) }
 
     /// The pooling kernel.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
-        let g = try poolingGeometry(input, kernel: kernel, stride: stride, dilation: dilation, padding: padding, ceilMode: ceilMode)
-        return PoolingKernel(geometry: g, channels: input.channels, mode: .max)
+        return PoolingKernel(geometry: try window.geometry(over: input), channels: input.channels, mode: .max)
     }
 }
 
-/// Pooling geometry; rejects pads as large as the window, which would leave windows with no input cell.
-func poolingGeometry(_ input: Shape, kernel: (Int, Int), stride: (Int, Int), dilation: (Int, Int),
-                     padding: Padding, ceilMode: Bool) throws -> WindowGeometry {
-    let g = try WindowGeometry(input: input, kernel: kernel, stride: stride, dilation: dilation,
-                               padding: padding, ceilMode: ceilMode)
-    if case .explicit = padding {
-        guard max(g.padTop, g.padBottom) < g.effectiveKernelHeight, max(g.padLeft, g.padRight) < g.effectiveKernelWidth else {
-            throw AnvilError(.invalidOption, "padding \(padding) must be smaller than the window \(kernel.0)x\(kernel.1)")
-        }
+extension MaxPooling: ModelFileCodable {
+    /// `MaxPooling`.
+    static var fileTypeName: String { "MaxPooling" }
+
+    /// Reads the window options (``PoolingWindow``).
+    convenience init(fields: JSONFields, name: String) throws {
+        self.init(window: try PoolingWindow(fields: fields), name: name)
     }
-    return g
+
+    /// The window options.
+    func encodeFields() throws -> [(String, JSONValue)] { window.encodedFields }
 }

@@ -23,3 +23,14 @@ public final class PReLU: Layer {
                                    scale: try context.parameter(.slopes).values, shift: [], prelu: true)
     }
 }
+
+extension PReLU: ModelFileCodable {
+    /// `PReLU`.
+    static var fileTypeName: String { "PReLU" }
+
+    /// No options.
+    convenience init(fields: JSONFields, name: String) throws { self.init(name: name) }
+
+    /// No options.
+    func encodeFields() throws -> [(String, JSONValue)] { [] }
+}

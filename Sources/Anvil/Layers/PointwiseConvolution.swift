@@ -37,8 +37,9 @@ public final class PointwiseConvolution: Layer, FusableLayer {
     /// Output elements × input channels.
     public func macs(for inputs: [Shape], output: Shape) -> Int { saturatingProduct(output.count, inputs[0].channels) }
 
-    /// Convolution kernels add a fused residual (see `makeConvolutionKernel`).
-    var acceptsResidual: Bool { true }
+    /// A BatchNormalization, a residual `Add` (convolution kernels add it; see `makeConvolutionKernel`)
+    /// and an activation.
+    var absorbs: FusionCapabilities { .all }
 
     /// One GEMM over the input.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
@@ -46,5 +47,21 @@ public final class PointwiseConvolution: Layer, FusableLayer {
         let geometry = try WindowGeometry(input: input, kernel: (1, 1), stride: (1, 1), dilation: (1, 1), padding: .valid)
         return try makeConvolutionKernel(context, geometry: geometry, inputChannels: input.channels,
                                          outputChannels: channels, groups: 1, useBias: useBias, activation: activation)
+    }
+}
+
+extension PointwiseConvolution: ModelFileCodable {
+    /// `PointwiseConvolution`.
+    static var fileTypeName: String { "PointwiseConvolution" }
+
+    /// Reads `channels` (required), `bias` and `activation`.
+    convenience init(fields: JSONFields, name: String) throws {
+        self.init(channels: try fields.int("channels"), useBias: try fields.bool("bias", default: true),
+                  activation: try fields.activation("activation", default: .none), name: name)
+    }
+
+    /// Every option, defaults included.
+    func encodeFields() throws -> [(String, JSONValue)] {
+        [("channels", .int(channels)), ("bias", .bool(useBias)), ("activation", .activation(activation))]
     }
 }

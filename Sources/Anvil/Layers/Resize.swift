@@ -97,3 +97,32 @@ public final class Resize: Layer {
         return result
     }
 }
+
+extension Resize: ModelFileCodable {
+    /// `Resize`.
+    static var fileTypeName: String { "Resize" }
+
+    /// Reads `size` or `scale`, and `coordinates` (`"halfPixel"`).
+    convenience init(fields: JSONFields, name: String) throws {
+        let coordinates = try fields.string("coordinates", default: "halfPixel")
+        guard let mode = Coordinates(rawValue: coordinates) else {
+            throw AnvilError(.invalidFile, "\(fields.context): unknown coordinates '\(coordinates)'")
+        }
+        if fields.has("size") {
+            let size = try fields.pair("size")
+            self.init(height: size.0, width: size.1, coordinates: mode, name: name)
+            return
+        }
+        guard fields.has("scale") else { throw AnvilError(.invalidFile, "\(fields.context): Resize needs 'size' or 'scale'") }
+        let scale = try fields.floatPair("scale")
+        self.init(scaleHeight: scale.0, scaleWidth: scale.1, coordinates: mode, name: name)
+    }
+
+    /// `size` or `scale`, then `coordinates`.
+    func encodeFields() throws -> [(String, JSONValue)] {
+        var members: [(String, JSONValue)] = []
+        if let size { members.append(("size", .pair(size))) }
+        if let scale { members.append(("scale", .pair(scale))) }
+        return members + [("coordinates", .string(coordinates.rawValue))]
+    }
+}

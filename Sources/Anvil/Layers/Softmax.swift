@@ -18,3 +18,14 @@ public final class Softmax: Layer {
         return SoftmaxKernel(channels: input.channels, pixelsPerImage: input.height * input.width, logarithm: false)
     }
 }
+
+extension Softmax: ModelFileCodable {
+    /// `Softmax`.
+    static var fileTypeName: String { "Softmax" }
+
+    /// No options.
+    convenience init(fields: JSONFields, name: String) throws { self.init(name: name) }
+
+    /// No options.
+    func encodeFields() throws -> [(String, JSONValue)] { [] }
+}

@@ -19,7 +19,7 @@ extension Model {
             var members: [(String, JSONValue)] = [("name", .string(written)),
                                                   ("inputs", .array(node.inputs.map { .string(tensorNames[$0]) }))]
             if count > 1 {
-                members.append(("type", .string(node.layer.typeName)))
+                members.append(("type", .string(try LayerCoding.fileTypeName(of: node.layer, name: node.name))))
                 members.append(("sharesParametersWith", .string(node.name)))
             } else {
                 members += try LayerCoding.encode(node.layer, name: node.name)

@@ -1,31 +1,3 @@
-/// Layers whose output can absorb a following BatchNormalization (folded into weights and
-/// bias) and a following activation (fused into the epilogue) at compile time.
-protocol FusableLayer: Layer {
-    /// The activation the layer applies itself; fusion happens only when it is `.none`.
-    var activation: ActivationFunction { get }
-    /// Whether its kernel can take a fused residual `Add` (a second input added before the
-    /// activation; see ``KernelContext/fusedResidual``).
-    var acceptsResidual: Bool { get }
-}
-
-extension FusableLayer {
-    /// Most layers cannot.
-    var acceptsResidual: Bool { false }
-}
-
-/// Multiplies sizes, throwing instead of trapping when the product overflows.
-func checkedProduct(_ factors: [Int], what: String) throws -> Int {
-    var product = 1
-    for factor in factors {
-        let (result, overflow) = product.multipliedReportingOverflow(by: factor)
-        guard !overflow, factor >= 0 else {
-            throw AnvilError(.invalidShape, "\(what) is too large (\(factors.map(String.init).joined(separator: " × ")))")
-        }
-        product = result
-    }
-    return product
-}
-
 /// Builds the kernel for any convolution: depthwise when each group has one input channel,
 /// Winograd for 3×3 stride-1 ungrouped ones where its cost model expects it to be faster
 /// (``WinogradConvolutionKernel/preferredVariant(geometry:inputChannels:outputChannels:groups:)``),
@@ -115,27 +87,4 @@ private func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeo
     }
     return ConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
                              groups: groups, weights: weights, activation: finalActivation)
-}
-
-/// The product of `factors`, saturating at `Int.max` (for statistics such as MAC counts,
-/// which must never trap on a huge but valid model).
-func saturatingProduct(_ factors: Int...) -> Int {
-    var product = 1
-    for factor in factors {
-        let (result, overflow) = product.multipliedReportingOverflow(by: factor)
-        if overflow { return Int.max }
-        product = result
-    }
-    return product
-}
-
-/// The sum of `values`, saturating at `Int.max`.
-func saturatingSum<S: Sequence>(_ values: S) -> Int where S.Element == Int {
-    var total = 0
-    for value in values {
-        let (result, overflow) = total.addingReportingOverflow(value)
-        if overflow { return Int.max }
-        total = result
-    }
-    return total
 }

@@ -1,0 +1,28 @@
+/// The built-in layers model files can describe, one line each, and the lookup from a file's
+/// `type` to the layer that decodes it. A new built-in layer adds its line here.
+enum LayerRegistry {
+    /// Every built-in layer type, in the order of `docs/model-format.md`'s table.
+    static let builtIn: [any ModelFileCodable.Type] = [
+        Convolution.self,
+        DepthwiseConvolution.self,
+        PointwiseConvolution.self,
+        MaxPooling.self,
+        AveragePooling.self,
+        GlobalAveragePooling.self,
+        GlobalMaxPooling.self,
+        Dense.self,
+        Flatten.self,
+        Activation.self,
+        PReLU.self,
+        Softmax.self,
+        LogSoftmax.self,
+        BatchNormalization.self,
+        Add.self,
+        Concatenate.self,
+        Resize.self,
+    ]
+
+    /// The layer type for each file type name.
+    static let byFileTypeName: [String: any ModelFileCodable.Type] =
+        Dictionary(builtIn.map { ($0.fileTypeName, $0) }, uniquingKeysWith: { first, _ in first })
+}
