@@ -122,8 +122,7 @@ struct DirectConvolutionTests {
 
     @Test("Every ungrouped convolution Winograd does not take gets the direct kernel, 1×1 layers of any size too")
     func choice() throws {
-        guard WinogradConvolutionKernel.override == nil else { return }
-        #expect(DirectConvolutionKernel.isPreferred)
+        guard ConvolutionOverride.current == .auto else { return }
         // What compile builds for each: spatial kernels Winograd leaves (stride 2, 7×7), 1×1 layers
         // from 7×7 to 56×56 maps and up to 1024 × 1024 weights; grouped ones stay on im2col and
         // a single pixel is a fully connected layer.

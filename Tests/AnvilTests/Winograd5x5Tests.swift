@@ -106,12 +106,12 @@ struct Winograd5x5Tests {
             try WindowGeometry(input: Shape(height: 14, width: 14, channels: 1), kernel: (k, k), stride: (stride, stride),
                                dilation: (dilation, dilation), padding: .same)
         }
-        guard WinogradConvolutionKernel.override == nil else { return }
-        #expect(Winograd5x5Kernel.isPreferred(geometry: try geometry(5), inputChannels: 32))
-        #expect(!Winograd5x5Kernel.isPreferred(geometry: try geometry(5), inputChannels: 1))
-        #expect(!Winograd5x5Kernel.isPreferred(geometry: try geometry(5, stride: 2), inputChannels: 32))
-        #expect(!Winograd5x5Kernel.isPreferred(geometry: try geometry(5, dilation: 2), inputChannels: 32))
-        #expect(!Winograd5x5Kernel.isPreferred(geometry: try geometry(3), inputChannels: 32))
+        guard ConvolutionOverride.current == .auto else { return }
+        #expect((ConvolutionSelection.algorithm(geometry: try geometry(5), inputChannels: 32, outputChannels: 16, groups: 1) == .winograd5x5))
+        #expect(!(ConvolutionSelection.algorithm(geometry: try geometry(5), inputChannels: 1, outputChannels: 16, groups: 1) == .winograd5x5))
+        #expect(!(ConvolutionSelection.algorithm(geometry: try geometry(5, stride: 2), inputChannels: 32, outputChannels: 16, groups: 1) == .winograd5x5))
+        #expect(!(ConvolutionSelection.algorithm(geometry: try geometry(5, dilation: 2), inputChannels: 32, outputChannels: 16, groups: 1) == .winograd5x5))
+        #expect(!(ConvolutionSelection.algorithm(geometry: try geometry(3), inputChannels: 32, outputChannels: 16, groups: 1) == .winograd5x5))
         // What compile builds: MNIST's conv2 here, its single-channel conv1 not.
         let conv = Convolution(kernel: (5, 5), channels: 64)
         #expect(try refChosenKernel(conv, input: Shape(height: 14, width: 14, channels: 32)) is Winograd5x5Kernel)

@@ -316,13 +316,13 @@ struct WinogradTests {
         #expect(!WinogradConvolutionKernel.supports(geometry: try geometry((5, 5)), groups: 1))
         #expect(!WinogradConvolutionKernel.supports(geometry: try geometry((1, 1)), groups: 1))
         #expect(!WinogradConvolutionKernel.supports(geometry: try geometry((3, 1)), groups: 1))
-        if WinogradConvolutionKernel.override == nil {
-            #expect(WinogradConvolutionKernel.preferredVariant(geometry: try geometry((3, 3)), inputChannels: 64,
-                                                               outputChannels: 64, groups: 1) != nil)
+        if ConvolutionOverride.current == .auto {
+            #expect(ConvolutionSelection.algorithm(geometry: try geometry((3, 3)), inputChannels: 64,
+                                                               outputChannels: 64, groups: 1).winogradVariant != nil)
             // VGG16's conv1_1: three input channels are faster on im2col.
             let first = try WindowGeometry(input: Shape(height: 224, width: 224, channels: 3), kernel: (3, 3), stride: (1, 1),
                                            dilation: (1, 1), padding: .same)
-            #expect(WinogradConvolutionKernel.preferredVariant(geometry: first, inputChannels: 3, outputChannels: 64, groups: 1) == nil)
+            #expect(ConvolutionSelection.algorithm(geometry: first, inputChannels: 3, outputChannels: 64, groups: 1).winogradVariant == nil)
             // At 512 channels, by time alone (the measured crossovers): F(4×4) from 14×14, F(2×2)
             // around 7×7, im2col below. Counting 0.4 ms per MB of weights or filters: F(2×2) at
             // 28×28 and 14×14 (F(4×4) needs 21 MB more for 6–7 ms less), im2col from 7×7 (16/9 of
@@ -333,8 +333,8 @@ struct WinogradTests {
             }
             func picks(_ rate: Double) throws -> [WinogradVariant?] {
                 try [28, 14, 7, 3].map {
-                    WinogradConvolutionKernel.preferredVariant(geometry: try square($0), inputChannels: 512, outputChannels: 512,
-                                                               groups: 1, millisecondsPerMegabyte: rate)
+                    ConvolutionSelection.algorithm(geometry: try square($0), inputChannels: 512, outputChannels: 512,
+                                                               groups: 1, override: .auto, millisecondsPerMegabyte: rate).winogradVariant
                 }
             }
             #expect(try picks(0) == [.f4x4, .f4x4, .f2x2, nil])
@@ -342,8 +342,8 @@ struct WinogradTests {
             // VGG16's 56×56×256 layers keep F(4×4) at 0.4 (9 MB of filters, 7 ms faster than F(2×2)).
             let vgg56 = try WindowGeometry(input: Shape(height: 56, width: 56, channels: 256), kernel: (3, 3), stride: (1, 1),
                                            dilation: (1, 1), padding: .same)
-            #expect(WinogradConvolutionKernel.preferredVariant(geometry: vgg56, inputChannels: 256, outputChannels: 256, groups: 1,
-                                                               millisecondsPerMegabyte: 0.4) == .f4x4)
+            #expect(ConvolutionSelection.algorithm(geometry: vgg56, inputChannels: 256, outputChannels: 256, groups: 1,
+                                                               override: .auto, millisecondsPerMegabyte: 0.4).winogradVariant == .f4x4)
         }
     }
 
@@ -510,9 +510,9 @@ struct WinogradTests {
             let c = WinogradCase(batch: batch, height: currentShape.height, width: currentShape.width, inputs: currentShape.channels,
                                  outputs: layer.outputs, padding: layer.padding, bias: true, activation: index == 0 ? .relu : .none)
             let g = try c.geometry()
-            if WinogradConvolutionKernel.override == nil {
-                #expect(WinogradConvolutionKernel.preferredVariant(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
-                                                                   groups: 1) != nil, "\(layer.name) should use Winograd")
+            if ConvolutionOverride.current == .auto {
+                #expect(ConvolutionSelection.algorithm(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+                                                                   groups: 1).winogradVariant != nil, "\(layer.name) should use Winograd")
             }
             var out = referenceConvolution64(c, g, input: current, weights: tensors["\(layer.name)_W"]!, bias: tensors["\(layer.name)_b"]!)
             if index == 1 {

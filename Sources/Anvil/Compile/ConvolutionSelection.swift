@@ -1,21 +1,222 @@
-/// Builds the kernel for any convolution: depthwise when each group has one input channel,
-/// Winograd for 3×3 stride-1 ungrouped ones where its cost model expects it to be faster
-/// (``WinogradConvolutionKernel/preferredVariant(geometry:inputChannels:outputChannels:groups:)``),
-/// a fully connected kernel for a 1×1 convolution of one pixel, Winograd F(2×2, 5×5) for
-/// 5×5 stride-1 ones (``Winograd5x5Kernel/isPreferred(geometry:inputChannels:)``), then the
-/// direct kernel for every other ungrouped convolution (``DirectConvolutionKernel/isPreferred``:
-/// unless `ANVIL_CONVOLUTION` says otherwise), otherwise im2col + GEMM.
+import Foundation
+
+// How compile computes a convolution: the one place that owns the order of preference between
+// the kernels, the cost model that weighs Winograd against the direct kernel, and the
+// `ANVIL_CONVOLUTION` override (read once). The kernels themselves only say what they support.
+
+/// The ways Anvil computes a convolution, in its order of preference.
+enum ConvolutionAlgorithm: String, Sendable, CaseIterable {
+    /// One input channel per group (MobileNet's depthwise layers): ``DepthwiseConvolutionKernel``.
+    case depthwise
+    /// 3×3 stride 1 by Winograd F(4×4, 3×3): ``WinogradConvolutionKernel``.
+    case winogradF4x4
+    /// 3×3 stride 1 by Winograd F(2×2, 3×3): ``WinogradConvolutionKernel``.
+    case winogradF2x2
+    /// A 1×1 convolution of a single pixel (a classifier head): ``DenseKernel``.
+    case fullyConnected
+    /// 5×5 stride 1 by Winograd F(2×2, 5×5): ``Winograd5x5Kernel``.
+    case winograd5x5
+    /// Any other ungrouped convolution: ``DirectConvolutionKernel``.
+    case direct
+    /// Grouped convolutions, or any when forced: im2col + OpenBLAS `sgemm` (``ConvolutionKernel``).
+    case im2col
+
+    /// The Winograd 3×3 variant, for the two Winograd cases.
+    var winogradVariant: WinogradVariant? {
+        switch self {
+        case .winogradF4x4: return .f4x4
+        case .winogradF2x2: return .f2x2
+        default: return nil
+        }
+    }
+}
+
+/// `ANVIL_CONVOLUTION`: forces the algorithm of every convolution that can take it, for
+/// benchmarks and tests. Read once per process.
+enum ConvolutionOverride: String, Sendable, CaseIterable {
+    /// Unset: the cost model chooses.
+    case auto
+    /// im2col + GEMM for every convolution (no Winograd, no direct kernel).
+    case im2col
+    /// The direct kernel for every ungrouped convolution (no Winograd).
+    case direct
+    /// Winograd as the cost model chooses it (priced against im2col), never the direct kernel.
+    case gemm
+    /// Winograd F(2×2, 3×3) for every 3×3 stride-1 ungrouped convolution.
+    case winograd2
+    /// Winograd F(4×4, 3×3) for every 3×3 stride-1 ungrouped convolution.
+    case winograd4
+
+    /// The environment's value, or an error naming the variable and what it may be.
+    static let environment: Result<ConvolutionOverride, AnvilError> = parse(
+        ProcessInfo.processInfo.environment["ANVIL_CONVOLUTION"])
+
+    /// `text` as an override (nil and empty are ``auto``), or an error listing the values.
+    static func parse(_ text: String?) -> Result<ConvolutionOverride, AnvilError> {
+        guard let text, !text.isEmpty else { return .success(.auto) }
+        guard let value = ConvolutionOverride(rawValue: text) else {
+            let values = allCases.map(\.rawValue).joined(separator: ", ")
+            return .failure(AnvilError(.invalidOption, "ANVIL_CONVOLUTION=\(text) is not one of \(values)"))
+        }
+        return .success(value)
+    }
+
+    /// ``environment``'s value; ``auto`` when it is invalid (compile reports that as an error).
+    static var current: ConvolutionOverride { (try? environment.get()) ?? .auto }
+}
+
+/// The choice itself: pure, so tests can ask it about any layer and any override.
+enum ConvolutionSelection {
+    /// What a megabyte of convolution weights held in memory costs, in milliseconds per image,
+    /// when Winograd is weighed against the direct kernel: the direct kernel keeps the weights
+    /// as they are, the Winograd filters take 16/9 (F(2×2)) or 4 (F(4×4)) times their memory.
+    /// That memory is resident for as long as the model lives, and making it costs load time:
+    /// the kernel zeroes every fresh page (0.2 ms per MB on the reference VM at best, several
+    /// times that when the host must back the pages first). At 0.4 (per 10⁶ bytes), VGG16
+    /// keeps F(4×4) for its large layers and takes F(2×2) for the 28×28 and 14×14 ones, which
+    /// hold 90% of its convolution weights (peak memory 773 → 660 thousand kB, load + compile
+    /// 70 → 41 ms against 0, measured when the choice was made).
+    /// `ANVIL_WINOGRAD_MS_PER_MB` sets it; 0 picks the fastest algorithm whatever its memory.
+    static let millisecondsPerMegabyte: Double = {
+        guard let text = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_MS_PER_MB"], let value = Double(text),
+              value >= 0 else { return 0.4 }
+        return value
+    }()
+
+    /// The algorithm for a convolution, in order: depthwise for one input channel per group;
+    /// Winograd 3×3 where the cost model expects it to beat the kernel that would run
+    /// otherwise (time plus ``millisecondsPerMegabyte`` for its memory); a fully connected
+    /// kernel for a 1×1 convolution of one pixel; Winograd 5×5 for 5×5 stride-1 layers of at
+    /// least 8 input channels; the direct kernel for every other ungrouped convolution; im2col
+    /// + GEMM for the rest. `override` forces as its cases say.
+    ///
+    /// Measured when the rules were made (reference machine, one layer, one thread):
+    /// - Winograd 5×5 against the direct kernel (same padding, batch 4): 8 → 16 channels at
+    ///   28×28 alike, 16 → 32 at 28×28 and 32 → 64 at 14×14 1.4× faster, 64 → 64 at 28×28
+    ///   2.0×, 128 and 256 at 14×14 2.1× and 2.4×, 512 at 7×7 1.4×; with fewer than 8 input
+    ///   channels the transforms cost more than the multiplies they save.
+    /// - The direct kernel against im2col + `sgemm` (batch 1, median of alternating runs): as
+    ///   fast or faster at every size — spatial kernels (3×3 … 7×7, any stride) save the im2col
+    ///   copy, 1.1–2.5×; 1×1 layers on 1 and 2 threads: MobileNet's 112×112 32 → 64 0.85
+    ///   against 1.0 ms, 14×14 512 → 512 1.14 against 1.28, ResNet-50's stride-2 28×28
+    ///   512 → 1024 2.51 against 3.15; whole MobileNet 15.0 against 15.5 ms on one thread.
+    static func algorithm(geometry g: WindowGeometry, inputChannels: Int, outputChannels: Int, groups: Int,
+                          override: ConvolutionOverride = .current,
+                          millisecondsPerMegabyte: Double = millisecondsPerMegabyte) -> ConvolutionAlgorithm {
+        if groups == inputChannels && groups > 1 { return .depthwise }
+        let ungrouped = groups == 1
+        // What runs when Winograd does not.
+        let fallback: ConvolutionAlgorithm = !ungrouped || override == .im2col || override == .gemm ? .im2col : .direct
+        if WinogradConvolutionKernel.supports(geometry: g, groups: groups) {
+            switch override {
+            case .winograd2: return .winogradF2x2
+            case .winograd4: return .winogradF4x4
+            case .im2col, .direct: break
+            case .auto, .gemm:
+                if let variant = preferredWinograd(geometry: g, inputChannels: inputChannels, outputChannels: outputChannels,
+                                                   against: fallback, millisecondsPerMegabyte: millisecondsPerMegabyte) {
+                    return variant == .f4x4 ? .winogradF4x4 : .winogradF2x2
+                }
+            }
+        }
+        if ungrouped && g.isSinglePixel { return .fullyConnected }
+        if ungrouped && Winograd5x5Kernel.supports(geometry: g) && inputChannels >= 8
+            && override != .direct && override != .im2col && override != .gemm {
+            return .winograd5x5
+        }
+        return fallback
+    }
+
+    /// The Winograd variant cheaper than `fallback` for this layer, or nil. Fewer than 8 input
+    /// channels never take Winograd (its transforms work on vectors of 8 channels).
+    static func preferredWinograd(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
+                                  against fallback: ConvolutionAlgorithm,
+                                  millisecondsPerMegabyte: Double) -> WinogradVariant? {
+        guard inputChannels >= 8 else { return nil }
+        // 1 ms per 10⁶ bytes is 1 ns per byte; per stored float (a tap of a filter or of a transformed filter):
+        let perFloat = millisecondsPerMegabyte * Double(MemoryLayout<Float>.size)
+        let pairs = Double(inputChannels * outputChannels)
+        let alternative = ConvolutionCostModel.nanoseconds(fallback, geometry: geometry, inputChannels: inputChannels,
+                                                           outputChannels: outputChannels) + perFloat * pairs * 9
+        let best = WinogradVariant.allCases.map { variant in
+            (variant, ConvolutionCostModel.nanoseconds(variant == .f4x4 ? .winogradF4x4 : .winogradF2x2, geometry: geometry,
+                                                       inputChannels: inputChannels, outputChannels: outputChannels)
+                + perFloat * pairs * Double(variant.positions))
+        }.min { $0.1 < $1.1 }!
+        return best.1 < alternative ? best.0 : nil
+    }
+}
+
+/// A cost model of one image through each algorithm ``ConvolutionSelection`` weighs, in
+/// nanoseconds on one thread, linear in counts the kernels' structure gives.
+enum ConvolutionCostModel {
+    /// The estimated time of `algorithm` for one image (0 for algorithms it does not price).
+    ///
+    /// - Winograd (coefficients fitted when its products were OpenBLAS GEMMs; Anvil's own
+    ///   products were as fast or faster on every VGG16 layer, A/B): multiply-adds with each
+    ///   block's tiles rounded up to a multiple of 8, filter floats streamed once per block and
+    ///   position, elements moved by the transforms (input channels past a multiple of 8 cost
+    ///   extra), a fixed cost per position.
+    /// - The direct kernel: multiply-adds of whole register tiles (6 pixels × 16 channels), and
+    ///   input and output elements; a non-negative least-squares fit (relative error) to 39
+    ///   single-thread timings of 3×3 layers (1×1 … 224×224, 8 … 512 channels) on the 2-core
+    ///   Zen 3 machine, made while other builds ran (median error 22%). With it the choice
+    ///   agrees with the measured fastest in 31 of the 39 cases (30 when the alternative was
+    ///   priced as im2col, which no longer runs there) and is unchanged for every 3×3 layer of
+    ///   the zoo's networks.
+    /// - im2col + GEMM (only under `ANVIL_CONVOLUTION=gemm`, and grouped layers): GEMM
+    ///   multiply-adds, weights streamed once per band of rows, elements copied, a fixed cost.
+    static func nanoseconds(_ algorithm: ConvolutionAlgorithm, geometry g: WindowGeometry, inputChannels: Int,
+                            outputChannels: Int) -> Double {
+        let pairs = Double(inputChannels * outputChannels)
+        let pixels = g.outputHeight * g.outputWidth
+        switch algorithm {
+        case .direct:
+            let tiles = (pixels + 5) / 6 * 6, blocks = (outputChannels + 15) / 16 * 16
+            let macs = Double(tiles * g.kernelHeight * g.kernelWidth * inputChannels * blocks)
+            return 0.02558 * macs + 0.4155 * Double(pixels * (inputChannels + outputChannels))
+        case .im2col:
+            let depth = g.kernelHeight * g.kernelWidth * inputChannels
+            let rows = min(pixels, max(64, ConvolutionKernel.tileBudget / depth))
+            let passes = Double((pixels + rows - 1) / rows)
+            let taps = Double(g.kernelHeight * g.kernelWidth)
+            return 0.01942 * Double(pixels) * taps * pairs + 0.3469 * taps * pairs * passes
+                + 0.5469 * Double(pixels * (depth + outputChannels)) + 269
+        case .winogradF2x2, .winogradF4x4:
+            let variant = algorithm.winogradVariant!
+            let m = variant.outputTile, positions = variant.positions
+            let tiles = ((g.outputHeight + m - 1) / m) * ((g.outputWidth + m - 1) / m)
+            let limit = max(WinogradConvolutionKernel.minimumBlockTiles,
+                            WinogradConvolutionKernel.blockBudget / (positions * (inputChannels + outputChannels)))
+            let blocks = (tiles + limit - 1) / limit
+            let paddedTiles = ((tiles + blocks - 1) / blocks + 7) / 8 * 8 * blocks
+            let (perMAC, perWeight, perElement, perTailElement, perPosition): (Double, Double, Double, Double, Double) =
+                variant == .f4x4 ? (0.02575, 0.1201, 0.6955, 11.24, 58.56) : (0.0214, 0.1918, 0.7165, 15.75, 49.98)
+            return perMAC * Double(paddedTiles * positions) * pairs + perWeight * Double(positions * blocks) * pairs
+                + perElement * Double(tiles * positions * (inputChannels + outputChannels))
+                + perTailElement * Double(tiles * positions * (inputChannels % 8)) + perPosition * Double(positions)
+        case .depthwise, .fullyConnected, .winograd5x5:
+            return 0
+        }
+    }
+}
+
+/// Builds the kernel for any convolution, as ``ConvolutionSelection`` chooses; throws when
+/// `ANVIL_CONVOLUTION` holds no valid value.
 func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, inputChannels: Int,
                            outputChannels: Int, groups: Int, useBias: Bool,
                            activation: ActivationFunction) throws -> any Kernel {
+    let override = try ConvolutionOverride.environment.get()
+    let algorithm = ConvolutionSelection.algorithm(geometry: geometry, inputChannels: inputChannels,
+                                                   outputChannels: outputChannels, groups: groups, override: override)
     let finalActivation = context.fusedActivation ?? activation
     guard context.fusedResidual else {
-        return try makeConvolutionKernel(context, geometry: geometry, inputChannels: inputChannels,
+        return try makeConvolutionKernel(context, algorithm, geometry: geometry, inputChannels: inputChannels,
                                          outputChannels: outputChannels, groups: groups, useBias: useBias,
                                          finalActivation: finalActivation)
     }
     // A fused residual: the direct kernel adds it in registers; any other is wrapped.
-    let kernel = try makeConvolutionKernel(context, geometry: geometry, inputChannels: inputChannels,
+    let kernel = try makeConvolutionKernel(context, algorithm, geometry: geometry, inputChannels: inputChannels,
                                            outputChannels: outputChannels, groups: groups, useBias: useBias,
                                            finalActivation: .none)
     if var direct = kernel as? DirectConvolutionKernel {
@@ -25,14 +226,13 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
     return ResidualKernel(inner: kernel, activation: finalActivation)
 }
 
-/// ``makeConvolutionKernel(_:geometry:inputChannels:outputChannels:groups:useBias:activation:)``
-/// with the activation already resolved.
-private func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, inputChannels: Int,
-                                   outputChannels: Int, groups: Int, useBias: Bool,
+/// Builds the kernel of `algorithm` with the activation already resolved.
+private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: ConvolutionAlgorithm, geometry: WindowGeometry,
+                                   inputChannels: Int, outputChannels: Int, groups: Int, useBias: Bool,
                                    finalActivation: ActivationFunction) throws -> any Kernel {
     let raw = try context.parameter(.weights)
     let bias = useBias ? try context.parameter(.biases) : nil
-    if groups == inputChannels && groups > 1 {
+    if algorithm == .depthwise {
         let reordered = WeightReorder.depthwise(raw.buffer, layout: context.layout, channels: outputChannels,
                                                 kernelHeight: geometry.kernelHeight, kernelWidth: geometry.kernelWidth)
         let weights = KernelWeights(source: raw, reordered: reordered, bias: bias, outputs: outputChannels,
@@ -43,9 +243,7 @@ private func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeo
                                           multiplier: outputChannels / inputChannels, weights: weights,
                                           activation: finalActivation)
     }
-    let forcedDirect = groups == 1 && DirectConvolutionKernel.override == "direct"
-    if !forcedDirect, let variant = WinogradConvolutionKernel.preferredVariant(
-        geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels, groups: groups) {
+    if let variant = algorithm.winogradVariant {
         // The filter transform reads the weights in their own layout and applies a folded
         // BatchNormalization's scale itself: no reordered or scaled copy.
         let kernel = WinogradConvolutionKernel(
@@ -65,7 +263,7 @@ private func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeo
                                 weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth * groupInputs,
                                 affine: context.foldedAffine)
     if weights.weights.buffer.baseAddress != raw.buffer.baseAddress { raw.releaseMappedPages() }  // a copy is used
-    if groups == 1 && geometry.isSinglePixel {
+    if algorithm == .fullyConnected {
         // One pixel in, one out (a classifier head on pooled features): a fully connected
         // layer, whose kernel reads several weight rows at once (MobileNet's 1024 → 1000 head
         // 0.33 → 0.2 ms at batch 1: the direct kernel streams one 64-byte column at a time).
@@ -73,13 +271,13 @@ private func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeo
         return DenseKernel(inputs: inputChannels, outputs: outputChannels, weights: weights,
                            activation: finalActivation, channelsFirstInput: nil)
     }
-    if groups == 1 && Winograd5x5Kernel.isPreferred(geometry: geometry, inputChannels: inputChannels) {
+    if algorithm == .winograd5x5 {
         let kernel = Winograd5x5Kernel(geometry: geometry, inputChannels: inputChannels,
                                        outputChannels: outputChannels, weights: weights, activation: finalActivation)
         raw.releaseMappedPages()  // only the transformed filters are used
         return kernel
     }
-    if groups == 1 && DirectConvolutionKernel.isPreferred {
+    if algorithm == .direct {
         let kernel = DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels,
                                              outputChannels: outputChannels, weights: weights, activation: finalActivation)
         raw.releaseMappedPages()  // only the packed copy is used

@@ -186,22 +186,3 @@ struct DirectConvolutionKernel: Kernel {
         }
     }
 }
-
-extension DirectConvolutionKernel {
-    /// `ANVIL_CONVOLUTION` (see ``WinogradConvolutionKernel/override``); `direct` also keeps
-    /// Winograd from taking a layer.
-    static var override: String? { WinogradConvolutionKernel.override }
-
-    /// Whether ungrouped convolutions that Winograd did not take run here rather than through
-    /// im2col + GEMM: unless `ANVIL_CONVOLUTION` says otherwise, yes, whatever their shape —
-    /// this kernel was as fast or faster at every size measured on the reference machine (one layer, batch 1, median of
-    /// alternating runs, this kernel against OpenBLAS's `sgemm`). Spatial kernels (3×3 … 7×7,
-    /// any stride) save the im2col copy: 1.1–2.5×. 1×1 layers, 1 and 2 threads: MobileNet's
-    /// 112×112 32 → 64 0.85 against 1.0 ms; 14×14 512 → 512 1.14 against 1.28; 14×14
-    /// 256 → 1024 1.51 / 0.90 against 1.60 / 1.64 (two threads); ResNet-50's stride-2 28×28
-    /// 512 → 1024 2.51 against 3.15; 28×28 1024 → 1024 alike on one thread, 10.9 against 11.6
-    /// on two; 14×14 1024 → 256 alike (1.69 / 1.58, noisy). Whole MobileNet: 15.0 against
-    /// 15.5 ms on one thread, 8.0 against 8.4 on two. `ANVIL_CONVOLUTION=direct` or `im2col`
-    /// forces the choice; `gemm` keeps Winograd's own choice but never picks this kernel.
-    static var isPreferred: Bool { override != "im2col" && override != "gemm" }
-}

@@ -95,20 +95,3 @@ struct Winograd5x5Kernel: Kernel {
         }
     }
 }
-
-extension Winograd5x5Kernel {
-    /// Whether a convolution runs faster here than in ``DirectConvolutionKernel``: 5×5,
-    /// stride 1, no dilation, at least 8 input channels (with fewer, the transforms cost
-    /// more than the multiplies they save). Measured on the reference machine (one layer with
-    /// same padding, batch 4, one thread, against the direct kernel): 8 → 16 channels at 28×28
-    /// alike, 16 → 32 at 28×28 and 32 → 64 at 14×14 1.4× faster, 64 → 64 at 28×28 2.0×,
-    /// 128 and 256 at 14×14 2.1× and 2.4×, 512 at 7×7 1.4×. `ANVIL_CONVOLUTION` = `direct`,
-    /// `im2col` or `gemm` keeps it out.
-    static func isPreferred(geometry: WindowGeometry, inputChannels: Int) -> Bool {
-        switch WinogradConvolutionKernel.override {
-        case "direct", "im2col", "gemm": return false
-        default: break
-        }
-        return supports(geometry: geometry) && inputChannels >= 8
-    }
-}
