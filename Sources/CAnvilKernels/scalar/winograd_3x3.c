@@ -2,17 +2,4 @@
 
 // Winograd F(2×2) and F(4×4) transforms in plain C (the 8-lane vectors become SSE pairs).
 
-void anvil_winograd3_input_scalar(const anvil_winograd3_shape *s, const float *input, float *v, long first, long begin,
-                              long end) {
-    input_tiles(s, input, v, first, begin, end);
-}
-
-void anvil_winograd3_output_scalar(const anvil_winograd3_shape *s, const float *m, const float *bias, float *output,
-                               long first, long begin, long end) {
-    output_tiles(s, m, bias, output, first, begin, end);
-}
-
-void anvil_winograd3_filters_scalar(int tile, const float *weights, anvil_winograd3_filter_strides strides,
-                                const float *scale, int outputs, int inputs, float *u, int begin, int end) {
-    filter_inputs(tile, weights, strides, scale, outputs, inputs, u, begin, end);
-}
+ANVIL_WINOGRAD3_BODIES(scalar)
