@@ -223,7 +223,7 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
         direct.activation = finalActivation
         return direct
     }
-    return ResidualKernel(inner: kernel, activation: finalActivation)
+    return EpilogueKernel(inner: kernel, affine: nil, addsSecondInput: true, activation: finalActivation)
 }
 
 /// Builds the kernel of `algorithm` with the activation already resolved.

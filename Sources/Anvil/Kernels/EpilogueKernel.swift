@@ -1,6 +1,9 @@
 /// The part of a fused epilogue a layer's kernel did not apply itself, applied by the compiler
 /// right after it in one pass over the output: a per-channel affine map (a folded
-/// BatchNormalization), then the second input (a residual), then the activation.
+/// BatchNormalization), then the second input (a residual), then the activation. It is also
+/// how a fused residual `Add` reaches a convolution kernel that cannot add it in registers
+/// (all but the direct kernel): what the `Add` step would have done, minus a read of the
+/// layer's output.
 struct EpilogueKernel: RangeKernel {
     let inner: any Kernel
     /// `y = scale[c] * y + shift[c]`, or `nil`.
@@ -12,6 +15,8 @@ struct EpilogueKernel: RangeKernel {
     func scratchCount(batch: Int) -> Int { inner.scratchCount(batch: batch) }
 
     func run(_ io: KernelIO) {
+        // The inner kernels read only their first input, so `io` goes as it is: a copy with one
+        // input would allocate its arrays on every run.
         inner.run(io)
         Compute.parallelFor(io.batch * io.outputShape.count, costPerItem: 3, KernelRange(kernel: self, io: io))
     }

@@ -27,13 +27,6 @@ extension DirectConvolutionKernel: EpilogueReportingKernel {
     var addsResidual: Bool { true }
 }
 
-extension ResidualKernel: EpilogueReportingKernel {
-    /// Its activation, after the residual.
-    var appliedActivation: ActivationFunction { activation }
-    /// Always: that is what it is for.
-    var addsResidual: Bool { true }
-}
-
 extension EpilogueKernel: EpilogueReportingKernel {
     /// Its activation, after the affine map and the residual.
     var appliedActivation: ActivationFunction { activation }
