@@ -1,8 +1,6 @@
-import Synchronization
-
 /// Idle workspaces kept between predictions: a fixed array of retained references under a
-/// mutex. Taking and returning one performs no allocation, even in a debug build (where
-/// Swift collections copy on mutation inside closures).
+/// mutex (a ``TracedMutex``). Taking and returning one performs no allocation, even in a
+/// debug build (where Swift collections copy on mutation inside closures).
 final class WorkspacePool: Sendable {
     /// The kept workspaces: `slots[0 ..< count]`, each retained once. Reached only inside `idle`'s lock.
     private struct Idle: ~Copyable {
@@ -27,7 +25,7 @@ final class WorkspacePool: Sendable {
         }
     }
 
-    private let idle = Mutex(Idle())
+    private let idle = TracedMutex(Idle())
 
     /// An idle workspace for `batch`, if one is kept.
     func take(batch: Int) -> CompiledModel.Workspace? {
