@@ -3,7 +3,7 @@
 #
 #   Scripts/dev/sanitize.sh [address] [thread] [-- extra `swift test` arguments, e.g. --filter Concurrency]
 #
-# Default: both, ASan first (CI runs at least `Scripts/dev/sanitize.sh address`). Builds go to
+# Default: both, ASan first (CI, .ci/run, runs both). Builds go to
 # .build-asan and .build-tsan, full logs to .build-{asan,tsan}/sanitize.log; each pass prints
 # how long its build and its tests took.
 # Exit status: 0 when every requested pass is clean.

@@ -139,6 +139,63 @@ struct ConcurrencyTests {
         }
     }
 
+    @Test("Compute.threadCount changed over and over while 4 threads predict: every answer within 1e-5 of the serial one")
+    func threadCountChangesWhilePredicting() async throws {
+        // In a child process, so the tests running beside this one keep their thread count (a
+        // different count may change the last bits). A data race on the count shows up under
+        // ThreadSanitizer (whose exit status then fails the child) and as a wrong answer.
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            func fail(_ message: String) -> Never {
+                FileHandle.standardError.write(Data((message + "\n").utf8))
+                exit(1)
+            }
+            let model = try ConcurrencyTests.model()
+            try model.compile(from: RandomParameterSource(seed: 9))
+            Compute.threadCount = 0
+            guard Compute.threadCount == 1 else { fail("threadCount 0 reads back as \(Compute.threadCount), not 1") }
+            let serial = try ConcurrencyTests.inputs.map { try model.predict($0).values }
+            Compute.threadCount = .max
+            let most = Compute.threadCount
+            guard most >= 1 else { fail("threadCount .max reads back as \(most)") }
+
+            let stop = Atomic<Bool>(false)
+            let done = Atomic<Int>(0), wrong = Atomic<Int>(0)
+            let group = DispatchGroup()
+            for thread in 0 ..< 4 {
+                DispatchQueue.global().async(group: group) {
+                    var k = thread
+                    while !stop.load(ordering: .relaxed) || done.load(ordering: .relaxed) < 400 {
+                        let index = k % ConcurrencyTests.inputs.count
+                        k += 5
+                        let values = (try? model.predict(ConcurrencyTests.inputs[index]).values) ?? []
+                        let close = values.count == serial[index].count
+                            && zip(values, serial[index]).allSatisfy { abs($0 - $1) <= 1e-5 }
+                        if !close { wrong.add(1, ordering: .relaxed) }
+                        done.add(1, ordering: .relaxed)
+                    }
+                }
+            }
+            // Every count from 1 to the most, again and again, for as long as predictions run.
+            var toggles = 0
+            while toggles < 400 || done.load(ordering: .relaxed) < 200 {
+                Compute.threadCount = 1 + toggles % most
+                let read = Compute.threadCount
+                if read < 1 || read > most { wrong.add(1, ordering: .relaxed) }
+                toggles += 1
+                usleep(100)
+            }
+            stop.store(true, ordering: .relaxed)
+            group.wait()
+            guard wrong.load(ordering: .relaxed) == 0 else {
+                fail("\(wrong.load(ordering: .relaxed)) of \(done.load(ordering: .relaxed)) answers were wrong")
+            }
+            exit(0)
+        }
+        // The child's own reports (a sanitizer's included) reach this process's log.
+        let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        if !errors.isEmpty { print(errors) }
+    }
+
     @Test("Several models predicting at once do not disturb each other")
     func severalModels() throws {
         let models = try (0 ..< 4).map { seed -> Model in

@@ -12,7 +12,7 @@ import Testing
 /// are now (id, code, message) to `<file>`, to update the document.
 @Suite("Failure: error catalogue")
 struct FailureCatalogueTests {
-    typealias Entry = (id: String, trigger: (URL) throws -> Void)
+    typealias Entry = (id: String, trigger: @Sendable (URL) throws -> Void)
 
     static let a = Input(width: 4, height: 4, channels: 2, name: "image")
 

@@ -7,7 +7,7 @@ import Testing
 /// giving bit-identical answers. And inputs `predict` cannot run are refused up front.
 @Suite("Failure: compile atomicity and predict")
 struct FailureCompileTests {
-    final class Counter: @unchecked Sendable { var value = 0 }
+    final class Counter { var value = 0 }
     struct Unavailable: Error {}
 
     /// conv --> bn (folded) --> relu --> dense --> bn2 (folded into the dense layer): 12 tensors.

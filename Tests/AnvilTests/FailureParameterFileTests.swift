@@ -11,7 +11,7 @@ struct FailureParameterFileTests {
     // MARK: - One file per tensor
 
     /// Each broken variant of the directory: the error code and what the message names.
-    static let brokenDirectories: [(String, AnvilError.Code, [String], (URL) throws -> Void)] = [
+    static let brokenDirectories: [(String, AnvilError.Code, [String], @Sendable (URL) throws -> Void)] = [
         ("missing file", .missingParameter, ["fc_b.bin", "fc_b"], { dir in
             try FileManager.default.removeItem(at: dir.appendingPathComponent("fc_b.bin"))
         }),

@@ -769,7 +769,7 @@ struct ReferenceLayerTests {
         }
     }
 
-    final class RequestLog: @unchecked Sendable {
+    final class RequestLog {
         var items: [String] = []
         func append(_ item: String) { items.append(item) }
     }

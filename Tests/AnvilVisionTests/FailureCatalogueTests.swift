@@ -7,7 +7,7 @@ import Testing
 /// directories written as `<dir>`). `ANVIL_ERROR_CATALOGUE=<file>` writes the current rows.
 @Suite("Failure: data file catalogue")
 struct FailureVisionCatalogueTests {
-    typealias Entry = (id: String, trigger: (URL) throws -> Void)
+    typealias Entry = (id: String, trigger: @Sendable (URL) throws -> Void)
 
     static func idx(_ dimensions: [UInt32], _ payload: [UInt8], type: UInt8 = 8) -> [UInt8] {
         [0, 0, type, UInt8(dimensions.count)] + dimensions.flatMap(be32) + payload

@@ -3,8 +3,8 @@ import Foundation
 /// A model ready to run: kernels in order and a buffer plan. Immutable, so any number of
 /// threads can run it at once; each run borrows a ``Workspace`` for its batch size from a
 /// pool, so after the first call at a batch size `run` allocates nothing.
-final class CompiledModel: @unchecked Sendable {
-    struct Step: @unchecked Sendable {
+final class CompiledModel: Sendable {
+    struct Step: Sendable {
         let kernel: any Kernel
         let inputs: [Int]
         let output: Int
@@ -83,6 +83,10 @@ final class CompiledModel: @unchecked Sendable {
 
     /// Buffers for one batch size, and the kernel arguments pointing into them.
     final class Workspace: @unchecked Sendable {
+        // @unchecked Sendable: the buffers are raw pointers. A workspace is used by one run at a
+        // time: `run` takes it from the pool (under the pool's lock) and gives it back when
+        // done, so no two threads ever touch its memory at once; its fields are `let`s.
+
         let batch: Int
         let memory: UnsafeMutablePointer<Float>
         let io: [KernelIO]

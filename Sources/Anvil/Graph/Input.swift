@@ -3,7 +3,10 @@
 /// ```swift
 /// let input = Input(width: 28, height: 28, channels: 1)
 /// ```
-public final class Input: SymbolicTensor {
+public final class Input: SymbolicTensor, @unchecked Sendable {
+    // @unchecked Sendable restates the superclass's (Swift requires it): `shape` and `name` are
+    // `let`s of Sendable types, so an input is as immutable as every other SymbolicTensor.
+
     /// The shape of one input image.
     public let shape: Shape
     /// The name given by the caller, or `nil` for an automatic one (`input`, `input_2`, ...).

@@ -2,8 +2,14 @@
 ///
 /// You get one from ``Input`` and from applying a layer with `-->`; ``Model`` turns the
 /// symbolic tensors reachable from its outputs into a graph and infers every shape.
-public class SymbolicTensor {
-    enum Origin {
+///
+/// Immutable, so it can be shared between threads (a network defined once, built anywhere).
+public class SymbolicTensor: @unchecked Sendable {
+    // @unchecked only because the class is not final (Input subclasses it): every stored
+    // property, here and in Input, is a `let` of a Sendable type, and the class is not `open`,
+    // so no subclass outside Anvil can add mutable state.
+
+    enum Origin: Sendable {
         case input(shape: Shape, name: String?)
         case layer(any Layer, inputs: [SymbolicTensor])
     }

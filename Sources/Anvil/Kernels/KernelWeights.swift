@@ -1,6 +1,6 @@
 /// Weights and biases prepared for a kernel: borrowed from the parameter source when they are
 /// already in the kernel's layout, copied otherwise. `weights` rows are output channels.
-struct KernelWeights: @unchecked Sendable {
+struct KernelWeights: Sendable {
     let weights: ParameterData
     let bias: ParameterData?
 

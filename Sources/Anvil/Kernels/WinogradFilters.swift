@@ -33,6 +33,9 @@ struct FilterStrides: Sendable, Equatable {
 /// 4 KB pages took 170–240 ms against 40 ms or more in 2 MB pages.
 /// Huge pages also spare the GEMMs TLB misses when they stream the filters.
 final class WinogradFilters: @unchecked Sendable {
+    // @unchecked Sendable: `pointer` and `count` are `let`s; the filters are written by the
+    // compile step's transform before the kernel holding them is published, and only read after.
+
     let pointer: UnsafeMutablePointer<Float>
     let count: Int
 

@@ -13,7 +13,12 @@
 /// ```
 ///
 /// Layers are reference types: applying one instance twice shares its parameters.
-public protocol Layer: AnyObject {
+///
+/// Layers are `Sendable`: a model is built and used from any thread, so a layer must be safe to
+/// share. A `final class` whose stored properties are `let`s of Sendable types (as above)
+/// conforms with nothing more to write; a layer with mutable state must protect it itself
+/// (a `Mutex`, for example).
+public protocol Layer: AnyObject, Sendable {
     /// The name given by the user, or `nil` for an automatic, deterministic one.
     var name: String? { get }
     /// The type shown in summaries and error messages (default: the Swift type name; model files

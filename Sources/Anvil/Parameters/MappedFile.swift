@@ -9,6 +9,10 @@ import Darwin
 /// If the file is truncated while mapped, reading the lost pages raises SIGBUS: load with
 /// ``ParameterLoading/copied`` when files may change under a running process.
 public final class MappedFile: @unchecked Sendable {
+    // @unchecked Sendable: `path` and `bytes` are `let`s; the mapping is read-only (PROT_READ)
+    // and unmapped only in deinit, when no thread holds the file; `releasePages` is an
+    // madvise call, safe from any thread (the pages come back unchanged on the next read).
+
     /// The file's path.
     public let path: String
     /// The mapped bytes.

@@ -4,6 +4,11 @@
 /// `ParameterData` keeps its storage alive; Anvil may keep referring to it after
 /// `compile` (to avoid copying weights already in the layout it computes in).
 public struct ParameterData: @unchecked Sendable {
+    // @unchecked Sendable: `buffer` is an unsafe pointer and `owner` any object. Both are `let`s;
+    // Anvil only reads through `buffer` (never writes) and only retains `owner` (never calls
+    // it), so sharing the value between threads shares read-only memory kept alive by `owner`.
+    // A caller who hands Anvil memory it later writes breaks the documented contract, not this.
+
     /// The values.
     public let buffer: UnsafeBufferPointer<Float>
     /// Whatever keeps `buffer` valid (an array box, a mapped file), retained with it.
@@ -52,6 +57,10 @@ extension ParameterData {
 /// time, and from malloc's 16-byte alignment half of those loads split a cache line (which
 /// made whole runs 30–40% slower, depending on where an allocation happened to land).
 final class FloatBox: @unchecked Sendable {
+    // @unchecked Sendable: `pointer` and `count` are `let`s and the memory is written only while
+    // the box is being built (here, or by the compile step packing weights into it) before any
+    // kernel holding it is published; afterwards every thread only reads it.
+
     let pointer: UnsafeMutablePointer<Float>
     let count: Int
 

@@ -1,13 +1,17 @@
 import COpenBLAS
+import Synchronization
 
 /// The compute settings Anvil and OpenBLAS share.
 public enum Compute {
-    nonisolated(unsafe) private static var threads: Int = {
+    /// The current ``threadCount``. Atomic because it may be set while other threads' parallel
+    /// loops read it; the loads are relaxed: nothing else is published through it, and a loop
+    /// that reads the old or the new count splits its work correctly either way.
+    private static let threads = Atomic<Int>({
         // OpenBLAS stays single-threaded; Anvil splits the work (see `Gemm`).
         let cores = max(1, Int(openblas_get_num_threads()))
         openblas_set_num_threads(1)
         return cores
-    }()
+    }())
 
     /// Workers for Anvil's loops: one fewer than the cores (the caller is the other), created once.
     private static let pool = WorkerPool(workers: max(0, Int(openblas_get_num_procs()) - 1))
@@ -17,8 +21,8 @@ public enum Compute {
     /// pool, so nothing oversubscribes the cores. Process-wide; defaults to the number of cores
     /// OpenBLAS sees (`OPENBLAS_NUM_THREADS` lowers it). At most the number of cores is used.
     public static var threadCount: Int {
-        get { threads }
-        set { threads = max(1, min(newValue, pool.workers + 1)) }
+        get { threads.load(ordering: .relaxed) }
+        set { threads.store(max(1, min(newValue, pool.workers + 1)), ordering: .relaxed) }
     }
 
     /// The most threads ``threadCount`` can be set to: kernels with per-thread scratch memory
@@ -29,7 +33,7 @@ public enum Compute {
     /// only when each part gets enough work (about 16k multiply-adds) to pay for waking a thread.
     @inline(__always)
     static func parts(_ count: Int, costPerItem: Int) -> Int {
-        min(threads, count, max(1, count &* costPerItem / 16_384))
+        min(threads.load(ordering: .relaxed), count, max(1, count &* costPerItem / 16_384))
     }
 
     /// Runs `job` over `0..<count`, split into at most `threadCount` contiguous ranges that

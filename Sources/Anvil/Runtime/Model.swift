@@ -15,10 +15,10 @@ import Synchronization
 /// ```
 ///
 /// A compiled model can be used from many threads at once.
-public final class Model: @unchecked Sendable {
+public final class Model: Sendable {
     let graph: Graph
     let plan: ExecutionPlan
-    private let compiled = Mutex<CompiledModel?>(nil)
+    private let compiled = TracedMutex<CompiledModel?>(nil)
 
     /// Builds a model with one input and one output; throws for an impossible graph,
     /// naming the layer and the shapes at fault.

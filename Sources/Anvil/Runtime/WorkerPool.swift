@@ -9,18 +9,74 @@ import Synchronization
 /// Part 0 of a job runs on the caller, part `i` on worker `i - 1`; the caller returns only
 /// after every worker has finished its part. One job runs at a time: a caller that finds
 /// the pool busy (another thread's `predict`) runs all parts itself rather than wait.
+///
+/// Synchronisation: the caller that wins `busy` (an acquiring compare-exchange) owns the job
+/// fields; it writes them, then hands each helper the new generation with a releasing store
+/// to the slot's `assigned`, and rings the slot's ``Doorbell`` in case the worker is asleep.
+/// A worker reads the job fields only after an acquiring load of `assigned` shows the new
+/// generation, and reports with a releasing store to `done`; the caller touches the fields
+/// again only after acquiring-loading every helper's `done`, and gives up `busy` with a
+/// releasing store.
 final class WorkerPool: @unchecked Sendable {
+    // @unchecked Sendable: the job fields (`generation`, `jobType`, `jobAddress`, `count`,
+    // `parts`) are plain stored properties shared with the workers. They are safe by the
+    // hand-off above: written only by the `busy` owner before its releasing stores to
+    // `assigned`, read by a worker only after its acquiring load of that generation, and not
+    // written again until the owner has acquired every helper's `done`. Everything else is
+    // immutable or atomic.
+
     /// One worker's mailbox.
-    private final class Slot: @unchecked Sendable {
+    private final class Slot: Sendable {
+        /// The generation of the last job given to this worker.
         let assigned = Atomic<Int>(0)
+        /// The generation of the last job this worker finished.
         let done = Atomic<Int>(0)
-        var mutex = pthread_mutex_t()
-        var wake = pthread_cond_t()
-        var sleeping = false
+        /// Where the worker sleeps when no job comes for a while.
+        let doorbell = Doorbell()
+    }
+
+    /// A sleeping worker's wake-up: a condition variable, its mutex, and whether the worker is
+    /// asleep. Kept as raw pthread objects (Synchronization's `Mutex` has no condition variable
+    /// to wait on) that are allocated on the heap once and freed in `deinit`: a pthread mutex or
+    /// condition must never move once initialised, which a stored property of a Swift class
+    /// does not promise but a pointer's target does.
+    private final class Doorbell: @unchecked Sendable {
+        // @unchecked Sendable: the pointers are set once in init and never change; `sleeping`
+        // is read and written only with `mutex` locked; the pthread calls are thread-safe.
+
+        private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        private var sleeping = false
 
         init() {
-            pthread_mutex_init(&mutex, nil)
-            pthread_cond_init(&wake, nil)
+            mutex.initialize(to: pthread_mutex_t())
+            condition.initialize(to: pthread_cond_t())
+            pthread_mutex_init(mutex, nil)
+            pthread_cond_init(condition, nil)
+        }
+
+        /// Sleeps until `ready()` is true (checked with the mutex locked; a `ring` after the
+        /// condition became true wakes the sleeper).
+        func sleep(until ready: () -> Bool) {
+            pthread_mutex_lock(mutex)
+            sleeping = true
+            while !ready() { pthread_cond_wait(condition, mutex) }
+            sleeping = false
+            pthread_mutex_unlock(mutex)
+        }
+
+        /// Wakes the sleeper, if there is one. Call after making its condition true.
+        func ring() {
+            pthread_mutex_lock(mutex)
+            if sleeping { pthread_cond_signal(condition) }
+            pthread_mutex_unlock(mutex)
+        }
+
+        deinit {
+            pthread_cond_destroy(condition)
+            pthread_mutex_destroy(mutex)
+            condition.deinitialize(count: 1).deallocate()
+            mutex.deinitialize(count: 1).deallocate()
         }
     }
 
@@ -94,9 +150,7 @@ final class WorkerPool: @unchecked Sendable {
 
     private func post(_ generation: Int, to slot: Slot) {
         slot.assigned.store(generation, ordering: .releasing)
-        pthread_mutex_lock(&slot.mutex)
-        if slot.sleeping { pthread_cond_signal(&slot.wake) }
-        pthread_mutex_unlock(&slot.mutex)
+        slot.doorbell.ring()
     }
 
     private func workLoop(_ index: Int) {
@@ -110,11 +164,7 @@ final class WorkerPool: @unchecked Sendable {
                 spins += 1
             }
             if slot.assigned.load(ordering: .acquiring) == seen {
-                pthread_mutex_lock(&slot.mutex)
-                slot.sleeping = true
-                while slot.assigned.load(ordering: .acquiring) == seen { pthread_cond_wait(&slot.wake, &slot.mutex) }
-                slot.sleeping = false
-                pthread_mutex_unlock(&slot.mutex)
+                slot.doorbell.sleep { slot.assigned.load(ordering: .acquiring) != seen }
             }
             seen = slot.assigned.load(ordering: .acquiring)
             if let address = jobAddress {
