@@ -278,37 +278,8 @@ struct FailureCatalogueTests {
         }
     }
 
-    /// The document's table rows, by id: `| `id` | failure | `type.code` | `message` | test |`.
-    static func documentRows() -> [String: String] {
-        let url = Fixtures.repository.appendingPathComponent("docs/errors.md")
-        guard let text = try? String(contentsOf: url, encoding: .utf8) else {
-            Issue.record("cannot read \(url.path)")
-            return [:]
-        }
-        var rows: [String: String] = [:]
-        for line in text.split(separator: "\n") where line.hasPrefix("| `") {
-            let id = line.dropFirst(3).prefix { $0 != "`" }
-            rows[String(id)] = String(line)
-        }
-        return rows
-    }
-
     @Test("Every catalogued AnvilError is produced as docs/errors.md shows it")
     func documentMatchesCode() throws {
-        let rows = Self.documentRows()
-        var generated = ""
-        for entry in Self.entries {
-            let (code, message) = try Self.produce(entry)
-            generated += "| `\(entry.id)` | | `\(code)` | `\(message)` | |\n"
-            guard let row = rows[entry.id] else {
-                Issue.record("docs/errors.md has no row for `\(entry.id)`; it is produced as \(code): \(message)")
-                continue
-            }
-            #expect(row.contains("`\(code)`"), "`\(entry.id)`: the code is now \(code)")
-            #expect(row.contains("`\(message)`"), "`\(entry.id)`: the message is now `\(message)`")
-        }
-        if let path = ProcessInfo.processInfo.environment["ANVIL_ERROR_CATALOGUE"] {
-            try generated.write(toFile: path, atomically: true, encoding: .utf8)
-        }
+        try ErrorCatalogue.expectDocumented(Self.entries, id: { $0.id }, produce: Self.produce)
     }
 }
