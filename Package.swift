@@ -51,15 +51,37 @@ let package = Package(
         ),
         // Test support only: counts heap allocations to prove `predict` makes none.
         .target(name: "CAllocationCounter"),
-        .testTarget(
-            name: "AnvilVisionTests",
-            dependencies: ["AnvilVision"],
+        // Helpers and fixtures the test targets share (not a product): paths, the shared fixtures
+        // (mnist/, zoo/), the float64 reference implementation, the random generator, the
+        // command runner, the failure helpers. Public API of Anvil only (it is built by a plain
+        // `swift build` too, where nothing is compiled for testing); test targets import it
+        // with `@testable`.
+        .target(
+            name: "AnvilTestSupport",
+            dependencies: ["Anvil"],
+            path: "Tests/AnvilTestSupport",
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
-            name: "AnvilTests",
-            dependencies: ["Anvil", "AnvilVision", "AnvilModels", "CAllocationCounter", "CAnvilKernels"],
+            name: "AnvilVisionTests",
+            dependencies: ["AnvilVision", "AnvilTestSupport"],
             resources: [.copy("Fixtures")]
+        ),
+        // The engine: layers, kernels, compile, model files, parameters, errors.
+        .testTarget(
+            name: "AnvilTests",
+            dependencies: ["Anvil", "AnvilModels", "AnvilTestSupport", "CAllocationCounter", "CAnvilKernels"],
+            resources: [.copy("Fixtures")]
+        ),
+        // The model zoo: catalog, zoo networks against PyTorch, ImageNet labels and weights, MNIST.
+        .testTarget(
+            name: "AnvilModelsTests",
+            dependencies: ["Anvil", "AnvilModels", "AnvilVision", "AnvilTestSupport"]
+        ),
+        // The `anvil` command-line tool, run as a process.
+        .testTarget(
+            name: "AnvilCommandTests",
+            dependencies: ["Anvil", "AnvilModels", "AnvilVision", "AnvilTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -7,6 +7,8 @@
 # With no arguments it then runs the suites whose layers go through OpenBLAS again with other
 # OpenBLAS kernels forced (Prescott: SSE3, no FMA; Sandybridge: AVX, no FMA): results must not
 # depend on which BLAS kernel the CPU happens to get (Zen 3 and Zen 4 get different ones).
+# Those suites: GemmTests, ReferenceLayerTests, OnnxConformanceTests (AnvilTests) and ZooTests
+# (AnvilModelsTests); the filter matches suite names whatever target or folder they are in.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -7,6 +7,8 @@ import sys
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPOSITORY = os.path.dirname(SCRIPTS)
 FIXTURES = os.path.join(REPOSITORY, "Tests", "AnvilTests", "Fixtures")
+# mnist/ and zoo/: read by several Swift test targets, so kept in the shared test-support target.
+SHARED_FIXTURES = os.path.join(REPOSITORY, "Tests", "AnvilTestSupport", "Fixtures")
 
 for path in (SCRIPTS, os.path.join(SCRIPTS, "fixtures")):
     if path not in sys.path:

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, SCRIPTS
+from conftest import FIXTURES, SCRIPTS, SHARED_FIXTURES
 
 
 def framework(name):
@@ -41,7 +41,11 @@ def same_files(directory, committed, names=("model.json", "weights.bin")):
 
 
 def committed_fixture(*parts):
-    """The path of a committed fixture directory under Tests/AnvilTests/Fixtures."""
+    """The path of a committed fixture directory: mnist/ and zoo/ under
+    Tests/AnvilTestSupport/Fixtures (shared by several Swift test targets), the others under
+    Tests/AnvilTests/Fixtures."""
+    if parts and parts[0] in ("mnist", "zoo"):
+        return os.path.join(SHARED_FIXTURES, *parts)
     return os.path.join(FIXTURES, *parts)
 
 

@@ -16,7 +16,7 @@ import torch.nn.functional as F  # noqa: E402
 from anvil_convert.from_pytorch import Converter, convert  # noqa: E402
 from anvil_convert.torch_zoo import ZOO, build_network, scaled  # noqa: E402
 
-# The reduced variants of Tests/AnvilTests/Fixtures/zoo (Scripts/fixtures/zoo_reference.py).
+# The reduced variants of Tests/AnvilTestSupport/Fixtures/zoo (Scripts/fixtures/zoo_reference.py).
 REDUCED = {"resnet18": (1 / 8, 100, 72), "mobilenet_v1": (0.25, 100, 128), "squeezenet1_1": (0.25, 100, 100)}
 
 

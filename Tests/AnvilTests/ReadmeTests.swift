@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Anvil
+@testable import AnvilTestSupport
 
 /// Keeps the README honest: the Swift examples below are the README's, character for
 /// character (checked), and they run here on the shipped weights; so does docs/model-format.md's
@@ -54,9 +55,9 @@ import Anvil
         let previous = FileManager.default.currentDirectoryPath
         FileManager.default.changeCurrentDirectoryPath(Fixtures.repository.path)
         defer { FileManager.default.changeCurrentDirectoryPath(previous) }
-        let pixels = try Fixtures.bytes(Fixtures.root.appendingPathComponent("mnist/images_first256.u8"))
+        let pixels = try Fixtures.bytes(Fixtures.shared.appendingPathComponent("mnist/images_first256.u8"))
             .prefix(784).map { Float($0) / 255 }
-        let label = try Fixtures.bytes(Fixtures.root.appendingPathComponent("mnist/labels_first256.u8"))[0]
+        let label = try Fixtures.bytes(Fixtures.shared.appendingPathComponent("mnist/labels_first256.u8"))[0]
 
         // README network begin
         let input = Input(width: 28, height: 28, channels: 1)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AnvilVision
+@testable import AnvilTestSupport
 
 /// The AnvilVision rows of `docs/errors.md`: each catalogued `VisionError` is re-created here
 /// and the document must show its code and description (`<source>: <message>`, temporary
@@ -115,26 +116,6 @@ struct FailureVisionCatalogueTests {
 
     @Test("Every catalogued VisionError is produced as docs/errors.md shows it")
     func documentMatchesCode() throws {
-        let url = TestPaths.repositoryRoot.appendingPathComponent("docs/errors.md")
-        let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
-        if text.isEmpty { Issue.record("cannot read \(url.path)") }
-        var rows: [String: String] = [:]
-        for line in text.split(separator: "\n") where line.hasPrefix("| `") {
-            rows[String(line.dropFirst(3).prefix { $0 != "`" })] = String(line)
-        }
-        var generated = ""
-        for entry in Self.entries {
-            let (code, message) = try Self.produce(entry)
-            generated += "| `\(entry.id)` | | `\(code)` | `\(message)` | |\n"
-            guard let row = rows[entry.id] else {
-                Issue.record("docs/errors.md has no row for `\(entry.id)`; it is produced as \(code): \(message)")
-                continue
-            }
-            #expect(row.contains("`\(code)`"), "`\(entry.id)`: the code is now \(code)")
-            #expect(row.contains("`\(message)`"), "`\(entry.id)`: the message is now `\(message)`")
-        }
-        if let path = ProcessInfo.processInfo.environment["ANVIL_ERROR_CATALOGUE"] {
-            try generated.write(toFile: path, atomically: true, encoding: .utf8)
-        }
+        try ErrorCatalogue.expectDocumented(Self.entries, id: { $0.id }, produce: Self.produce)
     }
 }

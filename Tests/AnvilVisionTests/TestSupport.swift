@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AnvilVision
+@testable import AnvilTestSupport
 
 /// Locations of test inputs: the bundled fixtures and the optional data outside the repository.
 enum TestPaths {
@@ -9,24 +10,16 @@ enum TestPaths {
         Bundle.module.url(forResource: "Fixtures", withExtension: nil)!.appendingPathComponent("vision")
     }
 
-    /// The repository root, from this file's path (symlinks resolved, so a wrapper package
-    /// that links the sources in still finds the real repository).
-    static var repositoryRoot: URL {
-        URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-            .deletingLastPathComponent()  // AnvilVisionTests
-            .deletingLastPathComponent()  // Tests
-            .deletingLastPathComponent()  // repository root
-    }
+    /// The repository root (``Fixtures/repository``).
+    static var repositoryRoot: URL { Fixtures.repository }
 
     /// `../shared/forge-mnist/` next to the repository (Forge's weights and test drawings).
-    static var forgeMNIST: URL {
-        repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/forge-mnist")
-    }
+    static var forgeMNIST: URL { Fixtures.forgeMNISTDirectory }
 
     /// `Data/mnist/` in the repository (filled by Scripts/setup/fetch_mnist.sh).
-    static var mnistData: URL { repositoryRoot.appendingPathComponent("Data/mnist") }
+    static var mnistData: URL { Fixtures.mnistDataDirectory }
 
-    static func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
+    static func exists(_ url: URL) -> Bool { Fixtures.exists(url) }
 }
 
 /// Runs `body`, requires it to throw a ``VisionError`` and returns it (nil after recording a failure).
@@ -52,11 +45,7 @@ func be32(_ v: UInt32) -> [UInt8] {
 }
 
 /// A fresh temporary directory, removed by the caller.
-func makeTemporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("anvilvision-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
+func makeTemporaryDirectory() throws -> URL { try Fixtures.temporaryDirectory(prefix: "anvilvision") }
 
 /// Centre of mass (x, y) of a row-major one-channel image, pixel (x, y)'s centre at (x, y).
 func centreOfMass(_ v: [Float], width: Int, height: Int) -> (x: Double, y: Double) {

@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+import Anvil
+import AnvilModels
+@testable import AnvilTestSupport
+
+/// The model zoo (`Sources/AnvilModels/Zoo`) against torchvision.
+///
+/// For each network: the full-size definition has the published parameter count and the
+/// expected shapes; and for a reduced variant (`Fixtures/zoo/<net>`, written by
+/// `Scripts/fixtures/zoo_reference.py` from PyTorch with seeded random weights and a real photograph)
+/// both the converted model file and the Swift definition, compiled from the same
+/// weights.bin with layout `.pytorch`, reproduce PyTorch's logits.
+@Suite struct ZooTests {
+    /// One zoo network: its fixture, the reduced options the fixture was made with, and how
+    /// to build it.
+    struct Network: CustomStringConvertible, Sendable {
+        let fixture: String
+        let published: Int
+        let width: Double, classes: Int, inputSize: Int
+        /// Layers whose output shapes the full-size network must have.
+        let shapes: [String: Shape]
+        let build: @Sendable (_ classes: Int, _ width: Double, _ inputSize: Int, _ softmax: Bool) throws -> Model
+
+        var description: String { fixture }
+    }
+
+    static let networks: [Network] = [
+        Network(fixture: "vgg16", published: VGG16.publishedParameterCount, width: 1.0 / 32, classes: 100, inputSize: 224,
+                shapes: ["features_30": Shape(height: 7, width: 7, channels: 512), "classifier_0": .vector(4096),
+                         "classifier_6": .vector(1000)],
+                build: { try VGG16.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "mobilenet_v1", published: MobileNetV1.publishedParameterCount, width: 0.25, classes: 100,
+                inputSize: 128,
+                shapes: ["conv1_relu": Shape(height: 112, width: 112, channels: 32),
+                         "conv_pw_13_relu": Shape(height: 7, width: 7, channels: 1024), "conv_preds": .vector(1000)],
+                build: { try MobileNetV1.model(alpha: $1, inputSize: $2, classes: $0, includeSoftmax: $3) }),
+        Network(fixture: "inception_v3", published: InceptionV3.publishedParameterCount, width: 1.0 / 16, classes: 100,
+                inputSize: 139,
+                shapes: ["maxpool2": Shape(height: 35, width: 35, channels: 192),
+                         "Mixed_5d_cat": Shape(height: 35, width: 35, channels: 288),
+                         "Mixed_6e_cat": Shape(height: 17, width: 17, channels: 768),
+                         "Mixed_7c_cat_3": Shape(height: 8, width: 8, channels: 2048), "fc": .vector(1000)],
+                build: { try InceptionV3.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "squeezenet1_1", published: SqueezeNet11.publishedParameterCount, width: 0.25, classes: 100,
+                inputSize: 100,
+                shapes: ["features_2": Shape(height: 55, width: 55, channels: 64),
+                         "features_12_cat": Shape(height: 13, width: 13, channels: 512),
+                         "classifier_1": Shape(height: 13, width: 13, channels: 1000), "classifier_3": .vector(1000)],
+                build: { try SqueezeNet11.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "resnet18", published: ResNet18.publishedParameterCount, width: 1.0 / 8, classes: 100, inputSize: 72,
+                shapes: ["maxpool": Shape(height: 56, width: 56, channels: 64),
+                         "layer4_1_add": Shape(height: 7, width: 7, channels: 512), "fc": .vector(1000)],
+                build: { try ResNet18.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "resnet50", published: ResNet50.publishedParameterCount, width: 1.0 / 16, classes: 100, inputSize: 72,
+                shapes: ["layer1_2_add": Shape(height: 56, width: 56, channels: 256),
+                         "layer4_2_add": Shape(height: 7, width: 7, channels: 2048), "fc": .vector(1000)],
+                build: { try ResNet50.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+    ]
+
+    /// A fixture directory: the converted model, the photograph and PyTorch's logits.
+    struct Fixture {
+        let directory: URL
+        let input: Tensor
+        let expected: [Float]
+        let reference: [String: Any]
+
+        init(_ name: String) throws {
+            try self.init(directory: Fixtures.shared.appendingPathComponent("zoo/\(name)"))
+        }
+
+        init(directory: URL) throws {
+            self.directory = directory
+            let model = try ModelFile(contentsOf: directory.appendingPathComponent("model.json"))
+            input = try Tensor(batch: 1, shape: model.model.inputShapes[0],
+                               values: Fixtures.floats(directory.appendingPathComponent("input.f32")))
+            expected = try Fixtures.floats(directory.appendingPathComponent("expected.f32"))
+            let json = try Data(contentsOf: directory.appendingPathComponent("reference.json"))
+            reference = try JSONSerialization.jsonObject(with: json) as? [String: Any] ?? [:]
+        }
+
+        /// weights.bin with the tensor index of model.json.
+        func weights() throws -> BlobParameterSource {
+            let json = try Data(contentsOf: directory.appendingPathComponent("model.json"))
+            let root = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+            let parameters = try #require(root["parameters"] as? [String: Any])
+            #expect(parameters["layout"] as? String == "pytorch")
+            let source = try #require(parameters["source"] as? [String: Any])
+            let tensors = try #require(source["tensors"] as? [String: [String: Int]])
+            let index = try tensors.mapValues { entry in
+                BlobParameterSource.Entry(offset: try #require(entry["offset"]), count: try #require(entry["count"]))
+            }
+            return try BlobParameterSource(url: directory.appendingPathComponent("weights.bin"), index: index)
+        }
+    }
+
+    /// Trainable parameters: batch-norm running statistics are buffers in PyTorch and
+    /// non-trainable in Keras, and published counts leave them out.
+    static func trainableParameters(_ model: Model) -> Int {
+        model.layers.flatMap(\.parameters).filter { $0.kind != .mean && $0.kind != .variance }.reduce(0) { $0 + $1.count }
+    }
+
+    static func top5(_ values: [Float]) -> [Int] {
+        Array(values.indices.sorted { values[$0] > values[$1] || (values[$0] == values[$1] && $0 < $1) }.prefix(5))
+    }
+
+    /// Anvil's logits match PyTorch's: max |diff| ≤ 1e-3 × (max − min) and the same top-5.
+    /// Prints the figures.
+    static func expectMatch(_ output: [Float], _ expected: [Float], _ what: String) {
+        #expect(output.count == expected.count, "\(what): \(output.count) outputs, PyTorch \(expected.count)")
+        guard output.count == expected.count, let high = expected.max(), let low = expected.min() else { return }
+        let difference = zip(output, expected).map { abs($0 - $1) }.max() ?? 0
+        #expect(difference <= 1e-3 * (high - low), "\(what): max |diff| \(difference), logit range \(high - low)")
+        #expect(top5(output) == top5(expected), "\(what): top-5 \(top5(output)), PyTorch \(top5(expected))")
+        print("\(what): max |diff| \(difference) of logit range \(high - low); top-5 \(top5(output) == top5(expected) ? "agrees" : "differs")")
+    }
+
+    @Test(arguments: networks)
+    func fullSizeMatchesPublishedCountAndShapes(_ network: Network) throws {
+        let model = try network.build(1000, 1, network.fixture == "inception_v3" ? 299 : 224, true)
+        #expect(Self.trainableParameters(model) == network.published)
+        let shapes = Dictionary(uniqueKeysWithValues: model.layers.map { ($0.name, $0.outputShape) })
+        for (layer, shape) in network.shapes {
+            #expect(shapes[layer] == shape, "\(network): layer '\(layer)' is \(shapes[layer].map(\.description) ?? "missing")")
+        }
+        #expect(model.outputNames == ["softmax"])
+        #expect(model.outputShapes == [.vector(1000)])
+    }
+
+    @Test(arguments: networks)
+    func convertedModelMatchesPyTorch(_ network: Network) throws {
+        let fixture = try Fixture(network.fixture)
+        let model = try ModelFile(contentsOf: fixture.directory.appendingPathComponent("model.json")).compiledModel()
+        Self.expectMatch(try model.predict(fixture.input).values, fixture.expected, "\(network) model.json")
+        #expect(Self.top5(fixture.expected) == fixture.reference["top5"] as? [Int])
+    }
+
+    @Test(arguments: networks)
+    func zooDefinitionMatchesPyTorch(_ network: Network) throws {
+        let fixture = try Fixture(network.fixture)
+        #expect(fixture.reference["width"] as? Double == network.width)
+        #expect(fixture.reference["classes"] as? Int == network.classes)
+        #expect(fixture.reference["inputSize"] as? Int == network.inputSize)
+        let model = try network.build(network.classes, network.width, network.inputSize, false)
+        #expect(Self.trainableParameters(model) == fixture.reference["parameters"] as? Int)
+        try model.compile(layout: .pytorch, from: try fixture.weights())
+        Self.expectMatch(try model.predict(fixture.input).values, fixture.expected, "\(network) zoo definition")
+    }
+
+    /// Opt-in, at full size: with `ANVIL_ZOO_FULL=<directory>` holding what
+    /// `Scripts/fixtures/zoo_full_check.py` writes (torchvision's networks with seeded random weights,
+    /// converted, with a photograph and PyTorch's logits), each full-size zoo definition
+    /// compiled from those weights reproduces PyTorch. Slow in debug builds; skipped otherwise.
+    @Test(arguments: networks)
+    func fullSizeZooDefinitionMatchesPyTorch(_ network: Network) throws {
+        guard let root = ProcessInfo.processInfo.environment["ANVIL_ZOO_FULL"] else { return }
+        let directory = URL(fileURLWithPath: root).appendingPathComponent(network.fixture)
+        guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("expected.f32").path) else {
+            print("skipped: \(directory.path) has no full-size reference (run Scripts/fixtures/zoo_full_check.py)")
+            return
+        }
+        let fixture = try Fixture(directory: directory)
+        let model = try network.build(1000, 1, fixture.input.shape.height, false)
+        try model.compile(layout: .pytorch, from: try fixture.weights())
+        Self.expectMatch(try model.predict(fixture.input).values, fixture.expected, "\(network) full-size zoo definition")
+    }
+
+    @Test func softmaxGivesProbabilitiesOfTheLogits() throws {
+        let network = Self.networks[4]
+        let fixture = try Fixture(network.fixture)
+        let model = try network.build(network.classes, network.width, network.inputSize, true)
+        try model.compile(layout: .pytorch, from: try fixture.weights())
+        let probabilities = try model.predict(fixture.input).values
+        #expect(abs(probabilities.reduce(0, +) - 1) < 1e-4)
+        #expect(probabilities.allSatisfy { $0 >= 0 })
+        #expect(Self.top5(probabilities) == Self.top5(fixture.expected))
+    }
+
+    @Test func mobileNetResolutionAndWidthOptions() throws {
+        let model = try MobileNetV1.model(alpha: 0.5, depthMultiplier: 2, inputSize: 160, classes: 10)
+        let shapes = Dictionary(uniqueKeysWithValues: model.layers.map { ($0.name, $0.outputShape) })
+        #expect(shapes["conv1"] == Shape(height: 80, width: 80, channels: 16))
+        #expect(shapes["conv_dw_1"] == Shape(height: 80, width: 80, channels: 32))
+        #expect(shapes["conv_pw_13"] == Shape(height: 5, width: 5, channels: 512))
+        #expect(model.outputShapes == [.vector(10)])
+    }
+
+    @Test func vggLargerInputsPoolTo7x7() throws {
+        let model = try VGG16.model(classes: 10, width: 1.0 / 16, inputSize: 448, includeSoftmax: false)
+        let shapes = Dictionary(uniqueKeysWithValues: model.layers.map { ($0.name, $0.outputShape) })
+        #expect(shapes["features_30"] == Shape(height: 14, width: 14, channels: 32))
+        #expect(shapes["avgpool"] == Shape(height: 7, width: 7, channels: 32))
+        #expect(model.outputNames == ["classifier_6"])
+    }
+
+    @Test func invalidOptionsAreErrors() {
+        #expect(throws: AnvilError.self) { try VGG16.model(inputSize: 200) }
+        #expect(throws: AnvilError.self) { try SqueezeNet11.model(classes: 0) }
+        #expect(throws: AnvilError.self) { try ResNet50.model(width: 0) }
+        #expect(throws: AnvilError.self) { try InceptionV3.model(inputSize: 74) }
+        #expect(throws: AnvilError.self) { try MobileNetV1.model(depthMultiplier: 0) }
+        #expect(throws: AnvilError.self) { try ResNet.model(block: .basic, stages: [2, 2, 2]) }
+    }
+}

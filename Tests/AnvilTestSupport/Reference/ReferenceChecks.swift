@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+import Anvil
+
+/// Every activation function, with non-default parameters where it has some.
+let refAllActivations: [ActivationFunction] = [
+    .none, .relu, .relu6, .clip(min: -0.3, max: 0.5), .leakyRelu(alpha: 0.1), .leakyRelu, .sigmoid, .tanh,
+    .elu(alpha: 0.7), .elu, .selu, .hardSigmoid(alpha: 0.3, beta: 0.4), .hardSigmoid, .hardSwish,
+    .linear(a: 1.5, b: -0.25),
+]
+
+/// The batch sizes random cases draw from.
+let refBatchSizes = [1, 2, 3, 5]
+
+/// Compares Anvil's output with the reference: same batch and shape, and every value within
+/// `tolerance · max(1, |expected|)`. Records one issue naming the first mismatch.
+func refExpectClose(_ actual: Tensor, _ expected: RefTensor, tolerance: Double = 1e-4, _ context: String,
+                    sourceLocation: SourceLocation = #_sourceLocation) {
+    guard actual.batch == expected.n, actual.shape == expected.shape else {
+        Issue.record("\(context): shape \(actual.batch) × \(actual.shape), expected \(expected.n) × \(expected.shape)",
+                     sourceLocation: sourceLocation)
+        return
+    }
+    var bad = 0
+    var first: (Int, Float, Double)?
+    for (i, (a, e)) in zip(actual.values, expected.v).enumerated() {
+        let ok = e.isNaN ? a.isNaN : (abs(Double(a) - e) <= tolerance * max(1, abs(e)) || Double(a) == e)
+        if !ok {
+            bad += 1
+            if first == nil { first = (i, a, e) }
+        }
+    }
+    if let (i, a, e) = first {
+        Issue.record("\(context): \(bad) of \(expected.v.count) values differ; first at \(i): \(a) vs reference \(e)",
+                     sourceLocation: sourceLocation)
+    }
+}
+
+/// Builds a one-input, one-output model from `build`, compiles it with `parameters`, runs `input`.
+func refRun(_ input: RefTensor, parameters: [String: [Float]] = [:], layout: WeightLayout = .forge,
+            _ build: (Input) -> SymbolicTensor) throws -> Tensor {
+    let x = Input(width: input.w, height: input.h, channels: input.c)
+    let model = try Model(input: x, output: build(x))
+    try model.compile(layout: layout, from: ArrayParameterSource(parameters))
+    return try model.predict(try input.tensor())
+}

@@ -1,0 +1,70 @@
+import CAllocationCounter
+import Foundation
+import Testing
+import Anvil
+import AnvilModels
+@testable import AnvilTestSupport
+
+/// After the first call with a given batch size, `predict(_:batch:into:)` allocates nothing —
+/// counted by interposing malloc in a child process, so other tests do not interfere.
+@Suite struct AllocationTests {
+    @Test(arguments: [1, 3, 64])
+    func warmPredictionAllocatesNothing(batch: Int) async {
+        guard anvil_allocation_counting_enabled() == 1 else {
+            print("skipped: allocations are not counted under a sanitizer")
+            return
+        }
+        // The child exits with the number of allocations (capped), so a failure shows the count.
+        await #expect(processExitsWith: .success) { [batch] in
+            let model = try MNISTNetwork.deep()
+            try model.compile(from: RandomParameterSource(seed: 3))
+            let input = [Float](repeating: 0.5, count: batch * 784)
+            var output = [Float](repeating: 0, count: batch * 10)
+            func predict() throws {
+                try input.withUnsafeBufferPointer { source in
+                    try output.withUnsafeMutableBufferPointer { try model.predict(source, batch: batch, into: $0) }
+                }
+            }
+            try predict()  // the first call at this batch size allocates its workspace
+            let before = anvil_allocation_count()
+            for _ in 0 ..< 20 { try predict() }
+            let allocations = anvil_allocation_count() - before
+            exit(allocations == 0 ? 0 : Int32(min(allocations, 200)))
+        }
+    }
+
+    /// The same for fused residual connections: the direct kernel's in-register add and the
+    /// wrapper around the Winograd kernels.
+    @Test func warmResidualPredictionAllocatesNothing() async {
+        guard anvil_allocation_counting_enabled() == 1 else { return }
+        await #expect(processExitsWith: .success) {
+            let input = Input(width: 14, height: 14, channels: 32)
+            let a = [input --> PointwiseConvolution(channels: 32), input] --> Add(activation: .relu)
+            let b = [a --> Convolution(kernel: (3, 3), channels: 32), a] --> Add(activation: .relu)
+            let c = [b --> Convolution(kernel: (5, 5), channels: 32), b] --> Add()
+            let model = try Model(input: input, output: c)
+            try model.compile(from: RandomParameterSource(seed: 4))
+            let values = [Float](repeating: 0.25, count: 2 * 14 * 14 * 32)
+            var output = [Float](repeating: 0, count: values.count)
+            func predict() throws {
+                try values.withUnsafeBufferPointer { source in
+                    try output.withUnsafeMutableBufferPointer { try model.predict(source, batch: 2, into: $0) }
+                }
+            }
+            try predict()
+            let before = anvil_allocation_count()
+            for _ in 0 ..< 10 { try predict() }
+            let allocations = anvil_allocation_count() - before
+            exit(allocations == 0 ? 0 : Int32(min(allocations, 200)))
+        }
+    }
+
+    /// The counter itself works (a test that can fail).
+    @Test func counterCountsAllocations() {
+        guard anvil_allocation_counting_enabled() == 1 else { return }
+        let before = anvil_allocation_count()
+        let array = [Int](repeating: 1, count: 1000)
+        #expect(anvil_allocation_count() > before)
+        #expect(array.count == 1000)
+    }
+}

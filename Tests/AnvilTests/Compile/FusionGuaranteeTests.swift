@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+@testable import Anvil
+@testable import AnvilTestSupport
+
+/// Fusion is the compiler's promise, not each layer's: a fusable layer whose kernel forgets the
+/// fused activation, BatchNormalization or residual still gives the right output (the compiler
+/// applies what the kernel reports it did not), and a kernel that applies the wrong thing fails
+/// compilation loudly. Built-in kernels apply everything themselves and are never wrapped.
+@Suite("Fusion guarantee")
+struct FusionGuaranteeTests {
+    /// Doubles its input; its kernel ignores everything the compiler fused into it.
+    final class ForgetfulDoubling: FusableLayer {
+        let name: String?
+        let activation: ActivationFunction = .none
+        let absorbs: FusionCapabilities
+        /// What the kernel claims to apply (`nil`: it does not report at all).
+        let reportedActivation: ActivationFunction?
+
+        init(absorbs: FusionCapabilities = .all, reportedActivation: ActivationFunction? = nil, name: String) {
+            self.absorbs = absorbs
+            self.reportedActivation = reportedActivation
+            self.name = name
+        }
+
+        func outputShape(for inputs: [Shape]) throws -> Shape { inputs[0] }
+
+        func makeKernel(_ context: KernelContext) throws -> any Kernel {
+            // Forgets context.fusedActivation, context.foldedAffine and context.fusedResidual.
+            if let reportedActivation { return ReportingDoublingKernel(appliedActivation: reportedActivation) }
+            return DoublingKernel()
+        }
+    }
+
+    /// `output = 2 * input[0]`; knows nothing of epilogues.
+    struct DoublingKernel: Kernel {
+        func run(_ io: KernelIO) {
+            for i in 0 ..< io.batch * io.outputShape.count { io.output[i] = 2 * io.inputs[0][i] }
+        }
+    }
+
+    /// `output = activation(2 * input[0])`, and says so.
+    struct ReportingDoublingKernel: EpilogueReportingKernel {
+        let appliedActivation: ActivationFunction
+        var addsResidual: Bool { false }
+        func run(_ io: KernelIO) {
+            for i in 0 ..< io.batch * io.outputShape.count { io.output[i] = appliedActivation(2 * io.inputs[0][i]) }
+        }
+    }
+
+    static func doubled(_ x: RefTensor) -> RefTensor {
+        var y = x
+        y.v = x.v.map { 2 * $0 }
+        return y
+    }
+
+    @Test("A forgotten fused activation is applied by the compiler")
+    func forgottenActivation() throws {
+        var random = RefRandom(seed: 9_101)
+        let x = random.tensor(n: 2, h: 3, w: 4, c: 5)
+        let input = Input(width: 4, height: 3, channels: 5)
+        let model = try Model(input: input, output: input --> ForgetfulDoubling(name: "double") --> Activation(.relu, name: "act"))
+        #expect(model.plan.steps.count == 1 && model.plan.steps[0].fusedActivation != nil)
+        try model.compile(from: ArrayParameterSource([:]))
+        refExpectClose(try model.predict(try x.tensor()), Naive.activation(Self.doubled(x), .relu), "relu(2x)")
+    }
+
+    @Test("A forgotten BatchNormalization, residual and activation are applied in order")
+    func forgottenEverything() throws {
+        var random = RefRandom(seed: 9_202)
+        let x = random.tensor(n: 2, h: 3, w: 3, c: 4)
+        let gamma = random.floats(4, 0.5, 1.5), beta = random.floats(4), mean = random.floats(4)
+        let variance = random.floats(4, 0.2, 2)
+        let input = Input(width: 3, height: 3, channels: 4)
+        let branch = input --> ForgetfulDoubling(name: "double") --> BatchNormalization(epsilon: 1e-3, name: "bn")
+        let model = try Model(input: input, output: [branch, input] --> Add(activation: .relu6, name: "add"))
+        let step = try #require(model.plan.steps.first)
+        #expect(model.plan.steps.count == 1 && step.foldedNormalization != nil && step.fusedAdd != nil)
+        try model.compile(from: ArrayParameterSource(["bn_gamma": gamma, "bn_beta": beta, "bn_mean": mean, "bn_variance": variance]))
+        let normalized = Naive.batchNormalization(Self.doubled(x), gamma: gamma, beta: beta, mean: mean, variance: variance,
+                                                  epsilon: 1e-3)
+        refExpectClose(try model.predict(try x.tensor()), Naive.add([normalized, x], activation: .relu6), "relu6(bn(2x) + x)")
+    }
+
+    @Test("A kernel that applies a different activation than the fused one fails compilation")
+    func wrongActivationFailsLoudly() throws {
+        let input = Input(width: 2, height: 2, channels: 3)
+        let model = try Model(input: input, output: input --> ForgetfulDoubling(reportedActivation: .sigmoid, name: "double")
+                                  --> Activation(.relu, name: "act"))
+        #expect {
+            try model.compile(from: ArrayParameterSource([:]))
+        } throws: { error in
+            guard let error = error as? AnvilError else { return false }
+            return error.code == .internalError && error.message.contains("'double'") && error.message.contains("relu")
+        }
+        #expect(!model.isCompiled)
+    }
+
+    @Test("A layer that does not declare a capability is not fused with it")
+    func undeclaredCapability() throws {
+        let input = Input(width: 2, height: 2, channels: 3)
+        let model = try Model(input: input, output: input --> ForgetfulDoubling(absorbs: [.batchNormalization], name: "double")
+                                  --> Activation(.relu, name: "act"))
+        #expect(model.plan.steps.count == 2)
+    }
+
+    @Test("Built-in kernels apply the whole epilogue themselves: nothing is wrapped")
+    func builtInKernelsAreNotWrapped() throws {
+        let input = Input(width: 6, height: 6, channels: 8)
+        let main = input --> Convolution(kernel: (3, 3), channels: 8, useBias: false, name: "conv")
+            --> BatchNormalization(name: "bn")
+        let summed = [main, input] --> Add(activation: .relu, name: "add")
+        let output = summed --> DepthwiseConvolution(kernel: (3, 3), name: "dw") --> Activation(.relu6, name: "act")
+            --> Dense(neurons: 4, name: "fc") --> Activation(.sigmoid, name: "sig")
+        let model = try Model(input: input, output: output)
+        try model.compile(from: RandomParameterSource(seed: 3))
+        let kernels = try model.compiledModel().steps.map(\.kernel)
+        #expect(kernels.count == 3)
+        #expect(!kernels.contains { $0 is EpilogueKernel })
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+@testable import Anvil
+@testable import AnvilTestSupport
+
+/// The direct convolution kernel (every C body the CPU runs) against the naive reference,
+/// over the cases its loops treat differently: tile remainders (pixels not a multiple of 6),
+/// partial channel blocks (outputs not a multiple of 16), padding, stride and dilation,
+/// passes over channel ranges (more than 512 inputs), weights too large to stay cached
+/// (block-by-block order), several threads, the clamp activations done in C and the others
+/// applied afterwards.
+@Suite("Direct convolution kernel")
+struct DirectConvolutionTests {
+    struct Case: CustomStringConvertible, Sendable {
+        var batch = 1, height: Int, width: Int, inputs: Int, outputs: Int
+        var kernel: (Int, Int), stride = (1, 1), dilation = (1, 1)
+        var padding: Padding = .same
+        var bias = true
+        var activation: ActivationFunction = .none
+
+        var description: String {
+            "\(batch)×\(height)×\(width)×\(inputs) → \(outputs), kernel \(kernel), stride \(stride), dilation \(dilation), \(padding), bias \(bias), \(activation)"
+        }
+    }
+
+    static let cases: [Case] = [
+        Case(height: 28, width: 28, inputs: 1, outputs: 32, kernel: (5, 5), activation: .relu),          // MNIST conv1
+        Case(batch: 3, height: 14, width: 14, inputs: 32, outputs: 64, kernel: (5, 5), activation: .relu), // MNIST conv2
+        Case(height: 9, width: 7, inputs: 3, outputs: 21, kernel: (3, 3), stride: (2, 2), activation: .relu6),
+        Case(height: 8, width: 11, inputs: 5, outputs: 17, kernel: (3, 2), stride: (1, 2), dilation: (2, 1),
+             padding: .explicit(top: 0, left: 2, bottom: 1, right: 0), bias: false, activation: .clip(min: -0.2, max: 0.3)),
+        Case(height: 12, width: 12, inputs: 3, outputs: 16, kernel: (7, 7), stride: (2, 2), activation: .sigmoid),
+        Case(batch: 2, height: 5, width: 5, inputs: 7, outputs: 9, kernel: (1, 1), padding: .valid, activation: .hardSwish),
+        Case(height: 7, width: 7, inputs: 600, outputs: 40, kernel: (1, 1), padding: .valid, activation: .relu),  // 2 passes
+        Case(height: 3, width: 5, inputs: 1100, outputs: 19, kernel: (3, 3), bias: true),                      // 5 passes
+        Case(height: 6, width: 6, inputs: 256, outputs: 300, kernel: (1, 1), padding: .valid),                 // block order
+        Case(height: 4, width: 4, inputs: 70, outputs: 130, kernel: (3, 3), stride: (2, 2), activation: .leakyRelu),
+        Case(height: 1, width: 1, inputs: 64, outputs: 10, kernel: (1, 1), padding: .valid),
+    ]
+
+    /// Runs the kernel on `input` (NHWC) with Forge-layout weights.
+    static func runDirect(_ c: Case, _ g: WindowGeometry, input: [Float], weights: [Float], bias: [Float]?,
+                          isa: InstructionSet = .current) -> [Float] {
+        let kernelWeights = KernelWeights(source: ParameterData(weights), reordered: nil, bias: bias.map { ParameterData($0) },
+                                          outputs: c.outputs, weightsPerOutput: weights.count / c.outputs, affine: nil)
+        var kernel = DirectConvolutionKernel(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+                                             weights: kernelWeights, activation: c.activation)
+        kernel.instructionSet = isa
+        return refRunKernel(kernel, input: input, batch: c.batch,
+                            inputShape: Shape(height: c.height, width: c.width, channels: c.inputs),
+                            outputShape: Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs))
+    }
+
+    @Test("Every body matches the naive convolution", arguments: refInstructionSets)
+    func matchesReference(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        for (index, c) in Self.cases.enumerated() {
+            var random = RefRandom(seed: 7_000 + index)
+            let x = random.tensor(n: c.batch, h: c.height, w: c.width, c: c.inputs)
+            let weights = random.floats(c.outputs * c.kernel.0 * c.kernel.1 * c.inputs)
+            let bias = c.bias ? random.floats(c.outputs) : nil
+            let g = try WindowGeometry(input: x.shape, kernel: c.kernel, stride: c.stride, dilation: c.dilation, padding: c.padding)
+            let expected = Naive.convolution(x, weights: weights, bias: bias, outputChannels: c.outputs, kernel: c.kernel,
+                                             stride: c.stride, padding: c.padding, dilation: c.dilation, activation: c.activation)
+            let actual = Self.runDirect(c, g, input: x.floats, weights: weights, bias: bias, isa: isa)
+            // Sums of up to ~10,000 products of values in [-1, 1]: allow float rounding of that size.
+            let depth = Double(c.kernel.0 * c.kernel.1 * c.inputs)
+            let tolerance = 2e-6 * depth.squareRoot() * 4
+            var worst = 0.0
+            for (a, e) in zip(actual, expected.v) { worst = max(worst, abs(Double(a) - e) / max(1, abs(e))) }
+            #expect(actual.count == expected.v.count && worst <= tolerance,
+                    "\(isa) \(c): worst relative error \(worst) > \(tolerance)")
+        }
+    }
+
+    @Test("However the work items are split (as threads split them), the output is the same bit for bit")
+    func splitsAgree() throws {
+        let c = Case(batch: 2, height: 13, width: 11, inputs: 24, outputs: 40, kernel: (3, 3), padding: .valid, activation: .relu)
+        var random = RefRandom(seed: 99)
+        let x = random.floats(c.batch * c.height * c.width * c.inputs)
+        let weights = random.floats(c.outputs * 9 * c.inputs)
+        let g = try WindowGeometry(input: Shape(height: c.height, width: c.width, channels: c.inputs), kernel: c.kernel,
+                                   stride: c.stride, dilation: c.dilation, padding: c.padding)
+        let kernel = DirectConvolutionKernel(
+            geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+            weights: KernelWeights(source: ParameterData(weights), reordered: nil, bias: nil, outputs: c.outputs,
+                                   weightsPerOutput: 9 * c.inputs, affine: nil),
+            activation: c.activation)
+        let chunks = (kernel.pixels + DirectConvolutionKernel.chunkPixels - 1) / DirectConvolutionKernel.chunkPixels
+        func run(splitAt cuts: [Int]) -> [Float] {
+            var output = [Float](repeating: .nan, count: c.batch * kernel.pixels * c.outputs)
+            x.withUnsafeBufferPointer { input in
+                output.withUnsafeMutableBufferPointer { y in
+                    let job = DirectConvolutionKernel.Chunks(kernel: kernel, input: input.baseAddress!, output: y.baseAddress!,
+                                                             chunks: chunks)
+                    let bounds = [0] + cuts + [c.batch * chunks]
+                    for i in 0 ..< bounds.count - 1 { job.run(bounds[i] ..< bounds[i + 1]) }
+                }
+            }
+            return output
+        }
+        let whole = run(splitAt: [])
+        #expect(!whole.contains { $0.isNaN })
+        #expect(run(splitAt: [1]) == whole)
+        #expect(run(splitAt: [chunks / 2, chunks + 1]) == whole)
+        // Few-pixel layers split the blocks of output channels instead (3 blocks here).
+        func runBlocks(splitAt cuts: [Int]) -> [Float] {
+            var output = [Float](repeating: .nan, count: c.batch * kernel.pixels * c.outputs)
+            x.withUnsafeBufferPointer { input in
+                output.withUnsafeMutableBufferPointer { y in
+                    let job = DirectConvolutionKernel.Blocks(kernel: kernel, input: input.baseAddress!, output: y.baseAddress!,
+                                                             batch: c.batch)
+                    let bounds = [0] + cuts + [kernel.blocks]
+                    for i in 0 ..< bounds.count - 1 { job.run(bounds[i] ..< bounds[i + 1]) }
+                }
+            }
+            return output
+        }
+        #expect(runBlocks(splitAt: []) == whole)
+        #expect(runBlocks(splitAt: [1]) == whole)
+        #expect(runBlocks(splitAt: [1, 2]) == whole)
+    }
+
+    @Test("Every ungrouped convolution Winograd does not take gets the direct kernel, 1×1 layers of any size too")
+    func choice() throws {
+        guard ConvolutionOverride.current == .auto else { return }
+        // What compile builds for each: spatial kernels Winograd leaves (stride 2, 7×7), 1×1 layers
+        // from 7×7 to 56×56 maps and up to 1024 × 1024 weights; grouped ones stay on im2col and
+        // a single pixel is a fully connected layer.
+        func chosen(_ layer: any Layer, _ size: Int, _ channels: Int) throws -> any Kernel {
+            try refChosenKernel(layer, input: Shape(height: size, width: size, channels: channels))
+        }
+        #expect(try chosen(Convolution(kernel: (3, 3), channels: 64, stride: (2, 2)), 56, 32) is DirectConvolutionKernel)
+        #expect(try chosen(Convolution(kernel: (7, 7), channels: 64, stride: (2, 2)), 32, 3) is DirectConvolutionKernel)
+        #expect(try chosen(PointwiseConvolution(channels: 2048), 7, 512) is DirectConvolutionKernel)
+        #expect(try chosen(PointwiseConvolution(channels: 256), 56, 64) is DirectConvolutionKernel)
+        #expect(try chosen(PointwiseConvolution(channels: 1024), 28, 1024) is DirectConvolutionKernel)
+        #expect(try chosen(Convolution(kernel: (3, 3), channels: 32, groups: 2), 14, 32) is ConvolutionKernel)
+        #expect(try chosen(PointwiseConvolution(channels: 1000), 1, 1024) is DenseKernel)
+    }
+}

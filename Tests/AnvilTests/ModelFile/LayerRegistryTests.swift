@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import Anvil
+@testable import AnvilTestSupport
+
+/// The built-in layers' model-file names are declared, listed once, unique, the documented
+/// ones, and every layer's options survive a write and a read.
+@Suite("Layer registry")
+struct LayerRegistryTests {
+    /// The layer types `docs/model-format.md` documents, written out here independently of the code.
+    static let documentedTypeNames: Set<String> = [
+        "Convolution", "DepthwiseConvolution", "PointwiseConvolution", "MaxPooling", "AveragePooling",
+        "GlobalAveragePooling", "GlobalMaxPooling", "Dense", "Flatten", "Activation", "PReLU", "Softmax",
+        "LogSoftmax", "BatchNormalization", "Add", "Concatenate", "Resize",
+    ]
+
+    /// The names in the first column of the layer table of `docs/model-format.md`.
+    static func typeNamesInFormatDocument() throws -> Set<String> {
+        let url = Fixtures.repository.appendingPathComponent("docs/model-format.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let lines = text.components(separatedBy: "\n")
+        let start = try #require(lines.firstIndex { $0.hasPrefix("| type | inputs |") })
+        var names: Set<String> = []
+        for line in lines[(start + 2)...] {
+            guard line.hasPrefix("|") else { break }
+            let firstCell = line.split(separator: "|", omittingEmptySubsequences: true).first.map(String.init) ?? ""
+            // Each name is in backticks; a cell may list several (`GlobalAveragePooling`, `GlobalMaxPooling`).
+            let parts = firstCell.split(separator: "`", omittingEmptySubsequences: false)
+            for (i, part) in parts.enumerated() where i % 2 == 1 { names.insert(String(part)) }
+        }
+        return names
+    }
+
+    /// One instance of every built-in layer, each with options other than its defaults.
+    static let layersWithOptions: [any Layer] = [
+        Convolution(kernel: (2, 3), channels: 6, stride: (2, 1), padding: .explicit(top: 1, left: 0, bottom: 2, right: 1),
+                    dilation: (1, 2), groups: 2, useBias: false, activation: .clip(min: -1, max: 2)),
+        DepthwiseConvolution(kernel: (5, 3), multiplier: 2, stride: (1, 2), padding: .valid, dilation: (2, 2),
+                             useBias: false, activation: .leakyRelu(alpha: 0.2)),
+        PointwiseConvolution(channels: 7, useBias: false, activation: .elu(alpha: 0.5)),
+        MaxPooling(kernel: (3, 2), stride: (1, 2), padding: .same, dilation: (2, 1), ceilMode: true),
+        AveragePooling(kernel: (2, 4), stride: (3, 3), padding: .explicit(1), dilation: (1, 1), ceilMode: true,
+                       countIncludesPadding: true),
+        GlobalAveragePooling(),
+        GlobalMaxPooling(),
+        Dense(neurons: 9, useBias: false, activation: .hardSigmoid(alpha: 0.25, beta: 0.4)),
+        Flatten(order: .channelsFirst),
+        Activation(.linear(a: 2, b: -1)),
+        PReLU(),
+        Softmax(),
+        LogSoftmax(),
+        BatchNormalization(epsilon: 1e-5),
+        Add(activation: .relu6),
+        Concatenate(),
+        Resize(scaleHeight: 1.5, scaleWidth: 2, coordinates: .pytorchHalfPixel),
+        Resize(height: 7, width: 3, coordinates: .alignCorners),
+    ]
+
+    @Test("Every registered layer's file type name is the one docs/model-format.md documents")
+    func namesAreTheDocumentedOnes() throws {
+        let registered = LayerRegistry.builtIn.map { $0.fileTypeName }
+        #expect(Set(registered) == Self.documentedTypeNames)
+        #expect(try Self.typeNamesInFormatDocument() == Self.documentedTypeNames)
+    }
+
+    @Test("File type names are unique and each maps back to its layer type")
+    func namesAreUnique() {
+        let names = LayerRegistry.builtIn.map { $0.fileTypeName }
+        #expect(Set(names).count == names.count, "duplicates in \(names)")
+        for layerType in LayerRegistry.builtIn {
+            #expect(LayerRegistry.byFileTypeName[layerType.fileTypeName].map(ObjectIdentifier.init) == ObjectIdentifier(layerType))
+        }
+    }
+
+    @Test("The round-trip list below covers every registered layer")
+    func roundTripCoversTheRegistry() {
+        let covered = Set(Self.layersWithOptions.map { ObjectIdentifier(type(of: $0)) })
+        #expect(covered == Set(LayerRegistry.builtIn.map { ObjectIdentifier($0) }))
+    }
+
+    @Test("Encoding then decoding gives the same layer type and the same options")
+    func roundTrip() throws {
+        for layer in Self.layersWithOptions {
+            let written = try LayerCoding.encode(layer, name: "l")
+            let decoded = try LayerCoding.decode(try JSONFields(.object(written), context: "layer 'l'"), name: "l")
+            #expect(type(of: decoded) == type(of: layer), "\(layer.typeName)")
+            #expect(decoded.name == "l")
+            let rewritten = try LayerCoding.encode(decoded, name: "l")
+            #expect(JSONValue.object(rewritten) == JSONValue.object(written), "\(layer.typeName)")
+            // And the options are not the defaults: decoding just the type gives something else.
+            if Self.requiredMembers(of: written).count < written.count, let minimal = try? LayerCoding.decode(
+                try JSONFields(.object(Self.requiredMembers(of: written)), context: "layer 'l'"), name: "l") {
+                #expect(JSONValue.object(try LayerCoding.encode(minimal, name: "l")) != JSONValue.object(written),
+                        "\(layer.typeName) is written with default options only")
+            }
+        }
+    }
+
+    /// `type` and the members a layer cannot do without.
+    static func requiredMembers(of members: [(String, JSONValue)]) -> [(String, JSONValue)] {
+        let required: Set<String> = ["type", "kernel", "channels", "neurons", "function", "size"]
+        return members.filter { required.contains($0.0) }
+    }
+
+    @Test("A custom layer cannot be written, and says so")
+    func customLayerIsRefused() throws {
+        final class Custom: Layer {
+            let name: String? = nil
+            func outputShape(for inputs: [Shape]) throws -> Shape { inputs[0] }
+            func makeKernel(_ context: KernelContext) throws -> any Kernel { fatalError("not compiled") }
+        }
+        #expect {
+            try LayerCoding.encode(Custom(), name: "mine")
+        } throws: { error in
+            (error as? AnvilError)?.message.contains("layer 'mine' has custom type Custom") == true
+        }
+    }
+
+    @Test("Summaries keep showing the Swift type name")
+    func summaryTypeNames() throws {
+        let input = Input(width: 4, height: 4, channels: 2)
+        let model = try Model(input: input, output: input --> MaxPooling(window: PoolingWindow(kernel: (2, 2)), name: "pool")
+                                  --> Activation(.relu, name: "act"))
+        #expect(model.summary().contains("pool (MaxPooling)"))
+        #expect(model.summary().contains("act (Activation)"))
+    }
+}
