@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Synchronisation: the caller that wins `busy` (an acquiring compare-exchange) owns the job
 /// fields; it writes them, then hands each helper the new generation with a releasing store
-/// to the slot's `assigned`, and rings the slot's ``Doorbell`` in case the worker is asleep.
+/// to the slot's `assigned`, and rings the slot's `Doorbell` in case the worker is asleep.
 /// A worker reads the job fields only after an acquiring load of `assigned` shows the new
 /// generation, and reports with a releasing store to `done`; the caller touches the fields
 /// again only after acquiring-loading every helper's `done`, and gives up `busy` with a
