@@ -150,7 +150,8 @@ enum ConvolutionSelection {
 /// A cost model of one image through each algorithm ``ConvolutionSelection`` weighs, in
 /// nanoseconds on one thread, linear in counts the kernels' structure gives.
 enum ConvolutionCostModel {
-    /// The estimated time of `algorithm` for one image (0 for algorithms it does not price).
+    /// The estimated time of `algorithm` for one image: Winograd 3×3 and what runs instead of it
+    /// (the direct kernel or im2col); the other algorithms are chosen by rule, not priced.
     ///
     /// - Winograd (coefficients fitted when its products were OpenBLAS GEMMs; Anvil's own
     ///   products were as fast or faster on every VGG16 layer, A/B): multiply-adds with each
@@ -196,7 +197,7 @@ enum ConvolutionCostModel {
                 + perElement * Double(tiles * positions * (inputChannels + outputChannels))
                 + perTailElement * Double(tiles * positions * (inputChannels % 8)) + perPosition * Double(positions)
         case .depthwise, .fullyConnected, .winograd5x5:
-            return 0
+            preconditionFailure("the cost model prices Winograd 3×3 and its alternatives, not \(algorithm)")
         }
     }
 }

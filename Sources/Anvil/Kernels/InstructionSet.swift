@@ -1,5 +1,6 @@
 import CAnvilKernels
 import Foundation
+import Synchronization
 
 /// An instruction set Anvil's C kernels have bodies for (`Sources/CAnvilKernels/<isa>/`).
 ///
@@ -64,8 +65,8 @@ public enum InstructionSet: String, CaseIterable, Sendable, CustomStringConverti
         return set
     }
 
-    nonisolated(unsafe) private static var chosen: InstructionSet?
-    private static let lock = NSLock()
+    /// The set chosen so far (nil until ``current`` is first read or set).
+    private static let chosen = Mutex<InstructionSet?>(nil)
 
     /// The set kernels built from now on run: ``override`` when `ANVIL_ISA` is set, else
     /// ``detected``, unless set here (as `anvil bench --isa` does before compiling its model).
@@ -73,18 +74,16 @@ public enum InstructionSet: String, CaseIterable, Sendable, CustomStringConverti
     /// programming error (check ``isSupported`` first).
     public static var current: InstructionSet {
         get {
-            lock.lock()
-            defer { lock.unlock() }
-            if let chosen { return chosen }
-            let initial = override ?? detected
-            chosen = initial
-            return initial
+            chosen.withLock { value in
+                if let value { return value }
+                let initial = override ?? detected
+                value = initial
+                return initial
+            }
         }
         set {
             precondition(newValue.isSupported, "this CPU cannot run \(newValue) kernels")
-            lock.lock()
-            chosen = newValue
-            lock.unlock()
+            chosen.withLock { $0 = newValue }
         }
     }
 

@@ -45,12 +45,15 @@ struct WinogradConvolutionKernel: Kernel {
     let activation: ActivationFunction
     /// Tiles per block when set (tests use it to force many blocks); otherwise from ``blockBudget``.
     let fixedBlockTiles: Int?
-    /// The C kernels' body for the transforms and products (``InstructionSet/current`` when
-    /// built); tests force each one the CPU runs. The filters are transformed at construction
-    /// with ``InstructionSet/current``'s body.
-    var instructionSet = InstructionSet.current
+    /// The C kernels' body for the filter transform, the input and output transforms and the
+    /// products (tests build a kernel per body the CPU runs).
+    let instructionSet: InstructionSet
     /// Tiles down and across one image's output, and in all.
     let tilesHigh: Int, tilesWide: Int, tilesPerImage: Int
+    /// The layer as the C transforms see it (strides, epilogue), made once.
+    private let transforms: anvil_winograd3_shape
+    /// Whether the activation is one the C epilogue cannot apply (``Epilogue/general``).
+    private let generalActivation: Bool
 
     /// Floats of transformed inputs and products per block (8 MB): they go through the
     /// last-level cache between the transforms and the products. (4 to 16 MB measured alike on
@@ -62,10 +65,11 @@ struct WinogradConvolutionKernel: Kernel {
 
     /// Transforms the filters. `weights` are Forge-layout `[out][3][3][in]`.
     init(variant: WinogradVariant, geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
-         weights: KernelWeights, activation: ActivationFunction, blockTiles: Int? = nil) {
+         weights: KernelWeights, activation: ActivationFunction, blockTiles: Int? = nil,
+         instructionSet: InstructionSet = .current) {
         self.init(variant: variant, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
                   weights: weights.weights, layout: .forge, scale: nil, bias: weights.bias, activation: activation,
-                  blockTiles: blockTiles)
+                  blockTiles: blockTiles, instructionSet: instructionSet)
     }
 
     /// Transforms the filters straight from `weights` in `layout` (no reordered copy), each
@@ -73,7 +77,7 @@ struct WinogradConvolutionKernel: Kernel {
     /// shift the caller has put into `bias`). The kernel keeps no reference to `weights`.
     init(variant: WinogradVariant, geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
          weights: ParameterData, layout: WeightLayout, scale: [Float]?, bias: ParameterData?,
-         activation: ActivationFunction, blockTiles: Int? = nil) {
+         activation: ActivationFunction, blockTiles: Int? = nil, instructionSet: InstructionSet = .current) {
         precondition(Self.supports(geometry: geometry, groups: 1), "Winograd needs a 3×3, stride 1, dilation 1 convolution")
         precondition(weights.count == 9 * inputChannels * outputChannels && (scale?.count ?? outputChannels) == outputChannels)
         self.variant = variant
@@ -84,7 +88,7 @@ struct WinogradConvolutionKernel: Kernel {
         self.filters = weights.withUnsafeBufferPointer { source in
             func transform(_ factors: UnsafePointer<Float>?) -> WinogradFilters {
                 variant.transformFilters(source.baseAddress!, strides: strides, scale: factors,
-                                         outputs: outputChannels, inputs: inputChannels)
+                                         outputs: outputChannels, inputs: inputChannels, instructionSet: instructionSet)
             }
             guard let scale else { return transform(nil) }
             return scale.withUnsafeBufferPointer { transform($0.baseAddress) }
@@ -96,6 +100,16 @@ struct WinogradConvolutionKernel: Kernel {
         tilesHigh = (geometry.outputHeight + m - 1) / m
         tilesWide = (geometry.outputWidth + m - 1) / m
         tilesPerImage = tilesHigh * tilesWide
+        self.instructionSet = instructionSet
+        let epilogue = Epilogue(activation), padded = filters.layout.paddedOutputs
+        generalActivation = epilogue.general
+        transforms = anvil_winograd3_shape(
+            tile: Int32(m), input_height: Int32(geometry.inputHeight), input_width: Int32(geometry.inputWidth),
+            channels: Int32(inputChannels), output_height: Int32(geometry.outputHeight),
+            output_width: Int32(geometry.outputWidth), outputs: Int32(outputChannels), pad_top: Int32(geometry.padTop),
+            pad_left: Int32(geometry.padLeft), v_tile_stride: variant.positions * inputChannels,
+            v_position_stride: inputChannels, m_tile_stride: variant.positions * padded, m_position_stride: padded,
+            clamp_min: epilogue.lower, clamp_max: epilogue.upper, negative_slope: epilogue.slope)
     }
 
     /// Whether the kernel can compute this convolution at all.
@@ -122,7 +136,7 @@ struct WinogradConvolutionKernel: Kernel {
     private static func roundUp(_ floats: Int) -> Int { (floats + 15) & ~15 }
 
     /// A row of products holds whole blocks of 16 output channels (see ``anvil_winograd_products``).
-    private var paddedOutputs: Int { Self.roundUp(outputChannels) }
+    private var paddedOutputs: Int { filters.layout.paddedOutputs }
 
     func run(_ io: KernelIO) {
         let total = io.batch * tilesPerImage
@@ -130,34 +144,22 @@ struct WinogradConvolutionKernel: Kernel {
         let address = (UInt(bitPattern: io.scratch) + 63) & ~UInt(63)
         let v = UnsafeMutablePointer<Float>(bitPattern: address)!
         let products = v + Self.roundUp(variant.positions * blockTiles * inputChannels)
-        let shape = self.shape
         for block in 0 ..< blocks {
             let first = total * block / blocks
             let count = total * (block + 1) / blocks - first
             Compute.parallelFor(count, costPerItem: variant.positions * inputChannels * 4,
-                                InputTransform(isa: instructionSet.cValue, shape: shape, input: io.inputs[0], v: v, firstTile: first))
+                                InputTransform(isa: instructionSet.cValue, shape: transforms, input: io.inputs[0], v: v, firstTile: first))
             Compute.parallelFor(variant.positions, costPerItem: count * inputChannels * outputChannels,
                                 Products(kernel: self, v: v, u: UnsafePointer(filters.pointer), products: products, tiles: count))
             Compute.parallelFor(count, costPerItem: variant.positions * outputChannels * 4,
-                                OutputTransform(kernel: self, shape: shape, products: products, output: io.output, firstTile: first))
+                                OutputTransform(kernel: self, shape: transforms, products: products, output: io.output, firstTile: first))
         }
     }
 
-    /// The C description of the layer: V is tile-major, `(t · α² + p) · inputChannels + c`, so
-    /// the transforms read and write each tile contiguously (position-major, each product's
-    /// operand contiguous, made a 224×224×64 layer 1.6× slower: the input transform's 36 store
-    /// streams miss the cache); M likewise, each position holding whole blocks of 16 channels.
-    private var shape: anvil_winograd3_shape {
-        let g = geometry, epilogue = Epilogue(activation)
-        return anvil_winograd3_shape(
-            tile: Int32(variant.outputTile), input_height: Int32(g.inputHeight), input_width: Int32(g.inputWidth),
-            channels: Int32(inputChannels), output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth),
-            outputs: Int32(outputChannels), pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft),
-            v_tile_stride: variant.positions * inputChannels, v_position_stride: inputChannels,
-            m_tile_stride: variant.positions * paddedOutputs, m_position_stride: paddedOutputs,
-            clamp_min: epilogue.lower, clamp_max: epilogue.upper, negative_slope: epilogue.slope,
-        )
-    }
+    // V is tile-major, `(t · α² + p) · inputChannels + c`, so the transforms read and write
+    // each tile contiguously (position-major, each product's operand contiguous, made a
+    // 224×224×64 layer 1.6× slower: the input transform's 36 store streams miss the cache); M
+    // likewise, each position holding whole blocks of 16 channels.
 
     /// The products `M[p] = V[p] · U[p]` of a range of positions, as a parallel job: each
     /// worker takes whole positions, so each reads its own share of the filters (see
@@ -171,7 +173,7 @@ struct WinogradConvolutionKernel: Kernel {
 
         func run(_ range: Range<Int>) {
             let inputs = kernel.inputChannels, outputs = kernel.paddedOutputs
-            let filterLayout = WinogradFilterLayout(inputs: inputs, outputs: kernel.outputChannels)
+            let filterLayout = kernel.filters.layout
             var shape = anvil_winograd_products_shape(
                 tiles: Int32(tiles), channels: Int32(inputs), outputs: Int32(kernel.outputChannels),
                 v_tile_stride: kernel.variant.positions * inputs, m_tile_stride: kernel.variant.positions * outputs)
@@ -211,7 +213,7 @@ struct WinogradConvolutionKernel: Kernel {
                 anvil_winograd3_transform_output(kernel.instructionSet.cValue, $0, products, kernel.bias?.buffer.baseAddress, output, firstTile,
                                                  range.lowerBound, range.upperBound)
             }
-            guard Epilogue(kernel.activation).general else { return }
+            guard kernel.generalActivation else { return }
             let g = kernel.geometry, m = kernel.variant.outputTile, channels = kernel.outputChannels
             for local in range {
                 let tile = firstTile + local

@@ -31,20 +31,24 @@ struct FilterStrides: Sendable, Equatable {
 /// They take 16/9 (F(2×2)) or 4 (F(4×4)) times the memory of the weights, and fresh memory is
 /// dear: the kernel zeroes every page on first touch, and on the reference VM faulting 235 MB in
 /// 4 KB pages took 170–240 ms against 40 ms or more in 2 MB pages.
-/// Huge pages also spare the GEMMs TLB misses when they stream the filters.
+/// Huge pages also spare the products TLB misses when they stream the filters.
 final class WinogradFilters: @unchecked Sendable {
     // @unchecked Sendable: `pointer` and `count` are `let`s; the filters are written by the
     // compile step's transform before the kernel holding them is published, and only read after.
 
     let pointer: UnsafeMutablePointer<Float>
     let count: Int
+    /// Where each filter value lives.
+    let layout: WinogradFilterLayout
 
     static let hugePage = 2 << 20
 
-    /// Uninitialised memory for `count` floats. Only the whole 2 MB pages are advised: a last
-    /// partial one would become a whole huge page once touched (VGG16's filters would take 5 MB
-    /// more), so the tail stays in 4 KB pages.
-    init(count: Int) {
+    /// Memory for `positions` positions of filters in `layout`, uninitialised but for the
+    /// padding lanes of a last partial block (zeros: they enter the products, never the outputs).
+    /// Only the whole 2 MB pages are advised: a last partial one would become a whole huge page
+    /// once touched (VGG16's filters would take 5 MB more), so the tail stays in 4 KB pages.
+    init(layout: WinogradFilterLayout, positions: Int) {
+        let count = positions * layout.positionStride
         let hugePage = Self.hugePage
         let bytes = max(count, 1) * MemoryLayout<Float>.stride
         var raw: UnsafeMutableRawPointer?
@@ -56,38 +60,34 @@ final class WinogradFilters: @unchecked Sendable {
         #endif
         self.pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
         self.count = count
+        self.layout = layout
+        if layout.paddedOutputs != layout.outputs { pointer.initialize(repeating: 0, count: count) }
     }
 
     deinit { free(pointer) }
 }
 
 extension WinogradVariant {
-    /// Transforms every filter once: `U[i][p][o] = (G g Gᵀ)[p]` for the 3×3 filter `g` from
+    /// Transforms every filter once: `U[p][i][o] = (G g Gᵀ)[p]` for the 3×3 filter `g` from
     /// input channel `i` to output channel `o`, times `scale[o]` when given (a folded
-    /// BatchNormalization). `weights` are read through `strides` (any ``WeightLayout``).
-    ///
-    /// In Float, eight output channels per vector, the input channels split among the threads.
+    /// BatchNormalization), with `instructionSet`'s body. `weights` are read through `strides`
+    /// (any ``WeightLayout``); the input channels are split among the threads.
     func transformFilters(_ weights: UnsafePointer<Float>, strides: FilterStrides, scale: UnsafePointer<Float>?,
-                          outputs: Int, inputs: Int) -> WinogradFilters {
-        let layout = WinogradFilterLayout(inputs: inputs, outputs: outputs)
-        let filters = WinogradFilters(count: positions * layout.positionStride)
-        if layout.paddedOutputs != outputs {
-            // The last block's padding lanes enter the products (never the outputs): zeros keep them finite.
-            filters.pointer.initialize(repeating: 0, count: filters.count)
-        }
+                          outputs: Int, inputs: Int, instructionSet: InstructionSet) -> WinogradFilters {
+        let filters = WinogradFilters(layout: WinogradFilterLayout(inputs: inputs, outputs: outputs), positions: positions)
         Compute.parallelFor(inputs, costPerItem: outputs * 8 * positions,
-                            FilterTransform(variant: self, weights: weights, strides: strides, scale: scale,
-                                            u: filters.pointer, inputs: inputs, outputs: outputs))
+                            FilterTransform(isa: instructionSet.cValue, tile: Int32(outputTile), weights: weights,
+                                            strides: strides, scale: scale, u: filters.pointer, inputs: inputs,
+                                            outputs: outputs))
         return filters
     }
 }
 
-/// ``WinogradVariant/transformFilters(_:strides:scale:outputs:inputs:)`` for a range of input
-/// channels, as a parallel job. Not generic over the algorithm: workers call a job through its
-/// protocol witness, which for a generic job is the unspecialised code.
-/// The filter transform of a range of input channels, as a parallel job (``anvil_winograd3_transform_filters``).
+/// The filter transform of a range of input channels, as a parallel job
+/// (``anvil_winograd3_transform_filters``).
 private struct FilterTransform: ParallelJob {
-    let variant: WinogradVariant
+    let isa: anvil_isa
+    let tile: Int32
     let weights: UnsafePointer<Float>
     let strides: FilterStrides
     let scale: UnsafePointer<Float>?
@@ -98,8 +98,8 @@ private struct FilterTransform: ParallelJob {
     func run(_ range: Range<Int>) {
         let c = anvil_winograd3_filter_strides(output: strides.output, input: strides.input, row: strides.row,
                                                column: strides.column)
-        anvil_winograd3_transform_filters(InstructionSet.current.cValue, Int32(variant.outputTile), weights, c, scale,
-                                          Int32(outputs), Int32(inputs), u, Int32(range.lowerBound), Int32(range.upperBound))
+        anvil_winograd3_transform_filters(isa, tile, weights, c, scale, Int32(outputs), Int32(inputs), u,
+                                          Int32(range.lowerBound), Int32(range.upperBound))
     }
 }
 

@@ -215,22 +215,20 @@ INLINE void filter_group(const int m, const float *weights, anvil_winograd3_filt
                          int outputs, int inputs, float *u, int i, int first) {
     const int alpha = m + 2;
     const size_t padded = (size_t)(outputs + PACK - 1) / PACK * PACK, position_stride = padded * inputs;
-    {
-        const int lanes = outputs - first < 8 ? outputs - first : 8;
-        v8 taps[9], rows[3 * MAX_ALPHA], r[MAX_POSITIONS];
-        for (int tap = 0; tap < 9; tap++) {
-            const float *origin = weights + first * s.output + i * s.input + (tap / 3) * s.row + (tap % 3) * s.column;
-            float lane[8] = { 0 };
-            for (int l = 0; l < lanes; l++) lane[l] = origin[l * s.output];
-            taps[tap] = load8(lane);
-            if (scale) taps[tap] = taps[tap] * load_lanes(scale + first, lanes);
-        }
-        for (int y = 0; y < 3; y++) filter_line(m, taps + 3 * y, 1, rows + y * alpha, 1);  // along each row
-        for (int b = 0; b < alpha; b++) filter_line(m, rows + b, alpha, r + b, alpha);    // down each column
-        // Eight lanes from a multiple of 8 stay inside one block of 16.
-        float *packed = u + ((size_t)(first / PACK) * inputs + i) * PACK + first % PACK;
-        for (int p = 0; p < alpha * alpha; p++) store_lanes(packed + p * position_stride, r[p], lanes);
+    const int lanes = outputs - first < 8 ? outputs - first : 8;
+    v8 taps[9], rows[3 * MAX_ALPHA], r[MAX_POSITIONS];
+    for (int tap = 0; tap < 9; tap++) {
+        const float *origin = weights + first * s.output + i * s.input + (tap / 3) * s.row + (tap % 3) * s.column;
+        float lane[8] = { 0 };
+        for (int l = 0; l < lanes; l++) lane[l] = origin[l * s.output];
+        taps[tap] = load8(lane);
+        if (scale) taps[tap] = taps[tap] * load_lanes(scale + first, lanes);
     }
+    for (int y = 0; y < 3; y++) filter_line(m, taps + 3 * y, 1, rows + y * alpha, 1);  // along each row
+    for (int b = 0; b < alpha; b++) filter_line(m, rows + b, alpha, r + b, alpha);    // down each column
+    // Eight lanes from a multiple of 8 stay inside one block of 16.
+    float *packed = u + ((size_t)(first / PACK) * inputs + i) * PACK + first % PACK;
+    for (int p = 0; p < alpha * alpha; p++) store_lanes(packed + p * position_stride, r[p], lanes);
 }
 
 // ---- What each body runs ----

@@ -73,19 +73,22 @@ struct DirectConvolutionTests {
         }
     }
 
-    @Test("However the work items are split (as threads split them), the output is the same bit for bit")
-    func splitsAgree() throws {
+    @Test("However the work items are split (as threads split them), the output is the same bit for bit",
+          arguments: refInstructionSets)
+    func splitsAgree(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
         let c = Case(batch: 2, height: 13, width: 11, inputs: 24, outputs: 40, kernel: (3, 3), padding: .valid, activation: .relu)
         var random = RefRandom(seed: 99)
         let x = random.floats(c.batch * c.height * c.width * c.inputs)
         let weights = random.floats(c.outputs * 9 * c.inputs)
         let g = try WindowGeometry(input: Shape(height: c.height, width: c.width, channels: c.inputs), kernel: c.kernel,
                                    stride: c.stride, dilation: c.dilation, padding: c.padding)
-        let kernel = DirectConvolutionKernel(
+        var kernel = DirectConvolutionKernel(
             geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
             weights: KernelWeights(source: ParameterData(weights), reordered: nil, bias: nil, outputs: c.outputs,
                                    weightsPerOutput: 9 * c.inputs, affine: nil),
             activation: c.activation)
+        kernel.instructionSet = isa
         let chunks = (kernel.pixels + DirectConvolutionKernel.chunkPixels - 1) / DirectConvolutionKernel.chunkPixels
         func run(splitAt cuts: [Int]) -> [Float] {
             var output = [Float](repeating: .nan, count: c.batch * kernel.pixels * c.outputs)

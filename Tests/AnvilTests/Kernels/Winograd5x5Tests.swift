@@ -84,8 +84,9 @@ struct Winograd5x5Tests {
         }
     }
 
-    @Test("However the tiles are split among threads, the output is the same bit for bit")
-    func splitsAgree() throws {
+    @Test("However the tiles are split among threads, the output is the same bit for bit", arguments: refInstructionSets)
+    func splitsAgree(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
         let c = Case(batch: 2, height: 11, width: 13, inputs: 24, outputs: 40, kernel: (5, 5), activation: .relu)
         var random = RefRandom(seed: 77)
         let x = random.floats(c.batch * c.height * c.width * c.inputs)
@@ -93,12 +94,12 @@ struct Winograd5x5Tests {
         let bias = random.floats(c.outputs)
         let g = try WindowGeometry(input: Shape(height: c.height, width: c.width, channels: c.inputs), kernel: c.kernel,
                                    stride: c.stride, dilation: c.dilation, padding: c.padding)
-        let whole = Self.run(c, g, input: x, weights: weights, bias: bias, parts: 1)
+        let whole = Self.run(c, g, input: x, weights: weights, bias: bias, isa: isa, parts: 1)
         #expect(!whole.contains { $0.isNaN })
         for parts in [2, 3, 5] where parts <= Compute.maximumThreadCount {
-            #expect(Self.run(c, g, input: x, weights: weights, bias: bias, parts: parts) == whole, "\(parts) parts")
+            #expect(Self.run(c, g, input: x, weights: weights, bias: bias, isa: isa, parts: parts) == whole, "\(isa), \(parts) parts")
         }
-        #expect(Self.run(c, g, input: x, weights: weights, bias: bias) == whole, "the kernel's own split")
+        #expect(Self.run(c, g, input: x, weights: weights, bias: bias, isa: isa) == whole, "\(isa), the kernel's own split")
     }
 
     @Test("Takes 5×5 stride-1 undilated layers of 8 or more input channels, nothing else")
@@ -108,11 +109,14 @@ struct Winograd5x5Tests {
                                dilation: (dilation, dilation), padding: .same)
         }
         guard ConvolutionOverride.current == .auto else { return }
-        #expect((ConvolutionSelection.algorithm(geometry: try geometry(5), inputChannels: 32, outputChannels: 16, groups: 1) == .winograd5x5))
-        #expect(!(ConvolutionSelection.algorithm(geometry: try geometry(5), inputChannels: 1, outputChannels: 16, groups: 1) == .winograd5x5))
-        #expect(!(ConvolutionSelection.algorithm(geometry: try geometry(5, stride: 2), inputChannels: 32, outputChannels: 16, groups: 1) == .winograd5x5))
-        #expect(!(ConvolutionSelection.algorithm(geometry: try geometry(5, dilation: 2), inputChannels: 32, outputChannels: 16, groups: 1) == .winograd5x5))
-        #expect(!(ConvolutionSelection.algorithm(geometry: try geometry(3), inputChannels: 32, outputChannels: 16, groups: 1) == .winograd5x5))
+        func chosen(_ g: WindowGeometry, inputs: Int) -> ConvolutionAlgorithm {
+            ConvolutionSelection.algorithm(geometry: g, inputChannels: inputs, outputChannels: 16, groups: 1)
+        }
+        #expect(chosen(try geometry(5), inputs: 32) == .winograd5x5)
+        #expect(chosen(try geometry(5), inputs: 1) != .winograd5x5)
+        #expect(chosen(try geometry(5, stride: 2), inputs: 32) != .winograd5x5)
+        #expect(chosen(try geometry(5, dilation: 2), inputs: 32) != .winograd5x5)
+        #expect(chosen(try geometry(3), inputs: 32) != .winograd5x5)
         // What compile builds: MNIST's conv2 here, its single-channel conv1 not.
         let conv = Convolution(kernel: (5, 5), channels: 64)
         #expect(try refChosenKernel(conv, input: Shape(height: 14, width: 14, channels: 32)) is Winograd5x5Kernel)

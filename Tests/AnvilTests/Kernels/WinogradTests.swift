@@ -46,7 +46,7 @@ extension WinogradData {
 /// error is measured against: the largest `Σ|x·w| + |b|` of its image and channel. (Winograd's
 /// error in an output comes from its whole tile: an output that sees only padding is not
 /// exactly its bias.)
-private func referenceConvolution(_ c: WinogradCase, _ g: WindowGeometry, input: [Float], weights: [Float],
+private func referenceConvolution(_ c: WinogradCase, _ g: WindowGeometry, input: [Double], weights: [Float],
                                   bias: [Float]?) -> (values: [Double], magnitudes: [Double]) {
     let count = c.batch * g.outputHeight * g.outputWidth * c.outputs
     var values = [Double](repeating: 0, count: count)
@@ -69,7 +69,7 @@ private func referenceConvolution(_ c: WinogradCase, _ g: WindowGeometry, input:
                                     let pixel = ((n * c.height + iy) * c.width + ix) * c.inputs
                                     let tap = (o * 9 + ky * 3 + kx) * c.inputs
                                     for i in 0 ..< c.inputs {
-                                        let term = Double(x[pixel + i]) * Double(w[tap + i])
+                                        let term = x[pixel + i] * Double(w[tap + i])
                                         sum += term
                                         magnitude += abs(term)
                                     }
@@ -96,6 +96,12 @@ private func referenceConvolution(_ c: WinogradCase, _ g: WindowGeometry, input:
     return (values, magnitudes)
 }
 
+/// ``referenceConvolution(_:_:input:weights:bias:)`` of a float32 input.
+private func referenceConvolution(_ c: WinogradCase, _ g: WindowGeometry, input: [Float], weights: [Float],
+                                  bias: [Float]?) -> (values: [Double], magnitudes: [Double]) {
+    referenceConvolution(c, g, input: input.map(Double.init), weights: weights, bias: bias)
+}
+
 /// Runs the Winograd kernel directly on a case, with a NaN-filled output and scratch (so an
 /// unwritten output or an unwritten scratch value that is read shows up) placed one float off
 /// alignment, and guard values after the scratch.
@@ -103,9 +109,9 @@ private func runWinograd(_ c: WinogradCase, _ g: WindowGeometry, variant: Winogr
                          blockTiles: Int? = nil, instructionSet: InstructionSet = .current) -> (output: [Float], guardIntact: Bool) {
     let weights = KernelWeights(source: ParameterData(data.weights), reordered: nil, bias: data.bias.map { ParameterData($0) },
                                 outputs: c.outputs, weightsPerOutput: 9 * c.inputs, affine: nil)
-    var kernel = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
-                                           weights: weights, activation: c.activation, blockTiles: blockTiles)
-    kernel.instructionSet = instructionSet
+    let kernel = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+                                           weights: weights, activation: c.activation, blockTiles: blockTiles,
+                                           instructionSet: instructionSet)
     return runWinograd(kernel, c, g, input: data.input)
 }
 
@@ -214,7 +220,7 @@ private func filterTransformMatrix(_ variant: WinogradVariant) -> [Double] {
 
 @Suite("Winograd convolution")
 struct WinogradTests {
-    @Test("matches a float64 direct convolution", arguments: WinogradVariant.allCases, InstructionSet.allCases)
+    @Test("matches a float64 direct convolution", arguments: WinogradVariant.allCases, refInstructionSets)
     func matchesReference(variant: WinogradVariant, isa: InstructionSet) throws {
         try refRequireSupported(isa)
         var worst = 0.0
@@ -231,18 +237,19 @@ struct WinogradTests {
         print("Winograd \(variant) \(isa): max error / max(Σ|x·w| + |b|) = \(worst)")
     }
 
-    @Test("splits the tiles into blocks of any size", arguments: [1, 3, 7, 50])
-    func blocks(tiles: Int) throws {
+    @Test("splits the tiles into blocks of any size", arguments: [1, 3, 7, 50], refInstructionSets)
+    func blocks(tiles: Int, isa: InstructionSet) throws {
+        try refRequireSupported(isa)
         let c = WinogradCase(batch: 3, height: 11, width: 9, inputs: 10, outputs: 19,
                              padding: .explicit(top: 1, left: 0, bottom: 2, right: 1), bias: true, activation: .relu)
         let g = try c.geometry()
         let data = WinogradData(c, seed: 99)
         let reference = referenceConvolution(c, g, input: data.input, weights: data.weights, bias: data.bias)
         for variant in WinogradVariant.allCases {
-            let (output, guardIntact) = runWinograd(c, g, variant: variant, data: data, blockTiles: tiles)
+            let (output, guardIntact) = runWinograd(c, g, variant: variant, data: data, blockTiles: tiles, instructionSet: isa)
             #expect(guardIntact)
             let error = maxScaledError(output, reference.values, reference.magnitudes)
-            #expect(error <= tolerance(variant), "\(variant), \(tiles) tiles per block: scaled error \(error)")
+            #expect(error <= tolerance(variant), "\(variant) \(isa), \(tiles) tiles per block: scaled error \(error)")
         }
     }
 
@@ -333,8 +340,9 @@ struct WinogradTests {
     /// The filter transform reads PyTorch `[o][i][3][3]` and TensorFlow `[3][3][i][o]` weights
     /// where they lie and applies a per-output scale (a folded BatchNormalization): the outputs
     /// must match a float64 convolution with the scaled Forge-layout weights.
-    @Test("reads every weight layout and folds a per-channel scale", arguments: WinogradVariant.allCases)
-    func layouts(variant: WinogradVariant) throws {
+    @Test("reads every weight layout and folds a per-channel scale", arguments: WinogradVariant.allCases, refInstructionSets)
+    func layouts(variant: WinogradVariant, isa: InstructionSet) throws {
+        try refRequireSupported(isa)
         let c = WinogradCase(batch: 2, height: 9, width: 7, inputs: 13, outputs: 19, padding: .same, bias: true, activation: .none)
         let g = try c.geometry()
         let data = WinogradData(c, seed: 31)
@@ -347,17 +355,19 @@ struct WinogradTests {
             let weights = relayout(data.weights, to: layout, inputs: c.inputs, outputs: c.outputs)
             let kernel = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
                                                    weights: ParameterData(weights), layout: layout, scale: scale,
-                                                   bias: data.bias.map { ParameterData($0) }, activation: c.activation)
+                                                   bias: data.bias.map { ParameterData($0) }, activation: c.activation,
+                                                   instructionSet: isa)
             let output = runWinograd(kernel, c, g, input: data.input).output
             let error = maxScaledError(output, reference.values, reference.magnitudes)
-            #expect(error <= tolerance(variant), "\(variant), \(layout): scaled error \(error)")
+            #expect(error <= tolerance(variant), "\(variant) \(isa), \(layout): scaled error \(error)")
         }
     }
 
     /// The Float transforms against `G g Gᵀ` computed in float64 from the matrices
     /// (``filterTransformMatrix(_:)``), for output counts around the 8-lane vectors.
-    @Test("transformed filters are G g Gᵀ", arguments: WinogradVariant.allCases)
-    func filterTransform(variant: WinogradVariant) {
+    @Test("transformed filters are G g Gᵀ", arguments: WinogradVariant.allCases, refInstructionSets)
+    func filterTransform(variant: WinogradVariant, isa: InstructionSet) throws {
+        try refRequireSupported(isa)
         let alpha = variant.outputTile + 2
         let matrix = filterTransformMatrix(variant)
         for (inputs, outputs) in [(1, 1), (3, 8), (5, 13), (9, 24)] {
@@ -367,7 +377,7 @@ struct WinogradTests {
                 variant: variant, geometry: try! WindowGeometry(input: Shape(height: 4, width: 4, channels: inputs), kernel: (3, 3),
                                                                 stride: (1, 1), dilation: (1, 1), padding: .same),
                 inputChannels: inputs, outputChannels: outputs, weights: ParameterData(weights), layout: .forge, scale: nil,
-                bias: nil, activation: .none)
+                bias: nil, activation: .none, instructionSet: isa)
             var worst = 0.0
             for o in 0 ..< outputs {
                 for i in 0 ..< inputs {
@@ -399,7 +409,7 @@ struct WinogradTests {
                 }
             }
             // The weights are in [-1, 1] and every row of G sums to at most 28/15 in magnitude.
-            #expect(worst <= 4e-6, "\(variant) \(inputs)→\(outputs): largest difference \(worst)")
+            #expect(worst <= 4e-6, "\(variant) \(isa) \(inputs)→\(outputs): largest difference \(worst)")
         }
     }
 
@@ -497,7 +507,7 @@ struct WinogradTests {
                 #expect(ConvolutionSelection.algorithm(geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
                                                                    groups: 1).winogradVariant != nil, "\(layer.name) should use Winograd")
             }
-            var out = referenceConvolution64(c, g, input: current, weights: tensors["\(layer.name)_W"]!, bias: tensors["\(layer.name)_b"]!)
+            var out = referenceConvolution(c, g, input: current, weights: tensors["\(layer.name)_W"]!, bias: tensors["\(layer.name)_b"]!).values
             if index == 1 {
                 for i in 0 ..< out.count {
                     let ch = i % 32
@@ -515,35 +525,6 @@ struct WinogradTests {
     }
 }
 
-/// `referenceConvolution` for a float64 input (the model test chains layers in double precision).
-private func referenceConvolution64(_ c: WinogradCase, _ g: WindowGeometry, input: [Double], weights: [Float],
-                                    bias: [Float]) -> [Double] {
-    var values = [Double](repeating: 0, count: c.batch * g.outputHeight * g.outputWidth * c.outputs)
-    var index = 0
-    for n in 0 ..< c.batch {
-        for oy in 0 ..< g.outputHeight {
-            for ox in 0 ..< g.outputWidth {
-                for o in 0 ..< c.outputs {
-                    var sum = Double(bias[o])
-                    for ky in 0 ..< 3 {
-                        let iy = oy - g.padTop + ky
-                        guard iy >= 0, iy < c.height else { continue }
-                        for kx in 0 ..< 3 {
-                            let ix = ox - g.padLeft + kx
-                            guard ix >= 0, ix < c.width else { continue }
-                            let pixel = ((n * c.height + iy) * c.width + ix) * c.inputs
-                            let tap = (o * 9 + ky * 3 + kx) * c.inputs
-                            for i in 0 ..< c.inputs { sum += input[pixel + i] * Double(weights[tap + i]) }
-                        }
-                    }
-                    values[index] = Naive.activate(c.activation, sum)
-                    index += 1
-                }
-            }
-        }
-    }
-    return values
-}
 
 /// Forge-layout `[o][3][3][i]` weights in `layout`, by index (independent of the kernel's strides).
 private func relayout(_ weights: [Float], to layout: WeightLayout, inputs: Int, outputs: Int) -> [Float] {
