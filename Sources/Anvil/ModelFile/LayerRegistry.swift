@@ -20,6 +20,13 @@ enum LayerRegistry {
         Add.self,
         Concatenate.self,
         Resize.self,
+        TransposedConvolution.self,
+        Pad.self,
+        InstanceNormalization.self,
+        LayerNormalization.self,
+        GroupNormalization.self,
+        LocalResponseNormalization.self,
+        LpPooling.self,
     ]
 
     /// The layer type for each file type name.
