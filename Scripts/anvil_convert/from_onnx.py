@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from . import cli
+from .onnx_ops.layers import LayersOps
 from .writer import ConversionError, ModelWriter, activation_json
 
 SELU_ALPHA = 1.67326319217681884765625
@@ -68,7 +69,7 @@ def _attributes(node):
     return result
 
 
-class OnnxConverter:
+class OnnxConverter(LayersOps):
     """Converts an onnx ModelProto into a ModelWriter (layout "pytorch"), NCHW mapped to Anvil's NHWC."""
     def __init__(self, model, name=None, input_shape=None):
         """`input_shape` (C, H, W) fills in open input dimensions."""
@@ -80,6 +81,7 @@ class OnnxConverter:
         self.values = {}     # ONNX tensor name -> Act, Flat or np.ndarray (a constant)
         self.consumers = {}  # ONNX tensor name -> indices of nodes reading it
         self.skip = set()    # indices of nodes folded into an earlier one
+        self.pending_pads = {}  # node index -> pads of a Pad folded into it (onnx_ops/layers.py)
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -317,6 +319,9 @@ class OnnxConverter:
             pads = [pads[0], pads[1], pads[2], pads[3]]  # ONNX [top, left, bottom, right] = Anvil's order
         else:
             self.fail(node, f"auto_pad '{auto_pad}' is not supported")
+        extra = self.window_extra_pads(node)
+        if extra is not None:
+            pads = [p + e for p, e in zip(pads, extra)]
         outs = []
         for size, e, s, before, after in zip((h, w), extent, stride, pads[:2], pads[2:]):
             span = size + before + after - e
@@ -362,10 +367,11 @@ class OnnxConverter:
         self.spatial(node, tensor)
         a = _attributes(node)
         kernel = tuple(a["kernel_shape"])
+        folded = self.has_folded_pads(node)  # a zero Pad folded in counts as cells (onnx_ops/layers.py)
         padding, stride, dilation, (oh, ow), ceil = self.window(node, tensor, kernel, pooling=True)
         options = dict(kernel=kernel, stride=stride, padding=padding, dilation=dilation, ceilMode=ceil)
         if layer_type == "AveragePooling":
-            options["countIncludesPadding"] = bool(a.get("count_include_pad", 0))
+            options["countIncludesPadding"] = bool(a.get("count_include_pad", 0)) or folded
         name = self.add(node, layer_type, [tensor.name], **options)
         self.set(node, Act(name, (oh, ow, tensor.shape[2])))
 
@@ -673,59 +679,6 @@ class OnnxConverter:
             self.fail(node, f"inputs differ in height/width: {[t.onnx_shape for t in tensors]}")
         name = self.add(node, "Concatenate", [t.name for t in tensors])
         self.set(node, Act(name, tensors[0].shape[:-1] + (sum(t.shape[-1] for t in tensors),)))
-
-    def resize(self, node, mode, coordinates, scales, sizes):
-        """A bilinear Resize from `scales` or `sizes` with the Anvil name of the coordinate transform."""
-        tensor = self.act(node)
-        self.spatial(node, tensor)
-        if mode not in ("linear", "bilinear"):
-            self.fail(node, f"mode '{mode}' is not supported; Anvil resizes bilinearly only")
-        modes = {"half_pixel": "halfPixel", "pytorch_half_pixel": "pytorchHalfPixel", "align_corners": "alignCorners",
-                 "asymmetric": "asymmetric"}
-        if coordinates not in modes:
-            self.fail(node, f"coordinate_transformation_mode '{coordinates}' is not supported")
-        h, w, c = tensor.shape
-        if sizes is not None and sizes.size:
-            sizes = [int(v) for v in sizes.reshape(-1)]
-            if len(sizes) != 4 or sizes[0] != 1 or sizes[1] != c:
-                self.fail(node, f"sizes {sizes} must keep N and C")
-            name = self.add(node, "Resize", [tensor.name], size=sizes[2:], coordinates=modes[coordinates])
-            self.set(node, Act(name, (sizes[2], sizes[3], c)))
-            return
-        if scales is None or scales.size != 4:
-            self.fail(node, "needs 4 scales or 4 sizes")
-        scales = [float(v) for v in scales.reshape(-1)]
-        if scales[0] != 1 or scales[1] != 1:
-            self.fail(node, f"scales {scales} must keep N and C")
-        oh, ow = int(np.floor(h * np.float32(scales[2]))), int(np.floor(w * np.float32(scales[3])))
-        name = self.add(node, "Resize", [tensor.name], scale=scales[2:], coordinates=modes[coordinates])
-        self.set(node, Act(name, (oh, ow, c)))
-
-    def op_Resize(self, node, index):
-        """`Resize` in linear mode (no roi, no antialias, stretch): Resize."""
-        a = _attributes(node)
-        if a.get("antialias", 0):
-            self.fail(node, "antialias=1 is not supported")
-        if a.get("axes") is not None and list(a["axes"]) not in ([0, 1, 2, 3], [2, 3], [-2, -1]):
-            self.fail(node, f"axes {list(a['axes'])} are not supported")
-        if self.opset < 11:
-            scales = self.const(node, 1)
-            self.resize(node, a.get("mode", "nearest"), "asymmetric", scales, None)
-            return
-        scales = self.const(node, 2, required=False)
-        sizes = self.const(node, 3, required=False)
-        if a.get("axes") is not None and len(a["axes"]) == 2:
-            scales = None if scales is None else np.concatenate([[1, 1], scales.reshape(-1)])
-            sizes = None if sizes is None else np.concatenate([[1, self.act(node).shape[2]], sizes.reshape(-1)])
-        if a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-            self.fail(node, "keep_aspect_ratio_policy other than 'stretch' is not supported")
-        self.resize(node, a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel"), scales, sizes)
-
-    def op_Upsample(self, node, index):
-        """`Upsample` (opset < 10) in linear mode: Resize with asymmetric coordinates."""
-        a = _attributes(node)
-        scales = np.array(a["scales"]) if "scales" in a else self.const(node, 1)
-        self.resize(node, a.get("mode", "nearest"), "asymmetric", scales, None)
 
 
 def convert_file(path, output_directory, name=None, input_shape=None):

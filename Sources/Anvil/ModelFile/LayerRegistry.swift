@@ -21,6 +21,13 @@ enum LayerRegistry {
         Elementwise.self,
         Concatenate.self,
         Resize.self,
+        TransposedConvolution.self,
+        Pad.self,
+        InstanceNormalization.self,
+        LayerNormalization.self,
+        GroupNormalization.self,
+        LocalResponseNormalization.self,
+        LpPooling.self,
     ]
 
     /// The layer type for each file type name.

@@ -445,6 +445,8 @@ enum Naive {
         case .pytorchHalfPixel: source = output == 1 ? 0 : (Double(x) + 0.5) / scale - 0.5
         case .alignCorners: source = length > 1 ? Double(x) * Double(input - 1) / (length - 1) : 0
         case .asymmetric: source = Double(x) / scale
+        case .halfPixelSymmetric:
+            source = onnxSourceCoordinate(x, input: input, output: output, length: length, scale: scale, coordinates: coordinates)
         }
         return min(max(source, 0), Double(input - 1))
     }
