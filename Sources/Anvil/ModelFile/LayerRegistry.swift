@@ -19,6 +19,14 @@ enum LayerRegistry {
         BatchNormalization.self,
         Add.self,
         Concatenate.self,
+        ChannelShuffle.self,
+        Transpose.self,
+        Reshape.self,
+        Squeeze.self,
+        Unsqueeze.self,
+        Slice.self,
+        DepthToSpace.self,
+        SpaceToDepth.self,
         Resize.self,
     ]
 

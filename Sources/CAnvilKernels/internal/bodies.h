@@ -74,4 +74,12 @@ anvil_winograd3_output_body anvil_winograd3_output_avx2;
 anvil_winograd3_filters_body anvil_winograd3_filters_avx2;
 #endif
 
+/// The bodies, one per instruction set (`anvil_strided_copy` without the `isa`).
+typedef void anvil_strided_copy_body(const anvil_copy_shape *s, const float *input, float *output, long row_begin,
+                                     long row_end);
+anvil_strided_copy_body anvil_strided_copy_scalar;
+#if defined(__x86_64__)
+anvil_strided_copy_body anvil_strided_copy_avx2;
+#endif
+
 #endif
