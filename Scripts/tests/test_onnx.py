@@ -26,8 +26,8 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
 @pytest.mark.parametrize("label, onnx_model, fragments", [
     ("unsupported op", lambda: model([helper.make_node("LRN", ["x"], ["y"], size=3, name="norm")]),
      ("'norm'", "LRN", "not supported")),
-    ("transpose", lambda: model([helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1], name="tr")]),
-     ("'tr'", "Transpose")),
+    ("transpose of the batch axis", lambda: model([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0, 2, 3], name="tr")]),
+     ("'tr'", "Transpose", "batch axis")),
     ("nearest resize", lambda: model([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest", name="rs")],
                                      [("s", [1, 1, 2, 2])]), ("'rs'", "Resize", "nearest")),
     ("softmax over width", lambda: model([helper.make_node("Softmax", ["x"], ["y"], axis=3, name="sm")]),
@@ -42,8 +42,8 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
     ("mul of two tensors", lambda: model([helper.make_node("Mul", ["x", "x"], ["y"], name="sq")]), ("'sq'", "Mul")),
     ("unknown input size", lambda: model([helper.make_node("Relu", ["x"], ["y"])], input_shape=("N", 3, "H", "W")),
      ("--input-shape",)),
-    ("bad reshape", lambda: model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", [1, 3, 64])]),
-     ("'rs'", "Reshape", "not supported")),
+    ("bad reshape", lambda: model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", [3, 64, 1])]),
+     ("'rs'", "Reshape", "batch axis")),
     ("custom domain", lambda: model([helper.make_node("Foo", ["x"], ["y"], domain="com.example", name="foo")]),
      ("'foo'", "com.example")),
 ])
