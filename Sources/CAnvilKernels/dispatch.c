@@ -30,6 +30,7 @@ static const anvil_kernel_table scalar_table = {
     anvil_layer_norm_pixels_scalar,
     anvil_lrn_pixels_scalar,
     anvil_lp_pool_scalar,
+    anvil_strided_copy_scalar,
 };
 
 #if defined(__x86_64__)
@@ -53,6 +54,7 @@ static const anvil_kernel_table avx2_table = {
     anvil_layer_norm_pixels_avx2,
     anvil_lrn_pixels_avx2,
     anvil_lp_pool_avx2,
+    anvil_strided_copy_avx2,
 };
 
 // An AVX-512 body exists for max pooling; the other ops run their AVX2 bodies, which every
@@ -77,6 +79,7 @@ static const anvil_kernel_table avx512_table = {
     anvil_layer_norm_pixels_avx2,
     anvil_lrn_pixels_avx2,
     anvil_lp_pool_avx2,
+    anvil_strided_copy_avx2,
 };
 
 /// XCR0: which register states the OS saves on a context switch (0 when it manages none
@@ -256,4 +259,10 @@ void anvil_lrn_pixels(anvil_isa isa, const float *input, float *output, int chan
 void anvil_lp_pool_lines(anvil_isa isa, const anvil_pool_shape *s, float p, const float *input, float *output,
                          int line_begin, int line_end) {
     table_or_abort(isa)->lp_pool(s, p, input, output, line_begin, line_end);
+}
+
+void anvil_strided_copy(anvil_isa isa, const anvil_copy_shape *s, const float *input, float *output, long row_begin,
+                        long row_end) {
+    if (row_begin >= row_end) return;
+    table_or_abort(isa)->strided_copy(s, input, output, row_begin, row_end);
 }

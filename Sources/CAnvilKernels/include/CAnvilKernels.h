@@ -21,6 +21,7 @@
 #include "anvil_resample.h"
 #include "anvil_pad.h"
 #include "anvil_normalization.h"
+#include "anvil_strided_copy.h"
 #include "anvil_dispatch.h"
 
 #endif

@@ -18,6 +18,7 @@
 #include "anvil_resample.h"
 #include "anvil_pad.h"
 #include "anvil_normalization.h"
+#include "anvil_strided_copy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,6 +65,8 @@ typedef struct {
                        float bias, long pixel_begin, long pixel_end);
     void (*lp_pool)(const anvil_pool_shape *shape, float p, const float *input, float *output, int line_begin,
                     int line_end);
+    void (*strided_copy)(const anvil_copy_shape *shape, const float *input, float *output, long row_begin,
+                         long row_end);
 } anvil_kernel_table;
 
 /// The table of `isa`, or NULL when this CPU (or this build's architecture) cannot run it.

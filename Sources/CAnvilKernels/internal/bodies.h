@@ -120,6 +120,12 @@ anvil_scale_shift_body anvil_scale_shift_pixels_avx2;
 anvil_layer_norm_body anvil_layer_norm_pixels_avx2;
 anvil_lrn_body anvil_lrn_pixels_avx2;
 anvil_lp_pool_body anvil_lp_pool_avx2;
+/// The bodies, one per instruction set (`anvil_strided_copy` without the `isa`).
+typedef void anvil_strided_copy_body(const anvil_copy_shape *s, const float *input, float *output, long row_begin,
+                                     long row_end);
+anvil_strided_copy_body anvil_strided_copy_scalar;
+#if defined(__x86_64__)
+anvil_strided_copy_body anvil_strided_copy_avx2;
 #endif
 
 #endif
