@@ -21,6 +21,7 @@ static const anvil_kernel_table scalar_table = {
     anvil_winograd3_input_scalar,
     anvil_winograd3_output_scalar,
     anvil_winograd3_filters_scalar,
+    anvil_binary_scalar,
 };
 
 #if defined(__x86_64__)
@@ -35,6 +36,7 @@ static const anvil_kernel_table avx2_table = {
     anvil_winograd3_input_avx2,
     anvil_winograd3_output_avx2,
     anvil_winograd3_filters_avx2,
+    anvil_binary_avx2,
 };
 
 // An AVX-512 body exists for max pooling; the other ops run their AVX2 bodies, which every
@@ -50,6 +52,7 @@ static const anvil_kernel_table avx512_table = {
     anvil_winograd3_input_avx2,
     anvil_winograd3_output_avx2,
     anvil_winograd3_filters_avx2,
+    anvil_binary_avx2,
 };
 
 /// XCR0: which register states the OS saves on a context switch (0 when it manages none
@@ -181,4 +184,10 @@ void anvil_winograd3_transform_filters(anvil_isa isa, int tile, const float *wei
                                        anvil_winograd3_filter_strides strides, const float *scale, int outputs,
                                        int inputs, float *u, int input_begin, int input_end) {
     table_or_abort(isa)->winograd3_filters(tile, weights, strides, scale, outputs, inputs, u, input_begin, input_end);
+}
+
+void anvil_binary(anvil_isa isa, anvil_binary_op op, const anvil_binary_shape *s, const float *a, const float *b,
+                  float *out, long begin, long end) {
+    if (begin >= end) return;
+    table_or_abort(isa)->binary(op, s, a, b, out, begin, end);
 }

@@ -18,6 +18,7 @@ enum LayerRegistry {
         LogSoftmax.self,
         BatchNormalization.self,
         Add.self,
+        Elementwise.self,
         Concatenate.self,
         Resize.self,
     ]

@@ -13,6 +13,7 @@
 #include "anvil_winograd_5x5.h"
 #include "anvil_winograd_products.h"
 #include "anvil_winograd_3x3.h"
+#include "anvil_elementwise.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +43,8 @@ typedef struct {
                              long first_tile, long tile_begin, long tile_end);
     void (*winograd3_filters)(int tile, const float *weights, anvil_winograd3_filter_strides strides,
                               const float *scale, int outputs, int inputs, float *u, int input_begin, int input_end);
+    void (*binary)(anvil_binary_op op, const anvil_binary_shape *shape, const float *a, const float *b, float *out,
+                   long begin, long end);
 } anvil_kernel_table;
 
 /// The table of `isa`, or NULL when this CPU (or this build's architecture) cannot run it.

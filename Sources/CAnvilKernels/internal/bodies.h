@@ -74,4 +74,12 @@ anvil_winograd3_output_body anvil_winograd3_output_avx2;
 anvil_winograd3_filters_body anvil_winograd3_filters_avx2;
 #endif
 
+/// The bodies, one per instruction set (`anvil_binary` without the `isa`).
+typedef void anvil_binary_body(anvil_binary_op op, const anvil_binary_shape *s, const float *a, const float *b,
+                               float *out, long begin, long end);
+anvil_binary_body anvil_binary_scalar;
+#if defined(__x86_64__)
+anvil_binary_body anvil_binary_avx2;
+#endif
+
 #endif

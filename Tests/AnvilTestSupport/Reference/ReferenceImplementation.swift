@@ -389,6 +389,35 @@ enum Naive {
         return y
     }
 
+    /// NumPy broadcasting of `xs` (each `n × h × w × c`; an operand with `n` 1 is shared by every
+    /// image of the batch, as a constant is) folded left to right with `op`; `mean` divides the
+    /// sum by the operand count. Every axis is equal or 1 (the caller checks).
+    static func elementwise(_ xs: [RefTensor], _ op: ElementwiseOperation, activation f: ActivationFunction = .none) -> RefTensor {
+        let n = xs.map(\.n).max()!, h = xs.map(\.h).max()!, w = xs.map(\.w).max()!, c = xs.map(\.c).max()!
+        var y = RefTensor(zerosN: n, h: h, w: w, c: c)
+        func at(_ x: RefTensor, _ b: Int, _ py: Int, _ px: Int, _ ch: Int) -> Double {
+            x[x.n == 1 ? 0 : b, x.h == 1 ? 0 : py, x.w == 1 ? 0 : px, x.c == 1 ? 0 : ch]
+        }
+        for b in 0 ..< n { for py in 0 ..< h { for px in 0 ..< w { for ch in 0 ..< c {
+            let values = xs.map { at($0, b, py, px, ch) }
+            var r = values[0]
+            for v in values.dropFirst() {
+                switch op {
+                case .add, .mean: r += v
+                case .subtract: r -= v
+                case .multiply: r *= v
+                case .divide: r /= v
+                case .maximum: r = Swift.max(r, v)
+                case .minimum: r = Swift.min(r, v)
+                case .power: r = Foundation.pow(r, v)
+                }
+            }
+            if op == .mean { r /= Double(values.count) }
+            y[b, py, px, ch] = activate(f, r)
+        } } } }
+        return y
+    }
+
     /// Joins along channels, pixel by pixel.
     static func concatenate(_ xs: [RefTensor]) -> RefTensor {
         let channels = xs.reduce(0) { $0 + $1.c }

@@ -11,7 +11,7 @@ struct LayerRegistryTests {
     static let documentedTypeNames: Set<String> = [
         "Convolution", "DepthwiseConvolution", "PointwiseConvolution", "MaxPooling", "AveragePooling",
         "GlobalAveragePooling", "GlobalMaxPooling", "Dense", "Flatten", "Activation", "PReLU", "Softmax",
-        "LogSoftmax", "BatchNormalization", "Add", "Concatenate", "Resize",
+        "LogSoftmax", "BatchNormalization", "Add", "Elementwise", "Concatenate", "Resize",
     ]
 
     /// The names in the first column of the layer table of `docs/model-format.md`.
@@ -51,6 +51,8 @@ struct LayerRegistryTests {
         LogSoftmax(),
         BatchNormalization(epsilon: 1e-5),
         Add(activation: .relu6),
+        Elementwise(.divide, constant: Shape(height: 1, width: 1, channels: 3), constantFirst: true, activation: .tanh),
+        Elementwise(.mean, activation: .relu),
         Concatenate(),
         Resize(scaleHeight: 1.5, scaleWidth: 2, coordinates: .pytorchHalfPixel),
         Resize(height: 7, width: 3, coordinates: .alignCorners),
