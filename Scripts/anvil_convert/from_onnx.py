@@ -22,6 +22,7 @@ from .writer import ConversionError, ModelWriter, activation_json
 SELU_ALPHA = 1.67326319217681884765625
 SELU_GAMMA = 1.05070102214813232421875
 FLOAT_MAX = 3.4028234663852886e38
+FLOAT_TYPES = (1, 10, 11, 16)  # TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16 (read as float32)
 
 
 def standard_perm(rank):
@@ -103,6 +104,41 @@ class Flat:
         return (int(np.prod(self.source.shape)),)
 
 
+class Placeholder(Act):
+    """The output of a node that could not be converted, with the shape ONNX infers for it: the
+    nodes after it are still checked, but nothing is written for it."""
+
+
+BLOCKED = object()  # a value no later node can be checked against (no inferred shape)
+
+# ONNX operator -> the input positions that must be constants (weights, statistics, shapes,
+# bounds): a graph input read only there is a weight fed as a graph input.
+CONSTANT_INPUTS = {
+    "Conv": (1, 2), "ConvTranspose": (1, 2), "Gemm": (1, 2), "MatMul": (1,),
+    "BatchNormalization": (1, 2, 3, 4), "InstanceNormalization": (1, 2), "LayerNormalization": (1, 2),
+    "GroupNormalization": (1, 2), "PRelu": (1,), "Clip": (1, 2), "Resize": (1, 2, 3), "Upsample": (1,),
+    "Reshape": (1,), "Pad": (1, 2, 3), "Slice": (1, 2, 3, 4), "Split": (1,), "Squeeze": (1,),
+    "Unsqueeze": (1,), "Expand": (1,), "Tile": (1,),
+}
+
+
+def blocker_error(blockers, unchecked=0):
+    """One ConversionError listing every blocker (its `blockers` attribute holds them): the
+    blocker itself when there is one, else a count and one indented line per blocker."""
+    later = (f"{unchecked} later node{'s' if unchecked != 1 else ''} read only what "
+             f"{'this' if len(blockers) == 1 else 'these'} could not produce and {'was' if unchecked == 1 else 'were'} not checked")
+    if len(blockers) == 1:
+        error = ConversionError(blockers[0] + (f" ({later})" if unchecked else ""))
+    else:
+        lines = [f"{len(blockers)} blocker{'s' if len(blockers) != 1 else ''} (every one this run found):"]
+        lines += [f"  {b}" for b in blockers]
+        if unchecked:
+            lines.append(f"  ({later})")
+        error = ConversionError("\n".join(lines))
+    error.blockers = list(blockers)
+    return error
+
+
 def _attributes(node):
     """The node's attributes as Python values (bytes decoded to str)."""
     import onnx
@@ -128,6 +164,9 @@ class OnnxConverter(LayersOps, LayoutOps):
         self.consumers = {}  # ONNX tensor name -> indices of nodes reading it
         self.skip = set()    # indices of nodes folded into an earlier one
         self.pending_pads = {}  # node index -> pads of a Pad folded into it (onnx_ops/layers.py)
+        self.blockers = []   # every error met, one line each (raised together at the end)
+        self.unchecked = 0   # nodes not checked because they read only blocked values
+        self._inferred = None
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -259,7 +298,13 @@ class OnnxConverter(LayersOps, LayoutOps):
     # -- conversion -----------------------------------------------------------------------
 
     def convert(self):
-        """Converts every node in graph order; returns the ModelWriter, outputs set and pruned."""
+        """Converts every node in graph order; returns the ModelWriter, outputs set and pruned.
+
+        A node that cannot be converted does not stop the conversion: its error is kept, its
+        outputs become placeholders of the shape ONNX's shape inference gives them (or are marked
+        blocked when it gives none), and the nodes after it are still checked. At the end one
+        ConversionError lists every blocker (its `blockers` attribute holds them, one line each);
+        nodes that read only blocked values cannot be checked and are counted, not reported."""
         from onnx import numpy_helper
         for initializer in self.graph.initializer:
             self.values[initializer.name] = numpy_helper.to_array(initializer)
@@ -270,36 +315,136 @@ class OnnxConverter(LayersOps, LayoutOps):
             self.consumers.setdefault(output.name, []).append(-1)
         for graph_input in self.graph.input:
             if graph_input.name in self.values:
-                continue
-            self.add_input(graph_input)
+                continue  # an initializer also listed as an input (IR < 4 style): its stored value is used
+            try:
+                weight = self.weight_use(graph_input.name)
+                if weight is not None:
+                    raise ConversionError(weight)
+                self.add_input(graph_input)
+            except ConversionError as error:
+                self.blockers.append(str(error))
+                self.values[graph_input.name] = BLOCKED
         for index, node in enumerate(self.graph.node):
             if index in self.skip:
                 continue
-            if node.domain not in ("", "ai.onnx"):
-                self.fail(node, f"operators of domain '{node.domain}' are not supported")
-            handler = getattr(self, f"op_{node.op_type}", None)
-            if handler is None:
-                self.fail(node, "this operator is not supported by the Anvil converter (see docs/converters.md)")
-            handler(node, index)
+            if any(self.values.get(name) is BLOCKED for name in node.input if name):
+                self.unchecked += 1
+                self.block(node)
+                continue
+            try:
+                if node.domain not in ("", "ai.onnx"):
+                    self.fail(node, f"operators of domain '{node.domain}' are not supported")
+                handler = getattr(self, f"op_{node.op_type}", None)
+                if handler is None:
+                    self.fail(node, "this operator is not supported by the Anvil converter (see docs/converters.md)")
+                handler(node, index)
+            except ConversionError as error:
+                self.blockers.append(str(error))
+                self.block(node)
+            except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as error:
+                self.blockers.append(f"{self.describe(node)}: cannot be converted ({type(error).__name__}: {error})")
+                self.block(node)
         outputs = []
         for output in self.graph.output:
             value = self.values.get(output.name)
+            if value is BLOCKED or isinstance(value, Placeholder):
+                continue
             if isinstance(value, Flat):
                 value = value.written or self.write_flatten(value, self.graph.node[-1])
             if isinstance(value, Act) and not value.standard:
                 # Anvil's outputs are channels-last: a tensor left in another layout is moved back.
                 value = self.to_standard(self.graph.node[-1], value)
             if not isinstance(value, Act):
-                raise ConversionError(f"graph output '{output.name}' is a constant or was never computed")
+                self.blockers.append(f"graph output '{output.name}' is a constant or was never computed")
+                continue
             outputs.append(value.name)
+        if self.blockers:
+            raise blocker_error(self.blockers, self.unchecked)
         self.writer.set_outputs(outputs)
         self.writer.prune()
         return self.writer
 
+    def block(self, node):
+        """After `node` failed: each output becomes a Placeholder of its inferred ONNX shape, so
+        the nodes reading it are still checked, or BLOCKED when no shape is known."""
+        for output in node.output:
+            if not output:
+                continue
+            dims = self.inferred_shape(output)
+            self.values[output] = BLOCKED if dims is None else self.placeholder(output, dims)
+
+    def inferred_shape(self, name):
+        """The ONNX shape of tensor `name` from onnx's shape inference (run once, lazily), or None
+        when unknown or not fully static."""
+        if self._inferred is None:
+            self._inferred = {}
+            import onnx
+            model = self.model
+            for attempt in range(2):
+                try:
+                    inferred = onnx.shape_inference.infer_shapes(model)
+                    break
+                except Exception:  # noqa: BLE001 - shape inference only helps the report
+                    # onnx gives up on the whole graph for one node of an unknown domain: retry without those
+                    model = onnx.ModelProto()
+                    model.CopyFrom(self.model)
+                    kept = [n for n in model.graph.node if n.domain in ("", "ai.onnx")]
+                    del model.graph.node[:]
+                    model.graph.node.extend(kept)
+            else:
+                return None
+            for info in list(inferred.graph.value_info) + list(inferred.graph.output):
+                tensor_type = info.type.tensor_type
+                dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+                if tensor_type.HasField("shape") and None not in dims:
+                    self._inferred[info.name] = dims
+        return self._inferred.get(name)
+
+    def placeholder(self, name, dims):
+        """A stand-in for a tensor a failed node would have produced: a Placeholder for
+        [N, C, H, W] and [N, F], BLOCKED for other ranks."""
+        if len(dims) == 4:
+            shape = (dims[2], dims[3], dims[1])
+        elif len(dims) == 2:
+            shape = (dims[1],)
+        else:
+            return BLOCKED
+        if 0 in shape:
+            return BLOCKED
+        label = self.writer.unique_name(name)
+        self.writer._names.add(label)  # known to the writer, so later layers may read it (never written)
+        return Placeholder(label, shape)
+
+    def weight_use(self, name):
+        """The error for a graph input `name` (not an initializer) that nodes read only where ONNX
+        takes a constant (Conv's W, Gemm's B, BatchNormalization's statistics, ...), else None."""
+        uses = []
+        for index in sorted(set(self.consumers.get(name, []))):
+            if index < 0:
+                return None  # also a graph output: data
+            node = self.graph.node[index]
+            slots = [position for position, value in enumerate(node.input) if value == name]
+            if not all(position in CONSTANT_INPUTS.get(node.op_type, ()) for position in slots):
+                return None
+            uses.append(f"input {slots[0]} of {self.describe(node)}")
+        if not uses:
+            return None
+        return (f"input '{name}' is a weight fed as a graph input (read as {', '.join(uses)}, which must be "
+                "a constant): export with the parameters stored in the file (torch.onnx.export(..., "
+                "export_params=True)), or make it an initializer: append numpy_helper.from_array(value, "
+                f"'{name}') to graph.initializer and remove '{name}' from graph.input")
+
     def add_input(self, graph_input):
         """Adds a graph input: [N, C, H, W] (open sizes from --input-shape), [N, C, L] or [N, F]."""
+        if not graph_input.type.HasField("tensor_type"):
+            raise ConversionError(f"input '{graph_input.name}' is not a tensor (a sequence, map or optional)")
+        tensor_type = graph_input.type.tensor_type
+        if tensor_type.elem_type not in FLOAT_TYPES:
+            from onnx import TensorProto
+            kind = TensorProto.DataType.Name(tensor_type.elem_type).lower()
+            raise ConversionError(f"input '{graph_input.name}' holds {kind} values; Anvil's inputs are floating point")
         dims = []
-        for d in graph_input.type.tensor_type.shape.dim:
+        for d in tensor_type.shape.dim:
             dims.append(d.dim_value if d.HasField("dim_value") else None)
         name = self.writer.unique_name(graph_input.name)
         if len(dims) == 4:
@@ -319,7 +464,7 @@ class OnnxConverter(LayersOps, LayoutOps):
             self.values[graph_input.name] = Act(name, (dims[1],))
         else:
             raise ConversionError(f"input '{graph_input.name}' has shape {dims}; Anvil takes NCHW images, NCL sequences "
-                                  "or [N, F] vectors")
+                                  f"or [N, F] vectors (if '{graph_input.name}' is a weight, store it as an initializer)")
 
     # -- constants and shape arithmetic -----------------------------------------------------
 
