@@ -22,6 +22,7 @@ static const anvil_kernel_table scalar_table = {
     anvil_winograd3_output_scalar,
     anvil_winograd3_filters_scalar,
     anvil_binary_scalar,
+    anvil_activation_scalar,
 };
 
 #if defined(__x86_64__)
@@ -37,6 +38,7 @@ static const anvil_kernel_table avx2_table = {
     anvil_winograd3_output_avx2,
     anvil_winograd3_filters_avx2,
     anvil_binary_avx2,
+    anvil_activation_avx2,
 };
 
 // An AVX-512 body exists for max pooling; the other ops run their AVX2 bodies, which every
@@ -53,6 +55,7 @@ static const anvil_kernel_table avx512_table = {
     anvil_winograd3_output_avx2,
     anvil_winograd3_filters_avx2,
     anvil_binary_avx2,
+    anvil_activation_avx2,
 };
 
 /// XCR0: which register states the OS saves on a context switch (0 when it manages none
@@ -190,4 +193,9 @@ void anvil_binary(anvil_isa isa, anvil_binary_op op, const anvil_binary_shape *s
                   float *out, long begin, long end) {
     if (begin >= end) return;
     table_or_abort(isa)->binary(op, s, a, b, out, begin, end);
+}
+
+void anvil_activation(anvil_isa isa, const anvil_activation_function *f, float *values, long count) {
+    if (count <= 0 || f->kind == ANVIL_ACTIVATION_NONE) return;
+    table_or_abort(isa)->activation(f, values, count);
 }

@@ -17,6 +17,7 @@
 #include "anvil_winograd_products.h"
 #include "anvil_winograd_3x3.h"
 #include "anvil_elementwise.h"
+#include "anvil_activation.h"
 #include "anvil_dispatch.h"
 
 #endif

@@ -14,6 +14,7 @@
 #include "anvil_winograd_products.h"
 #include "anvil_winograd_3x3.h"
 #include "anvil_elementwise.h"
+#include "anvil_activation.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +46,7 @@ typedef struct {
                               const float *scale, int outputs, int inputs, float *u, int input_begin, int input_end);
     void (*binary)(anvil_binary_op op, const anvil_binary_shape *shape, const float *a, const float *b, float *out,
                    long begin, long end);
+    void (*activation)(const anvil_activation_function *f, float *values, long count);
 } anvil_kernel_table;
 
 /// The table of `isa`, or NULL when this CPU (or this build's architecture) cannot run it.
