@@ -1,0 +1,1 @@
+"""ONNX operator handlers, one mixin class per part of the operator set (OnnxConverter derives from each)."""
