@@ -1,5 +1,5 @@
-"""A small NumPy interpreter of converted Anvil models (Activation, Elementwise, Add, global pooling,
-Dense), written from docs/model-format.md, so converter tests can compare a converted graph with
+"""A small NumPy interpreter of converted Anvil models (Activation, Elementwise, Add, global average
+pooling), written from docs/model-format.md, so converter tests can compare a converted graph with
 the framework's own output without building the Swift engine."""
 
 import math
@@ -45,7 +45,7 @@ def run(writer, x_nchw):
         if kind == "Activation":
             y = activate(layer["function"], inputs[0])
         elif kind == "Add":
-            y = sum(inputs)
+            y = activate(layer.get("activation", "none"), sum(inputs))
         elif kind == "Elementwise":
             operands = list(inputs)
             if "constant" in layer:
