@@ -224,6 +224,9 @@ class KerasConverter:
             "hard_sigmoid": (activation_json("hardSigmoid", alpha=hard_sigmoid_alpha, beta=0.5), None),
             "hard_swish": ("hardSwish", None), "hard_silu": ("hardSwish", None),
             "leaky_relu": (activation_json("leakyRelu", alpha=0.2), None),
+            "silu": ("silu", None), "swish": ("silu", None), "gelu": ("gelu", None), "softplus": ("softplus", None),
+            "softsign": ("softsign", None), "mish": ("mish", None), "exponential": ("exponential", None),
+            "celu": (activation_json("celu", alpha=1.0), None),
             "softmax": ("none", "Softmax"), "log_softmax": ("none", "LogSoftmax"),
         }
         if name not in table:
@@ -598,9 +601,43 @@ class KerasConverter:
         """`Add` of equally shaped tensors."""
         sources = [self.source(node, i) for i in range(len(node.inputs))]
         if len({s.shape for s in sources}) != 1:
-            self.fail(node, f"inputs have different shapes {[s.shape for s in sources]}; Anvil's Add does not broadcast")
+            return self.merge(node, "add")
         name = self.emit(node, None, "Add", [s.name for s in sources])
         return Tensor(name, sources[0].shape, nonnegative=all(s.nonnegative for s in sources))
+
+    def merge(self, node, operation):
+        """Multiply / Subtract / Maximum / Minimum / Average, and Add of differently shaped
+        tensors: Elementwise with broadcasting over (height, width, channels)."""
+        sources = [self.source(node, i) for i in range(len(node.inputs))]
+        # A vector (n,) aligns with the channels of an image, as Keras broadcasts trailing axes.
+        shape = [1, 1, 1]
+        for source in sources:
+            for axis, size in enumerate(source.hwc):
+                if size != shape[axis] and size != 1 and shape[axis] != 1:
+                    self.fail(node, f"shapes {[s.shape for s in sources]} do not broadcast (each axis equal or 1)")
+                shape[axis] = max(shape[axis], size)
+        name = self.emit(node, None, "Elementwise", [s.name for s in sources], operation=operation)
+        return Tensor(name, tuple(shape) if any(s.spatial for s in sources) else (shape[2],))
+
+    def layer_Multiply(self, node):
+        """`Multiply`: Elementwise multiply (a squeeze-and-excitation gate broadcasts)."""
+        return self.merge(node, "multiply")
+
+    def layer_Subtract(self, node):
+        """`Subtract`: Elementwise subtract."""
+        return self.merge(node, "subtract")
+
+    def layer_Maximum(self, node):
+        """`Maximum`: Elementwise maximum."""
+        return self.merge(node, "maximum")
+
+    def layer_Minimum(self, node):
+        """`Minimum`: Elementwise minimum."""
+        return self.merge(node, "minimum")
+
+    def layer_Average(self, node):
+        """`Average`: Elementwise mean."""
+        return self.merge(node, "mean")
 
     def layer_Concatenate(self, node):
         """`Concatenate` along the channels."""

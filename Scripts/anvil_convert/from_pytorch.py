@@ -11,9 +11,10 @@ Supported: Conv2d (any groups; depthwise becomes DepthwiseConvolution), BatchNor
 Linear, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d/AdaptiveMaxPool2d (to 1x1, or to a size that
 divides the input), ZeroPad2d / F.pad(constant 0) before a convolution (folded into its
 padding), ReLU, ReLU6, Hardtanh, LeakyReLU, ELU, SELU, Sigmoid, Tanh, Hardswish,
-Hardsigmoid, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
+Hardsigmoid, SiLU, GELU (both approximations), Mish, Softplus (beta 1), Softsign, CELU, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
 (N, -1), Dropout (identity at inference), Identity, torch.add / + / += (tensor + tensor;
-tensor + or * a number), torch.cat(dim=1), x.mean((2, 3)), and their torch.nn.functional
+tensor + or * a number), tensor * / - / / tensor and + of other shapes with broadcasting
+(Elementwise: a squeeze-and-excitation gate), torch.cat(dim=1), x.mean((2, 3)), and their torch.nn.functional
 and Tensor-method forms. Anything else is an error naming every unsupported node.
 
 A flatten that only feeds Linear layers is dropped: Anvil's Dense reads a spatial input
@@ -97,7 +98,27 @@ _ACTIVATION_MODULES = {
     nn.LeakyReLU: lambda m: {"type": "leakyRelu", "alpha": float(m.negative_slope)},
     nn.ELU: lambda m: {"type": "elu", "alpha": float(m.alpha)},
     nn.Hardtanh: lambda m: _clip(m.min_val, m.max_val),
+    nn.SiLU: lambda m: "silu",
+    nn.GELU: lambda m: _gelu(m.approximate),
+    nn.Mish: lambda m: "mish",
+    nn.Softplus: lambda m: _softplus(m.beta),
+    nn.Softsign: lambda m: "softsign",
+    nn.CELU: lambda m: {"type": "celu", "alpha": float(m.alpha)},
 }
+
+
+def _gelu(approximate):
+    """GELU's Anvil activation: gelu (exact, erf) or geluTanh (approximate='tanh')."""
+    if approximate not in ("none", "tanh"):
+        raise ConversionError(f"GELU with approximate='{approximate}' is not supported (only 'none' and 'tanh')")
+    return "gelu" if approximate == "none" else "geluTanh"
+
+
+def _softplus(beta):
+    """Softplus's Anvil activation; only beta 1 (log(1 + e^x)) exists in Anvil."""
+    if float(beta) != 1:
+        raise ConversionError(f"Softplus with beta {beta} is not supported (only beta 1)")
+    return "softplus"
 
 _IDENTITY_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.AlphaDropout, nn.FeatureAlphaDropout, nn.Identity)
 
@@ -137,6 +158,18 @@ def _activation_function(node):
         return {"type": "elu", "alpha": float(_argument(node, 1, "alpha", 1.0))}
     if target in (F.hardtanh, "hardtanh"):
         return _clip(float(_argument(node, 1, "min_val", -1.0)), float(_argument(node, 2, "max_val", 1.0)))
+    if target in (F.silu, "silu"):
+        return "silu"
+    if target in (F.gelu, "gelu"):
+        return _gelu(node.kwargs.get("approximate", "none"))
+    if target in (F.mish, "mish"):
+        return "mish"
+    if target in (F.softplus, "softplus"):
+        return _softplus(_argument(node, 1, "beta", 1))
+    if target in (F.softsign, "softsign"):
+        return "softsign"
+    if target in (F.celu, "celu"):
+        return {"type": "celu", "alpha": float(_argument(node, 1, "alpha", 1.0))}
     return None
 
 
@@ -586,7 +619,7 @@ class Converter:
                 raise ConversionError(f"add at node '{node.name}' has alpha {alpha}; only 1")
             x, y = self.tensor(values[a], node), self.tensor(values[b], node)
             if x.shape != y.shape:
-                raise ConversionError(f"add at node '{node.name}' broadcasts {x.shape} and {y.shape}; shapes must match")
+                return self.elementwise(node, values, op, "add")
             return self.emit(self.function_name(node, op), "Add", [x, y], node)
         return self.scale(node, values, op)
 
@@ -595,6 +628,10 @@ class Converter:
         a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("other")
         tensor_first = isinstance(a, torch.fx.Node)
         tensor, number = (a, b) if tensor_first else (b, a)
+        if isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node):
+            operation = {operator.sub: "subtract", torch.sub: "subtract", "sub": "subtract", operator.truediv: "divide",
+                         torch.div: "divide", "div": "divide"}.get(node.target, "multiply")
+            return self.elementwise(node, values, op, operation)
         if not isinstance(tensor, torch.fx.Node) or not isinstance(number, (int, float)) or isinstance(number, bool):
             raise ConversionError(f"{op} at node '{node.name}' combines two tensors or non-numbers; "
                                   "only tensor + tensor (same shape) and tensor with a number are supported")
@@ -615,12 +652,32 @@ class Converter:
         return self.emit(self.function_name(node, kind), "Activation", [self.tensor(values[tensor], node)], node,
                          function={"type": "linear", "a": a_, "b": b_})
 
+    @staticmethod
+    def _anvil_shape(shape):
+        """A PyTorch shape (N, C, H, W) or (N, F) as Anvil's (h, w, c)."""
+        return (shape[2], shape[3], shape[1]) if len(shape) == 4 else (1, 1, shape[1])
+
+    def elementwise(self, node, values, op, operation):
+        """Two tensors combined with broadcasting (x * gate, x - y, x / y, x + y of other shapes): Elementwise."""
+        a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("other")
+        if node.kwargs.get("alpha", 1) != 1:
+            raise ConversionError(f"{op} at node '{node.name}' has alpha {node.kwargs['alpha']}; only 1")
+        x, y = self.tensor(values[a], node), self.tensor(values[b], node)
+        if len(x.shape) != len(y.shape) or x.shape[0] != y.shape[0]:
+            raise ConversionError(f"{op} at node '{node.name}' broadcasts {tuple(x.shape)} and {tuple(y.shape)}; "
+                                  "Anvil broadcasts tensors of one rank and batch")
+        for p, q in zip(self._anvil_shape(x.shape), self._anvil_shape(y.shape)):
+            if p != q and p != 1 and q != 1:
+                raise ConversionError(f"{op} at node '{node.name}': shapes {tuple(x.shape)} and {tuple(y.shape)} "
+                                      "do not broadcast (each axis equal or 1)")
+        return self.emit(self.function_name(node, op), "Elementwise", [x, y], node, operation=operation)
+
     # -- finishing ------------------------------------------------------------------------
 
     def fuse_activations(self, outputs):
         """Writes an activation as the `activation` of the convolution, Dense or Add before
         it when it is that layer's only consumer (what Anvil would fuse at compile time)."""
-        fusable = {"Convolution", "DepthwiseConvolution", "PointwiseConvolution", "Dense", "Add"}
+        fusable = {"Convolution", "DepthwiseConvolution", "PointwiseConvolution", "Dense", "Add", "Elementwise"}
         output_names = {t.name for t in outputs}
         layers = self.writer.layers
         by_name = {layer["name"]: layer for layer in layers}

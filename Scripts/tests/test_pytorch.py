@@ -155,3 +155,47 @@ def test_bilinear_interpolate_becomes_resize():
     resizes = [layer for layer in writer.layers if layer["type"] == "Resize"]
     assert [(r["size"], r["coordinates"]) for r in resizes] == [([6, 8], "pytorchHalfPixel"), ([12, 16], "alignCorners")]
     conversion_error(lambda: Converter(Upsample("nearest"), (6, 8, 3)).convert(), "interpolate", "'nearest'")
+class Activations(nn.Module):
+    """Every newly mapped activation module and function, a squeeze-and-excitation gate (a
+    tensor times a broadcast tensor) and a subtraction and division of two tensors."""
+
+    def __init__(self):
+        """The activation modules."""
+        super().__init__()
+        self.silu, self.gelu, self.gelu_tanh = nn.SiLU(), nn.GELU(), nn.GELU(approximate="tanh")
+        self.mish, self.softplus, self.softsign, self.celu = nn.Mish(), nn.Softplus(), nn.Softsign(), nn.CELU(0.6)
+        self.hardswish, self.hardsigmoid = nn.Hardswish(), nn.Hardsigmoid()
+        self.pool = nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        """A chain that keeps values in a range every function handles."""
+        a = self.silu(x) + self.gelu(x) + self.gelu_tanh(x) + self.mish(x)
+        b = self.softplus(a) - self.softsign(x) * self.celu(x)
+        c = self.hardswish(b) / (1 + self.hardsigmoid(x))
+        gate = torch.sigmoid(self.pool(c))
+        d = c * gate
+        return F.silu(d) + F.gelu(d, approximate="tanh") + F.mish(d) + F.softplus(d) + F.softsign(d) + F.celu(d)
+
+
+def test_new_activations_and_broadcast_arithmetic_match_pytorch():
+    """The activations map to their Anvil names, x * gate to Elementwise multiply, and the
+    converted graph (run by the NumPy interpreter) gives PyTorch's output."""
+    import anvil_numpy
+    import numpy as np
+    torch.manual_seed(0)
+    module = Activations().eval()
+    writer = Converter(module, (5, 6, 4)).convert()
+    functions = {f if isinstance(f, str) else f["type"]
+                 for f in (layer.get("function", layer.get("activation", "none")) for layer in writer.layers)}
+    assert {"silu", "gelu", "geluTanh", "mish", "softplus", "softsign", "celu", "hardSwish", "hardSigmoid"} <= functions
+    operations = [layer["operation"] for layer in writer.layers if layer["type"] == "Elementwise"]
+    assert sorted(operations) == ["divide", "multiply", "multiply", "subtract"]
+    x = torch.randn(2, 4, 5, 6) * 2
+    with torch.no_grad():
+        expected = module(x).numpy()
+    np.testing.assert_allclose(anvil_numpy.run(writer, x.numpy()), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_softplus_with_beta_is_an_error():
+    """Softplus(beta=2) has no Anvil activation: an error naming it."""
+    conversion_error(lambda: Converter(nn.Sequential(nn.Softplus(beta=2)), (4, 4, 3)).convert(), "Softplus", "beta 2")

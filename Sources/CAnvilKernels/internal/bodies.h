@@ -132,4 +132,11 @@ anvil_strided_copy_body anvil_strided_copy_scalar;
 anvil_strided_copy_body anvil_strided_copy_avx2;
 #endif
 
+/// The bodies, one per instruction set (`anvil_activation` without the `isa`).
+typedef void anvil_activation_body(const anvil_activation_function *f, float *values, long count);
+anvil_activation_body anvil_activation_scalar;
+#if defined(__x86_64__)
+anvil_activation_body anvil_activation_avx2;
+#endif
+
 #endif
