@@ -497,8 +497,10 @@ class Converter:
             options["nearestRounding"] = "floor" if mode == "nearest" else "roundPreferCeil"
         if kind == "cubic":
             options["cubicCoefficient"] = -0.75
-        if size is not None:
-            options["size"] = list(_pair(size))
+        if size is not None or coordinates == "alignCorners":
+            # align_corners maps corner to corner of the rounded output size (ONNX and Anvil's scale
+            # form use the unrounded in × scale), so it is written as the traced output size.
+            options["size"] = list(_pair(size)) if size is not None else [int(v) for v in node.meta["tensor_meta"].shape[2:]]
         elif scale_factor is not None:
             options["scale"] = [float(v) for v in (scale_factor if isinstance(scale_factor, (tuple, list))
                                                    else (scale_factor, scale_factor))]
