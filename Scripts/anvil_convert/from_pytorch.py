@@ -288,7 +288,8 @@ class Converter:
                 or target in _SCALAR_TARGETS or target in _ADD_TARGETS or target in _SCALE_TARGETS
                 or target in (torch.cat, F.avg_pool2d, F.max_pool2d, F.adaptive_avg_pool2d, F.adaptive_max_pool2d,
                               F.pad, F.softmax, torch.softmax, "softmax", F.log_softmax, torch.log_softmax,
-                              "log_softmax", torch.mean, "mean", "contiguous", operator.getitem, F.interpolate))
+                              "log_softmax", torch.mean, "mean", "contiguous", operator.getitem, F.interpolate)
+                or (target is getattr and node.args[1:] == ("shape",)))
 
     def tensor(self, value, node):
         """`value` as a written tensor (pending flattens are written, pads are errors)."""
@@ -386,6 +387,8 @@ class Converter:
         """A call of a function or method: its layer, or the value it passes on (identity, scalar, flatten, padding)."""
         target = node.target
         op = target if isinstance(target, str) else getattr(target, "__name__", "op")
+        if target is getattr:  # x.shape: only its values (read from the traced shapes) are used
+            return _Scalar()
         if target in _SCALAR_TARGETS or target is operator.getitem:
             if target is operator.getitem and not isinstance(values.get(node.args[0]), _Scalar):
                 raise ConversionError(f"indexing at node '{node.name}' is not supported")
@@ -405,9 +408,7 @@ class Converter:
                                   list(_argument(node, 1, "pad")), mode, float(_argument(node, 3, "value", None) or 0.0),
                                   node)
         if target is F.interpolate:
-            return self.upsample(self.function_name(node, "interpolate"), self.tensor(values[first], node), node,
-                                 _argument(node, 1, "size"), _argument(node, 2, "scale_factor"),
-                                 _argument(node, 3, "mode", "nearest"), _argument(node, 4, "align_corners"))
+            return self.interpolate(node, self.tensor(values[first], node))
         if target in _ADD_TARGETS:
             return self.add(node, values, op)
         if target in _SCALE_TARGETS:
@@ -485,18 +486,14 @@ class Converter:
         if len(source.shape) != 4:
             raise ConversionError(f"interpolation at node '{node.name}' needs an NCHW tensor")
         modes = {"nearest": ("nearest", "asymmetric"), "nearest-exact": ("nearest", "halfPixel"),
-                 "bilinear": ("linear", "halfPixel"), "bicubic": ("cubic", "halfPixel")}
+                 "bilinear": ("linear", "pytorchHalfPixel"), "bicubic": ("cubic", "halfPixel")}
         if mode not in modes:
-            raise ConversionError(f"interpolation mode '{mode}' at node '{node.name}' is not supported "
-                                  "(nearest, nearest-exact, bilinear, bicubic)")
+            raise ConversionError(f"interpolate at node '{node.name}' is mode '{mode}'; supported: nearest, "
+                                  "nearest-exact, bilinear, bicubic")
         kind, coordinates = modes[mode]
         if align_corners and kind != "nearest":
             coordinates = "alignCorners"
-        options = {"coordinates": coordinates, "mode": kind}
-        if kind == "nearest":
-            options["nearestRounding"] = "floor" if mode == "nearest" else "roundPreferCeil"
-        if kind == "cubic":
-            options["cubicCoefficient"] = -0.75
+        options = {}
         if size is not None or coordinates == "alignCorners":
             # align_corners maps corner to corner of the rounded output size (ONNX and Anvil's scale
             # form use the unrounded in × scale), so it is written as the traced output size.
@@ -506,6 +503,13 @@ class Converter:
                                                    else (scale_factor, scale_factor))]
         else:
             raise ConversionError(f"interpolation at node '{node.name}' has neither size nor scale_factor")
+        options["coordinates"] = coordinates
+        if kind != "linear":  # linear is Resize's default mode
+            options["mode"] = kind
+        if kind == "nearest":
+            options["nearestRounding"] = "floor" if mode == "nearest" else "roundPreferCeil"
+        if kind == "cubic":
+            options["cubicCoefficient"] = -0.75
         return self.emit(name, "Resize", [source], node, **options)
 
     def layer_module(self, name, module, source, node):
@@ -643,6 +647,18 @@ class Converter:
         kernel = [height // size[0], width // size[1]]
         return self.emit(name, "AveragePooling" if average else "MaxPooling", [source], node,
                          kernel=kernel, stride=kernel, padding="valid")
+
+    def interpolate(self, node, source):
+        """F.interpolate: Resize to the traced output size (`size=`, which may be read from x.shape) or by
+        the factors (`scale_factor=`, used as given in the coordinate mapping as PyTorch does); see `upsample`."""
+        scale = _argument(node, 2, "scale_factor", None)
+        if (_argument(node, 6, "antialias", False) or len(source.shape) != 4
+                or (scale is not None and _argument(node, 5, "recompute_scale_factor", None))):
+            raise ConversionError(f"interpolate at node '{node.name}': only an NCHW tensor without antialias or a "
+                                  "recomputed scale factor is supported")
+        size = None if scale is not None else [int(v) for v in node.meta["tensor_meta"].shape[2:]]
+        return self.upsample(self.function_name(node, "resize"), source, node, size, scale,
+                             _argument(node, 3, "mode", "nearest"), _argument(node, 4, "align_corners", None))
 
     def softmax(self, name, kind, source, dim, node):
         """`kind` (Softmax or LogSoftmax) over dim 1, the channels; other dims are errors."""

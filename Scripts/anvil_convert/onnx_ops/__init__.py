@@ -1,1 +1,1 @@
-"""ONNX operator handlers, one mixin class per part of the converter (see from_onnx.OnnxConverter)."""
+"""Operator handlers of the ONNX converter, one mixin class per part (see from_onnx.OnnxConverter)."""

@@ -103,7 +103,7 @@ public final class Resize: Layer {
             guard size.height > 0, size.width > 0 else {
                 throw AnvilError(.invalidOption, "resize target \(size.height)x\(size.width) must be positive")
             }
-            return Shape(height: size.height, width: size.width, channels: input.channels)
+            return try input.windowOutput(height: size.height, width: size.width, channels: input.channels)
         }
         guard let scale, scale.height > 0, scale.width > 0, scale.height.isFinite, scale.width.isFinite else {
             throw AnvilError(.invalidOption, "resize scale must be positive and finite")
@@ -113,7 +113,7 @@ public final class Resize: Layer {
         guard height >= 1, width >= 1, height < 1e9, width < 1e9 else {
             throw AnvilError(.invalidShape, "resizing \(input) by \(scale.height)x\(scale.width) gives an empty or huge output")
         }
-        return Shape(height: Int(height), width: Int(width), channels: input.channels)
+        return try input.windowOutput(height: Int(height), width: Int(width), channels: input.channels)
     }
 
     /// One (nearest), four (linear) or sixteen (cubic) multiply-adds per output element.

@@ -11,9 +11,11 @@ struct LayerRegistryTests {
     static let documentedTypeNames: Set<String> = [
         "Convolution", "DepthwiseConvolution", "PointwiseConvolution", "MaxPooling", "AveragePooling",
         "GlobalAveragePooling", "GlobalMaxPooling", "Dense", "Flatten", "Activation", "PReLU", "Softmax",
-        "LogSoftmax", "BatchNormalization", "Add", "Concatenate", "Resize",
+        "LogSoftmax", "BatchNormalization", "Add", "Elementwise", "Concatenate", "Resize",
         "TransposedConvolution", "Pad", "InstanceNormalization", "LayerNormalization", "GroupNormalization",
         "LocalResponseNormalization", "LpPooling",
+        "ChannelShuffle", "Transpose", "Reshape",
+        "Squeeze", "Unsqueeze", "Slice", "DepthToSpace", "SpaceToDepth",
     ]
 
     /// The names in the first column of the layer table of `docs/model-format.md`.
@@ -53,7 +55,19 @@ struct LayerRegistryTests {
         LogSoftmax(),
         BatchNormalization(epsilon: 1e-5),
         Add(activation: .relu6),
+        Elementwise(.divide, constant: Shape(height: 1, width: 1, channels: 3), constantFirst: true, activation: .tanh),
+        Elementwise(.mean, activation: .relu),
         Concatenate(),
+        Concatenate(axis: 2),
+        ChannelShuffle(groups: 4),
+        Transpose(permutation: [0, 3, 1, 2]),
+        Reshape([-1, 0, 4]),
+        Squeeze(axes: [1, 2]),
+        Unsqueeze(axes: [1]),
+        Slice(axis: -2, start: -5, end: 1, step: -2),
+        DepthToSpace(blockSize: 3, mode: .columnRowDepth),
+        SpaceToDepth(blockSize: 2, mode: .columnRowDepth),
+        Flatten(axis: 2),
         Resize(scaleHeight: 1.5, scaleWidth: 2, coordinates: .pytorchHalfPixel),
         Resize(height: 7, width: 3, coordinates: .alignCorners),
         Resize(height: 5, width: 6, coordinates: .asymmetric, mode: .nearest, nearestRounding: .floor),
