@@ -10,7 +10,11 @@ slopes).
 Supported: Conv2d (any groups; depthwise becomes DepthwiseConvolution), BatchNorm1d/2d,
 Linear, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d/AdaptiveMaxPool2d (to 1x1, or to a size that
 divides the input), ZeroPad2d / F.pad(constant 0) before a convolution (folded into its
-padding), ReLU, ReLU6, Hardtanh, LeakyReLU, ELU, SELU, Sigmoid, Tanh, Hardswish,
+padding; a Pad layer before anything else), ConstantPad2d / ReflectionPad2d /
+ReplicationPad2d / F.pad (constant, reflect, replicate), ConvTranspose2d, Upsample /
+UpsamplingNearest2d / UpsamplingBilinear2d / F.interpolate (nearest, nearest-exact,
+bilinear, bicubic), InstanceNorm2d (affine or not; with running statistics it is a
+BatchNormalization), GroupNorm, LocalResponseNorm (odd sizes), LPPool2d (p = 2), ReLU, ReLU6, Hardtanh, LeakyReLU, ELU, SELU, Sigmoid, Tanh, Hardswish,
 Hardsigmoid, SiLU, GELU (both approximations), Mish, Softplus (beta 1), Softsign, CELU, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
 (N, -1), Dropout (identity at inference), Identity, torch.add / + / += (tensor + tensor;
 tensor + or * a number), tensor * / - / / tensor and + of other shapes with broadcasting
@@ -73,6 +77,7 @@ class _Pad:
     def __init__(self, source, pads, node):
         """`pads` are (top, left, bottom, right); `node` is where the padding was made."""
         self.source, self.pads, self.node = source, pads, node
+        self.written = None
 
 
 class _Flatten:
@@ -119,6 +124,10 @@ def _softplus(beta):
     if float(beta) != 1:
         raise ConversionError(f"Softplus with beta {beta} is not supported (only beta 1)")
     return "softplus"
+
+
+_LAYER_MODULES = (nn.ConvTranspose2d, nn.Upsample, nn.UpsamplingNearest2d, nn.UpsamplingBilinear2d, nn.InstanceNorm2d,
+                  nn.GroupNorm, nn.LocalResponseNorm, nn.LPPool2d)
 
 _IDENTITY_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.AlphaDropout, nn.FeatureAlphaDropout, nn.Identity)
 
@@ -305,8 +314,9 @@ class Converter:
             module = modules[node.target]
             return isinstance(module, (nn.Conv2d, nn.BatchNorm1d, nn.BatchNorm2d, nn.Linear, nn.MaxPool2d, nn.AvgPool2d,
                                        nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.ZeroPad2d, nn.ConstantPad2d,
+                                       nn.ReflectionPad2d, nn.ReplicationPad2d,
                                        nn.Flatten, nn.Softmax, nn.LogSoftmax, nn.PReLU, *_IDENTITY_MODULES,
-                                       *_ACTIVATION_MODULES))
+                                       *_ACTIVATION_MODULES, *_LAYER_MODULES))
         target = node.target
         return (_activation_function(node) is not None or target in _IDENTITY_FUNCTIONS or target in _FLATTEN_TARGETS
                 or target in _SCALAR_TARGETS or target in _ADD_TARGETS or target in _SCALE_TARGETS
@@ -322,8 +332,12 @@ class Converter:
         if isinstance(value, _Flatten):
             return self.materialize(value, node)
         if isinstance(value, _Pad):
-            raise ConversionError(f"padding at node '{value.node.name}' is only supported right before a Conv2d "
-                                  f"(node '{node.name}' reads it)")
+            # Zero padding not folded into a convolution: a Pad layer of its own (written once).
+            if value.written is None:
+                top, left, bottom, right = value.pads
+                value.written = self.emit(self.function_name(value.node, "pad"), "Pad", [self.tensor(value.source, node)],
+                                          value.node, pads=[top, left, bottom, right])
+            return value.written
         raise ConversionError(f"node '{node.name}' uses a non-tensor value where a tensor is needed")
 
     def materialize(self, value, node):
@@ -345,11 +359,10 @@ class Converter:
         source = values[node.args[0]]
         if isinstance(module, _IDENTITY_MODULES):
             return source
-        if isinstance(module, (nn.ZeroPad2d, nn.ConstantPad2d)):
-            if float(getattr(module, "value", 0.0)) != 0.0:
-                raise ConversionError(f"module '{node.target}' pads with {module.value}; only zero padding is supported")
-            left, right, top, bottom = module.padding
-            return self.pad(self.tensor(source, node), (top, left, bottom, right), node)
+        if isinstance(module, (nn.ZeroPad2d, nn.ConstantPad2d, nn.ReflectionPad2d, nn.ReplicationPad2d)):
+            mode = {nn.ReflectionPad2d: "reflect", nn.ReplicationPad2d: "edge"}.get(type(module), "constant")
+            return self.pad_layer(self.unique(path), self.tensor(source, node), list(module.padding), mode,
+                                  float(getattr(module, "value", 0.0)), node)
         if isinstance(module, nn.Flatten):
             if module.start_dim != 1 or module.end_dim not in (-1, len(node.args[0].meta["tensor_meta"].shape) - 1):
                 raise ConversionError(f"module '{node.target}' flattens dims {module.start_dim}..{module.end_dim}; only 1..-1")
@@ -369,6 +382,8 @@ class Converter:
             return result
         if isinstance(module, nn.Conv2d):
             return self.convolution(name, module, source, node)
+        if isinstance(module, _LAYER_MODULES):
+            return self.layer_module(name, module, self.tensor(source, node), node)
         if isinstance(module, (nn.BatchNorm1d, nn.BatchNorm2d)):
             return self.batch_norm(name, module, self.tensor(source, node), node)
         if isinstance(module, nn.Linear):
@@ -422,13 +437,12 @@ class Converter:
         if target in _FLATTEN_TARGETS:
             return self.flatten_function(node, values, op)
         if target is F.pad:
-            pad = list(_argument(node, 1, "pad"))
-            mode = _argument(node, 2, "mode", "constant")
-            value = _argument(node, 3, "value", None) or 0.0
-            if mode != "constant" or value != 0.0 or len(pad) not in (2, 4):
-                raise ConversionError(f"F.pad at node '{node.name}' must be constant zero padding of the last two dims")
-            left, right, top, bottom = (pad + [0, 0])[:4]
-            return self.pad(self.tensor(values[first], node), (top, left, bottom, right), node)
+            mode = {"replicate": "edge"}.get(_argument(node, 2, "mode", "constant"), _argument(node, 2, "mode", "constant"))
+            return self.pad_layer(self.function_name(node, "pad"), self.tensor(values[first], node),
+                                  list(_argument(node, 1, "pad")), mode, float(_argument(node, 3, "value", None) or 0.0),
+                                  node)
+        if target is F.interpolate:
+            return self.interpolate(node, self.tensor(values[first], node))
         if target in _ADD_TARGETS:
             return self.add(node, values, op)
         if target in _SCALE_TARGETS:
@@ -458,8 +472,6 @@ class Converter:
                 raise ConversionError(f"avg_pool2d at node '{node.name}' has divisor_override; not supported")
             return self.pooling(self.function_name(node, op), "AveragePooling", source, node, kernel, stride, padding,
                                 1, _argument(node, 4, "ceil_mode", False), _argument(node, 5, "count_include_pad", True))
-        if target is F.interpolate:
-            return self.interpolate(node, source)
         if target in (F.adaptive_avg_pool2d, F.adaptive_max_pool2d):
             return self.adaptive(self.function_name(node, op), target is F.adaptive_avg_pool2d, source,
                                  _argument(node, 1, "output_size"), node)
@@ -481,6 +493,112 @@ class Converter:
         if min(pads) < 0:
             raise ConversionError(f"negative padding at node '{node.name}' is not supported")
         return _Pad(source, pads, node)
+
+    def pad_layer(self, name, source, pad, mode, value, node):
+        """F.pad / the padding modules: `pad` is PyTorch's (left, right[, top, bottom[, front, back]]).
+        Zero padding of height and width waits to be folded into the next convolution; anything
+        else is a Pad layer."""
+        if len(pad) not in (2, 4, 6) or mode not in ("constant", "reflect", "edge"):
+            raise ConversionError(f"padding at node '{node.name}' must pad 1 to 3 trailing dims in mode constant, "
+                                  f"reflect or replicate (got {len(pad)} values, mode '{mode}')")
+        left, right, top, bottom, front, back = (list(pad) + [0] * 6)[:6]
+        if min(pad) < 0:
+            raise ConversionError(f"negative padding at node '{node.name}' is not supported")
+        if mode == "constant" and value == 0.0 and not front and not back:
+            self.names.discard(name)
+            return self.pad(source, (top, left, bottom, right), node)
+        options = {"pads": [top, left, bottom, right], "mode": mode}
+        if front or back:
+            options["channelPads"] = [front, back]
+        if mode == "constant":
+            options["value"] = value
+        return self.emit(name, "Pad", [source], node, **options)
+
+    def upsample(self, name, source, node, size, scale_factor, mode, align_corners):
+        """nn.Upsample / F.interpolate: Resize (nearest: asymmetric + floor as PyTorch; nearest-exact;
+        bilinear and bicubic with align_corners or half-pixel centres)."""
+        if len(source.shape) != 4:
+            raise ConversionError(f"interpolation at node '{node.name}' needs an NCHW tensor")
+        modes = {"nearest": ("nearest", "asymmetric"), "nearest-exact": ("nearest", "halfPixel"),
+                 "bilinear": ("linear", "pytorchHalfPixel"), "bicubic": ("cubic", "halfPixel")}
+        if mode not in modes:
+            raise ConversionError(f"interpolate at node '{node.name}' is mode '{mode}'; supported: nearest, "
+                                  "nearest-exact, bilinear, bicubic")
+        kind, coordinates = modes[mode]
+        if align_corners and kind != "nearest":
+            coordinates = "alignCorners"
+        options = {}
+        if size is not None or coordinates == "alignCorners":
+            # align_corners maps corner to corner of the rounded output size (ONNX and Anvil's scale
+            # form use the unrounded in × scale), so it is written as the traced output size.
+            options["size"] = list(_pair(size)) if size is not None else [int(v) for v in node.meta["tensor_meta"].shape[2:]]
+        elif scale_factor is not None:
+            options["scale"] = [float(v) for v in (scale_factor if isinstance(scale_factor, (tuple, list))
+                                                   else (scale_factor, scale_factor))]
+        else:
+            raise ConversionError(f"interpolation at node '{node.name}' has neither size nor scale_factor")
+        options["coordinates"] = coordinates
+        if kind != "linear":  # linear is Resize's default mode
+            options["mode"] = kind
+        if kind == "nearest":
+            options["nearestRounding"] = "floor" if mode == "nearest" else "roundPreferCeil"
+        if kind == "cubic":
+            options["cubicCoefficient"] = -0.75
+        return self.emit(name, "Resize", [source], node, **options)
+
+    def layer_module(self, name, module, source, node):
+        """ConvTranspose2d, Upsample*, InstanceNorm2d, GroupNorm, LocalResponseNorm and LPPool2d."""
+        if isinstance(module, nn.ConvTranspose2d):
+            if module.padding_mode != "zeros" or len(node.args) > 1 or node.kwargs:
+                raise ConversionError(f"module '{node.target}' needs zero padding and no output_size argument")
+            pad = _pair(module.padding)
+            self.add_tensor(f"{name}_W", module.weight)
+            if module.bias is not None:
+                self.add_tensor(f"{name}_b", module.bias)
+            return self.emit(name, "TransposedConvolution", [source], node, kernel=list(module.kernel_size),
+                             channels=module.out_channels, stride=list(module.stride),
+                             padding=[pad[0], pad[1], pad[0], pad[1]], outputPadding=list(module.output_padding),
+                             dilation=list(module.dilation), groups=module.groups, bias=module.bias is not None)
+        if isinstance(module, (nn.Upsample, nn.UpsamplingNearest2d, nn.UpsamplingBilinear2d)):
+            align = True if isinstance(module, nn.UpsamplingBilinear2d) else module.align_corners
+            return self.upsample(name, source, node, module.size, module.scale_factor, module.mode, align)
+        if isinstance(module, nn.InstanceNorm2d):
+            channels = source.shape[1]
+            if module.track_running_stats and module.running_mean is not None:
+                # Evaluation with running statistics: a batch normalisation.
+                gamma = module.weight if module.affine else torch.ones(channels)
+                beta = module.bias if module.affine else torch.zeros(channels)
+                for suffix, values in (("gamma", gamma), ("beta", beta), ("mean", module.running_mean),
+                                       ("variance", module.running_var)):
+                    self.add_tensor(f"{name}_{suffix}", values)
+                return self.emit(name, "BatchNormalization", [source], node, epsilon=float(module.eps))
+            if module.affine:
+                self.add_tensor(f"{name}_gamma", module.weight)
+                self.add_tensor(f"{name}_beta", module.bias)
+            return self.emit(name, "InstanceNormalization", [source], node, epsilon=float(module.eps),
+                             affine=bool(module.affine))
+        if isinstance(module, nn.GroupNorm):
+            if module.affine:
+                self.add_tensor(f"{name}_gamma", module.weight)
+                self.add_tensor(f"{name}_beta", module.bias)
+            return self.emit(name, "GroupNormalization", [source], node, groups=module.num_groups,
+                             epsilon=float(module.eps), affine=bool(module.affine))
+        if isinstance(module, nn.LocalResponseNorm):
+            if module.size % 2 == 0:
+                raise ConversionError(f"module '{node.target}' has an even size {module.size}: PyTorch centres its "
+                                      "window differently from ONNX/Caffe LRN, which Anvil implements")
+            return self.emit(name, "LocalResponseNormalization", [source], node, size=module.size,
+                             alpha=float(module.alpha), beta=float(module.beta), bias=float(module.k))
+        norm = float(module.norm_type)
+        if module.ceil_mode:
+            raise ConversionError(f"module '{node.target}' has ceil_mode: PyTorch rescales clipped windows")
+        if norm != 2.0:
+            raise ConversionError(f"module '{node.target}' has norm_type {norm}: PyTorch sums x^p (not |x|^p), "
+                                  "which only equals Lp pooling for p = 2")
+        kernel = _pair(module.kernel_size)
+        stride = _pair(module.stride if module.stride is not None else module.kernel_size)
+        return self.emit(name, "LpPooling", [source], node, p=2.0, kernel=list(kernel), stride=list(stride),
+                         padding="valid", ceilMode=bool(module.ceil_mode))
 
     def convolution(self, name, module, source, node):
         """`Conv2d`: Convolution with explicit padding (a pending pad folded), or DepthwiseConvolution."""
@@ -565,22 +683,16 @@ class Converter:
                          kernel=kernel, stride=kernel, padding="valid")
 
     def interpolate(self, node, source):
-        """F.interpolate, bilinear: Resize to the traced output size (`size=`) or by the
-        factors (`scale_factor=`, used as given in the coordinate mapping as PyTorch does)."""
-        mode = _argument(node, 3, "mode", "nearest")
-        align_corners = bool(_argument(node, 4, "align_corners", None))
+        """F.interpolate: Resize to the traced output size (`size=`, which may be read from x.shape) or by
+        the factors (`scale_factor=`, used as given in the coordinate mapping as PyTorch does); see `upsample`."""
         scale = _argument(node, 2, "scale_factor", None)
-        if (mode != "bilinear" or _argument(node, 6, "antialias", False) or len(source.shape) != 4
+        if (_argument(node, 6, "antialias", False) or len(source.shape) != 4
                 or (scale is not None and _argument(node, 5, "recompute_scale_factor", None))):
-            raise ConversionError(f"interpolate at node '{node.name}' is mode '{mode}'; only bilinear (no antialias, "
-                                  "no recomputed scale) of an NCHW tensor is supported")
-        coordinates = "alignCorners" if align_corners else "pytorchHalfPixel"
-        name = self.function_name(node, "resize")
-        if scale is not None and not align_corners:
-            factors = [float(f) for f in (scale if isinstance(scale, (tuple, list)) else (scale, scale))]
-            return self.emit(name, "Resize", [source], node, scale=factors, coordinates=coordinates)
-        shape = node.meta["tensor_meta"].shape
-        return self.emit(name, "Resize", [source], node, size=[int(shape[2]), int(shape[3])], coordinates=coordinates)
+            raise ConversionError(f"interpolate at node '{node.name}': only an NCHW tensor without antialias or a "
+                                  "recomputed scale factor is supported")
+        size = None if scale is not None else [int(v) for v in node.meta["tensor_meta"].shape[2:]]
+        return self.upsample(self.function_name(node, "resize"), source, node, size, scale,
+                             _argument(node, 3, "mode", "nearest"), _argument(node, 4, "align_corners", None))
 
     def softmax(self, name, kind, source, dim, node):
         """`kind` (Softmax or LogSoftmax) over dim 1, the channels; other dims are errors."""
@@ -677,7 +789,8 @@ class Converter:
     def fuse_activations(self, outputs):
         """Writes an activation as the `activation` of the convolution, Dense or Add before
         it when it is that layer's only consumer (what Anvil would fuse at compile time)."""
-        fusable = {"Convolution", "DepthwiseConvolution", "PointwiseConvolution", "Dense", "Add", "Elementwise"}
+        fusable = {"Convolution", "DepthwiseConvolution", "PointwiseConvolution", "Dense", "Add", "Elementwise",
+                   "TransposedConvolution"}
         output_names = {t.name for t in outputs}
         layers = self.writer.layers
         by_name = {layer["name"]: layer for layer in layers}

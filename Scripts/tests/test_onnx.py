@@ -128,6 +128,10 @@ def test_conv_transpose_pads_output_shape_and_groups():
                         [("w", RNG.standard_normal((3, 1, 4, 4)))])[0]
     # full 2*7+4 = 18, output 16: total 2, SAME_LOWER-style split (larger half first) when auto_pad is NOTSET
     assert grouped["groups"] == 3 and grouped["channels"] == 3 and grouped["padding"] == [1, 1, 1, 1]
+    larger = layers_of([N("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], output_shape=[18, 18])],
+                       [("w", RNG.standard_normal((3, 2, 3, 3)))])[0]
+    # full 2*7+3 = 17: the extra row and column are output padding (bias only), as ONNX computes them
+    assert larger["padding"] == [0, 0, 0, 0] and larger["outputPadding"] == [1, 1]
     same = layers_of([N("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], auto_pad="SAME_UPPER")],
                      [("w", RNG.standard_normal((3, 2, 3, 3)))])[0]
     assert same["padding"] == [0, 0, 1, 1]
@@ -143,6 +147,9 @@ def test_resize_modes_map_every_option():
     cubic = layers_of([N("Resize", ["x", "", "", "z"], ["y"], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)],
                       [("z", np.array([1, 3, 5, 6]))])[0]
     assert cubic["mode"] == "cubic" and cubic["cubicCoefficient"] == -0.5 and cubic["excludeOutside"] and cubic["size"] == [5, 6]
+    swapped = layers_of([N("Resize", ["x", "", "", "z"], ["y"], mode="nearest", axes=[3, 2])],
+                        [("z", np.array([5, 7]))], opset=18)[0]
+    assert swapped["size"] == [7, 5]
     upsample = layers_of([N("Upsample", ["x", "s"], ["y"], mode="nearest")], [("s", [1.0, 1.0, 2.0, 2.0])], opset=9)[0]
     assert upsample["nearestRounding"] == "floor" and upsample["coordinates"] == "asymmetric"
 
