@@ -176,3 +176,28 @@ extension ReferenceLayerTests {
         refExpectClose(y, expected, "\(layout)")
     }
 }
+
+extension ReferenceLayerTests {
+    @Test("The summary and the model file show the true rank: a sequence, a vector and an image round-trip")
+    func ranksInSummaryAndModelFile() throws {
+        let sequence = Input(shape: .sequence(length: 10, channels: 3), name: "audio")
+        let vector = Input(shape: .vector(4), name: "features")
+        let conv = sequence --> Convolution(kernel: 3, channels: 8, name: "conv")
+        let pooled = conv --> GlobalAveragePooling(name: "gap")
+        let joined = [pooled, vector] --> Concatenate(name: "joined")
+        let image = joined --> Reshape([2, 2, 3], name: "image")
+        let model = try Model(inputs: [sequence, vector], outputs: [image, conv])
+        #expect(model.inputShapes == [.sequence(length: 10, channels: 3), .vector(4)])
+        #expect(model.outputShapes == [Shape(height: 2, width: 2, channels: 3), .sequence(length: 10, channels: 8)])
+        let summary = model.summary()
+        for text in ["audio (Input)", "(10, 3)", "(4)", "conv (Convolution)", "(10, 8)", "(8)", "(12)", "(2, 2, 3)"] {
+            #expect(summary.contains(text), "summary lacks \(text):\n\(summary)")
+        }
+        let json = try model.modelFileJSON(name: "ranks")
+        let text = json.serialized().filter { !$0.isWhitespace }
+        #expect(text.contains(#""shape":[10,3]"#) && text.contains(#""shape":[4]"#), "\(text)")
+        let reread = try ModelFile(json: json, source: "ranks", directory: FileManager.default.temporaryDirectory)
+        #expect(reread.model.inputShapes == model.inputShapes)
+        #expect(reread.model.outputShapes == model.outputShapes)
+    }
+}
