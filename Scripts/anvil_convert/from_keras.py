@@ -350,12 +350,14 @@ class KerasConverter:
                 if shape[2] is None:
                     raise ConversionError(f"input '{name}' has an unknown number of channels")
                 anvil_shape = tuple(int(v) for v in shape)
+            elif len(shape) == 2 and None not in shape:
+                anvil_shape = (int(shape[0]), int(shape[1]))  # a sequence (length, channels)
             elif len(shape) == 1 and shape[0] is not None:
                 anvil_shape = (int(shape[0]),)
             else:
                 raise ConversionError(f"input '{name}' has shape {tuple(shape)}; Anvil takes (height, width, channels) images or vectors")
             anvil_name = self.writer.unique_name(name)
-            self.writer.add_input(anvil_name, anvil_shape if len(anvil_shape) == 3 else (1, 1, anvil_shape[0]))
+            self.writer.add_input(anvil_name, anvil_shape if len(anvil_shape) >= 2 else (1, 1, anvil_shape[0]))
             self.tensors[(name, 0)] = Tensor(anvil_name, anvil_shape)
         for node in nodes:
             handler = getattr(self, f"layer_{node.class_name}", None)
@@ -485,6 +487,85 @@ class KerasConverter:
         """`GlobalMaxPooling2D`: GlobalMaxPooling."""
         return self.global_pooling(node, "GlobalMaxPooling")
 
+    # -- 1-D layers on sequences (length, channels): height-1 windows ------------------------
+
+    def sequence_input(self, node):
+        """The layer's input, which must be a sequence (length, channels)."""
+        self.check_channels_last(node)
+        tensor = self.source(node)
+        if len(tensor.shape) != 2:
+            self.fail(node, f"needs a 3-D (N, length, channels) input, got shape {tensor.shape}")
+        return tensor
+
+    def window_1d(self, node, length, kernel, stride, dilation):
+        """(Anvil padding, output length) of a 1-D window with Keras' `same`/`valid` padding."""
+        padding = node.config.get("padding", "valid")
+        if padding not in ("same", "valid"):
+            self.fail(node, f"padding '{padding}' is not supported (same or valid)")
+        out = -(-length // stride) if padding == "same" else _window_output(length, kernel, stride, dilation, 0, 0)
+        if out < 1:
+            self.fail(node, f"the window {kernel} does not fit the length {length}")
+        return padding, out
+
+    @staticmethod
+    def _one(value):
+        """An int or a one-element sequence as an int."""
+        return int(value if isinstance(value, int) else value[0])
+
+    def layer_Conv1D(self, node):
+        """`Conv1D`: Convolution with a (1, k) window (kernel (k, in, out) is the tensorflow layout with kh 1)."""
+        tensor = self.sequence_input(node)
+        k, s = self._one(node.config["kernel_size"]), self._one(node.config.get("strides", 1))
+        d = self._one(node.config.get("dilation_rate", 1))
+        padding, out = self.window_1d(node, tensor.shape[0], k, s, d)
+        activation, extra = self.activation(node)
+        weights = self.weights(node)
+        filters, groups = int(node.config["filters"]), int(node.config.get("groups", 1))
+        use_bias = bool(node.config.get("use_bias", True))
+        parameters = {"W": weights[0]}
+        if use_bias:
+            parameters["b"] = weights[1]
+        name = self.emit(node, None, "Convolution", [tensor.name], parameters, kernel=[1, k], channels=filters,
+                         stride=[1, s], padding=padding, dilation=[1, d], groups=groups, bias=use_bias,
+                         activation=activation)
+        return self.finish_activation(node, name, (out, filters), activation, extra)
+
+    def pooling_1d(self, node, layer_type):
+        """`MaxPooling1D` / `AveragePooling1D`: pooling with a (1, k) window."""
+        tensor = self.sequence_input(node)
+        k = self._one(node.config["pool_size"])
+        s = self._one(node.config.get("strides") or k)
+        padding, out = self.window_1d(node, tensor.shape[0], k, s, 1)
+        options = {"kernel": [1, k], "stride": [1, s], "padding": padding}
+        if layer_type == "AveragePooling":
+            options["countIncludesPadding"] = False
+        name = self.emit(node, None, layer_type, [tensor.name], **options)
+        return Tensor(name, (out, tensor.shape[1]), nonnegative=tensor.nonnegative)
+
+    def layer_MaxPooling1D(self, node):
+        """`MaxPooling1D`: MaxPooling over a (1, k) window."""
+        return self.pooling_1d(node, "MaxPooling")
+
+    def layer_AveragePooling1D(self, node):
+        """`AveragePooling1D`: AveragePooling over a (1, k) window, padding excluded as in Keras."""
+        return self.pooling_1d(node, "AveragePooling")
+
+    def global_pooling_1d(self, node, layer_type):
+        """A global pooling over the length; the output is a vector."""
+        tensor = self.sequence_input(node)
+        if node.config.get("keepdims", False):
+            self.fail(node, "keepdims=True is not supported")
+        name = self.emit(node, None, layer_type, [tensor.name])
+        return Tensor(name, (tensor.shape[1],), nonnegative=tensor.nonnegative)
+
+    def layer_GlobalAveragePooling1D(self, node):
+        """`GlobalAveragePooling1D`: GlobalAveragePooling."""
+        return self.global_pooling_1d(node, "GlobalAveragePooling")
+
+    def layer_GlobalMaxPooling1D(self, node):
+        """`GlobalMaxPooling1D`: GlobalMaxPooling."""
+        return self.global_pooling_1d(node, "GlobalMaxPooling")
+
     def layer_Dense(self, node):
         """`Dense`: Dense on a vector, a 1x1 Convolution on an image (Keras applies it per pixel)."""
         tensor = self.source(node)
@@ -495,6 +576,10 @@ class KerasConverter:
         parameters = {"W": weights[0]}
         if use_bias:
             parameters["b"] = weights[1]
+        if len(tensor.shape) == 2:  # a sequence: Anvil's Dense works per position, as Keras does
+            name = self.emit(node, None, "Dense", [tensor.name], parameters, neurons=units, bias=use_bias,
+                             activation=activation)
+            return self.finish_activation(node, name, (tensor.shape[0], units), activation, extra)
         if tensor.spatial:  # Keras applies Dense to the last axis of every pixel: a 1x1 convolution
             name = self.emit(node, None, "Convolution", [tensor.name], parameters, kernel=[1, 1], channels=units,
                              padding="valid", bias=use_bias, activation=activation)
@@ -509,7 +594,7 @@ class KerasConverter:
         """`Flatten`: Flatten in hwc order (nothing for a vector)."""
         self.check_channels_last(node)
         tensor = self.source(node)
-        if not tensor.spatial:
+        if len(tensor.shape) == 1:
             return tensor
         name = self.emit(node, None, "Flatten", [tensor.name], order="hwc")
         return Tensor(name, (int(np.prod(tensor.shape)),), nonnegative=tensor.nonnegative)

@@ -7,7 +7,9 @@ read the same tensors. Weights are written unchanged in PyTorch's layout into on
 blob (`"layout": "pytorch"`), named `<layer>_<suffix>` (W, b, gamma, beta, mean, variance,
 slopes).
 
-Supported: Conv2d (any groups; depthwise becomes DepthwiseConvolution), BatchNorm1d/2d,
+Supported: Conv2d (any groups; depthwise becomes DepthwiseConvolution), Conv1d, MaxPool1d and
+AvgPool1d on (N, C, L) sequences (a height-1 window; input_shape (length, channels)),
+ChannelShuffle, PixelShuffle / PixelUnshuffle (DepthToSpace / SpaceToDepth, CRD), BatchNorm1d/2d,
 Linear, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d/AdaptiveMaxPool2d (to 1x1, or to a size that
 divides the input), ZeroPad2d / F.pad(constant 0) before a convolution (folded into its
 padding; a Pad layer before anything else), ConstantPad2d / ReflectionPad2d /
@@ -197,13 +199,19 @@ class Converter:
     """Traces `module` and fills a ModelWriter (layout "pytorch") with its graph and weights."""
 
     def __init__(self, module, input_shape, name=None, input_name="input"):
-        """`input_shape` is (height, width, channels) of one image."""
+        """`input_shape` is (height, width, channels) of one image, or (length, channels) of one
+        sequence (PyTorch's (N, C, L): Conv1d, MaxPool1d, AvgPool1d)."""
         self.module = module.eval()
-        self.height, self.width, self.channels = (int(v) for v in input_shape)
+        self.sequence = len(input_shape) == 2
+        if self.sequence:
+            self.height, (self.width, self.channels) = 1, (int(v) for v in input_shape)
+        else:
+            self.height, self.width, self.channels = (int(v) for v in input_shape)
         self.name = name or type(module).__name__
         self.input_name = input_name
         self.writer = ModelWriter(self.name, layout="pytorch")
-        self.writer.add_input(input_name, (self.height, self.width, self.channels))
+        self.writer.add_input(input_name, (self.width, self.channels) if self.sequence
+                              else (self.height, self.width, self.channels))
         self.names = {input_name}  # names taken or reserved (a module's name before its layer is written)
         self.applications = {}    # module path -> times applied
         self.shared = set()       # layers whose parameters another layer uses
@@ -263,7 +271,8 @@ class Converter:
                        if not self.supported(node, modules)]
         if unsupported:
             raise ConversionError("unsupported: " + "; ".join(unsupported))
-        example = torch.zeros(1, self.channels, self.height, self.width)
+        example = (torch.zeros(1, self.channels, self.width) if self.sequence
+                   else torch.zeros(1, self.channels, self.height, self.width))
         try:
             with torch.no_grad():
                 ShapeProp(graph_module).propagate(example)
@@ -316,6 +325,8 @@ class Converter:
                                        nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.ZeroPad2d, nn.ConstantPad2d,
                                        nn.ReflectionPad2d, nn.ReplicationPad2d,
                                        nn.Flatten, nn.Softmax, nn.LogSoftmax, nn.PReLU, *_IDENTITY_MODULES,
+                                       nn.Conv1d, nn.MaxPool1d, nn.AvgPool1d, nn.ChannelShuffle, nn.PixelShuffle,
+                                       nn.PixelUnshuffle,
                                        *_ACTIVATION_MODULES, *_LAYER_MODULES))
         target = node.target
         return (_activation_function(node) is not None or target in _IDENTITY_FUNCTIONS or target in _FLATTEN_TARGETS
@@ -384,6 +395,17 @@ class Converter:
             return self.convolution(name, module, source, node)
         if isinstance(module, _LAYER_MODULES):
             return self.layer_module(name, module, self.tensor(source, node), node)
+        if isinstance(module, nn.Conv1d):
+            return self.convolution_1d(name, module, self.tensor(source, node), node)
+        if isinstance(module, (nn.MaxPool1d, nn.AvgPool1d)):
+            return self.pooling_1d(name, module, self.tensor(source, node), node)
+        if isinstance(module, nn.ChannelShuffle):
+            return self.emit(name, "ChannelShuffle", [self.tensor(source, node)], node, groups=int(module.groups))
+        if isinstance(module, (nn.PixelShuffle, nn.PixelUnshuffle)):
+            shuffle = isinstance(module, nn.PixelShuffle)
+            factor = module.upscale_factor if shuffle else module.downscale_factor
+            return self.emit(name, "DepthToSpace" if shuffle else "SpaceToDepth", [self.tensor(source, node)], node,
+                             blockSize=int(factor), mode="CRD")
         if isinstance(module, (nn.BatchNorm1d, nn.BatchNorm2d)):
             return self.batch_norm(name, module, self.tensor(source, node), node)
         if isinstance(module, nn.Linear):
@@ -626,6 +648,41 @@ class Converter:
         if groups > 1 and groups == inputs and outputs % inputs == 0:
             return self.emit(name, "DepthwiseConvolution", [source], node, multiplier=outputs // inputs, **options)
         return self.emit(name, "Convolution", [source], node, channels=outputs, groups=groups, **options)
+
+    def convolution_1d(self, name, module, source, node):
+        """`Conv1d` on (N, C, L): Convolution (DepthwiseConvolution) with a (1, k) window."""
+        if module.padding_mode != "zeros":
+            raise ConversionError(f"module '{node.target}' pads with mode '{module.padding_mode}'; only zeros")
+        (k,), (s,), (d,) = module.kernel_size, module.stride, module.dilation
+        if isinstance(module.padding, str):
+            total = 0 if module.padding == "valid" else d * (k - 1)
+            before, after = total // 2, total - total // 2
+        else:
+            before = after = module.padding[0]
+        inputs, outputs, groups = module.in_channels, module.out_channels, module.groups
+        options = {"kernel": [1, k], "stride": [1, s], "padding": [0, before, 0, after], "dilation": [1, d],
+                   "bias": module.bias is not None}
+        self.add_tensor(f"{name}_W", module.weight)  # [out][in][k] = [out][in][1][k]
+        if module.bias is not None:
+            self.add_tensor(f"{name}_b", module.bias)
+        if groups > 1 and groups == inputs and outputs % inputs == 0:
+            return self.emit(name, "DepthwiseConvolution", [source], node, multiplier=outputs // inputs, **options)
+        return self.emit(name, "Convolution", [source], node, channels=outputs, groups=groups, **options)
+
+    def pooling_1d(self, name, module, source, node):
+        """`MaxPool1d` / `AvgPool1d` on (N, C, L): pooling with a (1, k) window."""
+        average = isinstance(module, nn.AvgPool1d)
+        if not average and module.return_indices:
+            raise ConversionError(f"module '{node.target}' returns indices; not supported")
+        one = lambda v: int(v[0] if isinstance(v, (tuple, list)) else v)  # noqa: E731
+        k = one(module.kernel_size)
+        s = one(module.stride) if module.stride not in (None, ()) else k
+        p = one(module.padding)
+        options = {"kernel": [1, k], "stride": [1, s], "padding": [0, p, 0, p],
+                   "dilation": [1, 1 if average else one(module.dilation)], "ceilMode": bool(module.ceil_mode)}
+        if average:
+            options["countIncludesPadding"] = bool(module.count_include_pad)
+        return self.emit(name, "AveragePooling" if average else "MaxPooling", [source], node, **options)
 
     def batch_norm(self, name, module, source, node):
         """`BatchNorm1d/2d` with running statistics: BatchNormalization (γ = 1, β = 0 when not affine)."""

@@ -113,3 +113,35 @@ def test_layers_part_mapping():
     assert by["ln"]["type"] == "LayerNormalization" and by["gn"]["groups"] == 2
     pads = [layer for layer in writer.layers if layer["type"] == "Pad"]
     assert len(pads) == 1 and pads[0]["pads"] == [1, 0, 0, 2]
+
+
+def test_one_dimensional_layers_match_keras(tmp_path):
+    """Conv1D, MaxPooling1D, AveragePooling1D, Dense per position, GlobalAveragePooling1D on a
+    (length, channels) input: converted, run by `anvil run`, compared with Keras' own output."""
+    import subprocess
+
+    import numpy as np
+
+    from conftest import REPOSITORY
+    anvil = os.path.join(REPOSITORY, ".build", "debug", "anvil")
+    if not os.path.exists(anvil):
+        pytest.skip(f"{anvil} is not built (swift build)")
+    keras.utils.set_random_seed(5)
+    model = functional(layers.Conv1D(6, 3, strides=2, padding="same", activation="relu"),
+                       layers.Conv1D(5, 2, dilation_rate=2), layers.MaxPooling1D(2, padding="same"),
+                       layers.AveragePooling1D(2, strides=1), layers.Dense(4, activation="tanh"),
+                       layers.GlobalAveragePooling1D(), layers.Dense(3), shape=(23, 3))
+    x = np.random.default_rng(2).standard_normal((2, 23, 3)).astype(np.float32)
+    expected = np.asarray(model.predict(x, verbose=0))
+    writer = KerasConverter(model).convert()
+    assert [layer["type"] for layer in writer.layers] == ["Convolution", "Convolution", "MaxPooling", "AveragePooling",
+                                                          "Dense", "GlobalAveragePooling", "Dense"]
+    assert writer.inputs[0]["shape"] == [23, 3]
+    writer.write(str(tmp_path / "m"))
+    x.tofile(tmp_path / "x.f32")
+    completed = subprocess.run([anvil, "run", "--model", str(tmp_path / "m" / "model.json"), "--input",
+                                str(tmp_path / "x.f32"), "--output", str(tmp_path / "y.f32")],
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    actual = np.fromfile(tmp_path / "y.f32", np.float32).reshape(expected.shape)
+    assert np.abs(actual - expected).max() <= 1e-4 * max(1.0, np.abs(expected).max())

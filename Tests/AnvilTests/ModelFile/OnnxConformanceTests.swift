@@ -42,7 +42,9 @@ import Testing
         #expect(outputs.count == expected.count)
         for (output, (url, dims)) in zip(outputs, expected) {
             #expect(output.batch == dims[0])
-            #expect(output.shape == Shape(height: dims[1], width: dims[2], channels: dims[3]))
+            // case.json gives every tensor as 4-D N × H × W × C (the importer's layout); Anvil's output may
+            // be of lower rank (a Gemm's vector) with the same values: compare how they are stored.
+            #expect([output.shape.height, output.shape.width, output.shape.channels] == Array(dims[1...3]))
             let reference = try Fixtures.floats(url)
             #expect(output.values.count == reference.count)
             var worst = 0
