@@ -11,10 +11,12 @@ Supported: Conv2d (any groups; depthwise becomes DepthwiseConvolution), BatchNor
 Linear, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d/AdaptiveMaxPool2d (to 1x1, or to a size that
 divides the input), ZeroPad2d / F.pad(constant 0) before a convolution (folded into its
 padding), ReLU, ReLU6, Hardtanh, LeakyReLU, ELU, SELU, Sigmoid, Tanh, Hardswish,
-Hardsigmoid, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
+Hardsigmoid, SiLU, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
 (N, -1), Dropout (identity at inference), Identity, torch.add / + / += (tensor + tensor;
-tensor + or * a number), torch.cat(dim=1), x.mean((2, 3)), and their torch.nn.functional
-and Tensor-method forms. Anything else is an error naming every unsupported node.
+tensor + or * a number), tensor * tensor (broadcasting: Elementwise multiply, e.g. a
+squeeze-and-excitation gate), torch.cat(dim=1), x.mean((2, 3)), bilinear F.interpolate
+(Resize; `x.shape` may give its size), torchvision's stochastic depth (identity at
+inference), and their torch.nn.functional and Tensor-method forms. Anything else is an error naming every unsupported node.
 
 A flatten that only feeds Linear layers is dropped: Anvil's Dense reads a spatial input
 and, with the pytorch layout, takes its weights as PyTorch's C,H,W-flattened ones. An
@@ -97,6 +99,7 @@ _ACTIVATION_MODULES = {
     nn.LeakyReLU: lambda m: {"type": "leakyRelu", "alpha": float(m.negative_slope)},
     nn.ELU: lambda m: {"type": "elu", "alpha": float(m.alpha)},
     nn.Hardtanh: lambda m: _clip(m.min_val, m.max_val),
+    nn.SiLU: lambda m: "silu",
 }
 
 _IDENTITY_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.AlphaDropout, nn.FeatureAlphaDropout, nn.Identity)
@@ -114,6 +117,13 @@ def _argument(node, index, keyword, default=None):
     return node.kwargs.get(keyword, default)
 
 
+def _is_inference_stochastic_depth(node):
+    """torchvision.ops.stochastic_depth(x, p, mode, training=False): the identity at inference."""
+    return (node.op == "call_function" and getattr(node.target, "__name__", "") == "stochastic_depth"
+            and getattr(node.target, "__module__", "").startswith("torchvision.")
+            and _argument(node, 3, "training", True) is False)
+
+
 def _activation_function(node):
     """The Anvil activation of a functional/method activation node, or None."""
     target = node.target
@@ -129,6 +139,8 @@ def _activation_function(node):
         return "selu"
     if target is F.hardswish:
         return "hardSwish"
+    if target in (F.silu, "silu"):
+        return "silu"
     if target is F.hardsigmoid:
         return {"type": "hardSigmoid", "alpha": 1.0 / 6.0, "beta": 0.5}
     if target in (F.leaky_relu, "leaky_relu"):
@@ -276,6 +288,7 @@ class Converter:
                                        *_ACTIVATION_MODULES))
         target = node.target
         return (_activation_function(node) is not None or target in _IDENTITY_FUNCTIONS or target in _FLATTEN_TARGETS
+                or _is_inference_stochastic_depth(node)
                 or target in _SCALAR_TARGETS or target in _ADD_TARGETS or target in _SCALE_TARGETS
                 or target in (torch.cat, F.avg_pool2d, F.max_pool2d, F.adaptive_avg_pool2d, F.adaptive_max_pool2d,
                               F.pad, F.softmax, torch.softmax, "softmax", F.log_softmax, torch.log_softmax,
@@ -380,7 +393,7 @@ class Converter:
                 raise ConversionError(f"indexing at node '{node.name}' is not supported")
             return _Scalar()
         first = node.args[0] if node.args else next(iter(node.kwargs.values()))
-        if target in _IDENTITY_FUNCTIONS or target == "contiguous":
+        if target in _IDENTITY_FUNCTIONS or target == "contiguous" or _is_inference_stochastic_depth(node):
             return values[first]
         function = _activation_function(node)
         if function is not None:
@@ -593,6 +606,9 @@ class Converter:
     def scale(self, node, values, op):
         """Arithmetic between a tensor and a number (+, -, *, /): a linear activation a·x + b."""
         a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("other")
+        if node.target in (operator.mul, operator.imul, torch.mul, "mul", "mul_") and all(
+                isinstance(v, torch.fx.Node) and isinstance(values.get(v), (_Tensor, _Flatten)) for v in (a, b)):
+            return self.multiply(node, values)
         tensor_first = isinstance(a, torch.fx.Node)
         tensor, number = (a, b) if tensor_first else (b, a)
         if not isinstance(tensor, torch.fx.Node) or not isinstance(number, (int, float)) or isinstance(number, bool):
@@ -614,6 +630,14 @@ class Converter:
             a_, b_ = number, 0.0
         return self.emit(self.function_name(node, kind), "Activation", [self.tensor(values[tensor], node)], node,
                          function={"type": "linear", "a": a_, "b": b_})
+
+    def multiply(self, node, values):
+        """tensor * tensor: Elementwise multiply, broadcasting as NumPy does (a squeeze-and-excitation
+        gate (N, C, 1, 1) times a map (N, C, H, W))."""
+        x, y = (self.tensor(values[v], node) for v in node.args[:2])
+        if len(x.shape) != len(y.shape) or any(p != q and 1 not in (p, q) for p, q in zip(x.shape, y.shape)):
+            raise ConversionError(f"mul at node '{node.name}' broadcasts {x.shape} and {y.shape}; each dim must match or be 1")
+        return self.emit(self.function_name(node, "mul"), "Elementwise", [x, y], node, operation="multiply")
 
     # -- finishing ------------------------------------------------------------------------
 
