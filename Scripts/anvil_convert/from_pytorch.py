@@ -32,8 +32,12 @@ Usage:
 
 `--torchvision` accepts the zoo networks: vgg16, mobilenet_v1 (not in torchvision: the
 definition in torch_zoo.py, named as Keras names its layers), inception_v3 (without the
-auxiliary classifier), squeezenet1_1, resnet18, resnet50. `--width` below 1 builds the
-reduced variants defined in torch_zoo.py, which equal torchvision's at width 1
+auxiliary classifier), squeezenet1_1, resnet18, resnet50, googlenet (without the auxiliary
+classifiers), fcn_resnet50 (without the auxiliary head; 21 classes by default), and
+torchvision's own classes for mobilenet_v2, mobilenet_v3_large, mobilenet_v3_small,
+efficientnet_b0 (their `width_mult`), densenet121 (growth rate and stem scaled) and
+shufflenet_v2_x1_0 (stage channels scaled). `--width` below 1 builds the reduced variants
+defined in torch_zoo.py, which equal torchvision's at width 1
 (Scripts/fixtures/zoo_reference.py checks that). From Python:
 `anvil_convert.from_pytorch.convert(module, (H, W, C), out_dir)`.
 """
