@@ -20,8 +20,11 @@ BatchNormalization), GroupNorm, LocalResponseNorm (odd sizes), LPPool2d (p = 2),
 Hardsigmoid, SiLU, GELU (both approximations), Mish, Softplus (beta 1), Softsign, CELU, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
 (N, -1), Dropout (identity at inference), Identity, torch.add / + / += (tensor + tensor;
 tensor + or * a number), tensor * / - / / tensor and + of other shapes with broadcasting
-(Elementwise: a squeeze-and-excitation gate), torch.cat(dim=1), x.mean((2, 3)), and their torch.nn.functional
-and Tensor-method forms. Anything else is an error naming every unsupported node.
+(Elementwise: a squeeze-and-excitation gate), torch.cat(dim=1), x.mean((2, 3)), F.interpolate
+(Resize; `x.shape` may give its size), torchvision's stochastic depth (identity at
+inference), x.chunk(n, dim=1) (Slice layers), ShuffleNet's channel shuffle (view to
+(N, g, C/g, H, W), transpose(1, 2), view back: ChannelShuffle), and their
+torch.nn.functional and Tensor-method forms. Anything else is an error naming every unsupported node.
 
 A flatten that only feeds Linear layers is dropped: Anvil's Dense reads a spatial input
 and, with the pytorch layout, takes its weights as PyTorch's C,H,W-flattened ones. An
@@ -35,8 +38,12 @@ Usage:
 
 `--torchvision` accepts the zoo networks: vgg16, mobilenet_v1 (not in torchvision: the
 definition in torch_zoo.py, named as Keras names its layers), inception_v3 (without the
-auxiliary classifier), squeezenet1_1, resnet18, resnet50. `--width` below 1 builds the
-reduced variants defined in torch_zoo.py, which equal torchvision's at width 1
+auxiliary classifier), squeezenet1_1, resnet18, resnet50, googlenet (without the auxiliary
+classifiers), fcn_resnet50 (without the auxiliary head; 21 classes by default), and
+torchvision's own classes for mobilenet_v2, mobilenet_v3_large, mobilenet_v3_small,
+efficientnet_b0 (their `width_mult`), densenet121 (growth rate and stem scaled) and
+shufflenet_v2_x1_0 (stage channels scaled). `--width` below 1 builds the reduced variants
+defined in torch_zoo.py, which equal torchvision's at width 1
 (Scripts/fixtures/zoo_reference.py checks that). From Python:
 `anvil_convert.from_pytorch.convert(module, (H, W, C), out_dir)`.
 """
@@ -88,6 +95,23 @@ class _Flatten:
     def __init__(self, source, base_name):
         """`base_name` names the Flatten layer if one has to be written."""
         self.source, self.base_name, self.written = source, base_name, None
+
+
+class _Chunks:
+    """`x.chunk(n, dim=1)`: channel ranges [start, end) that indexing turns into Slice layers."""
+
+    def __init__(self, source, ranges):
+        """`ranges` are the (start, end) channel ranges of the parts."""
+        self.source, self.ranges = source, ranges
+
+
+class _Grouped:
+    """`x.view(N, g, C/g, H, W)` (and then `transpose(1, 2)`): half of a channel shuffle, which
+    the view back to (N, C, H, W) completes as a ChannelShuffle layer."""
+
+    def __init__(self, source, groups, transposed=False):
+        """`source` viewed as `groups` groups of channels; `transposed` after transpose(1, 2)."""
+        self.source, self.groups, self.transposed = source, groups, transposed
 
 
 class _Scalar:
@@ -146,6 +170,13 @@ def _argument(node, index, keyword, default=None):
     return node.kwargs.get(keyword, default)
 
 
+def _is_inference_stochastic_depth(node):
+    """torchvision.ops.stochastic_depth(x, p, mode, training=False): the identity at inference."""
+    return (node.op == "call_function" and getattr(node.target, "__name__", "") == "stochastic_depth"
+            and getattr(node.target, "__module__", "").startswith("torchvision.")
+            and _argument(node, 3, "training", True) is False)
+
+
 def _activation_function(node):
     """The Anvil activation of a functional/method activation node, or None."""
     target = node.target
@@ -161,6 +192,8 @@ def _activation_function(node):
         return "selu"
     if target is F.hardswish:
         return "hardSwish"
+    if target in (F.silu, "silu"):
+        return "silu"
     if target is F.hardsigmoid:
         return {"type": "hardSigmoid", "alpha": 1.0 / 6.0, "beta": 0.5}
     if target in (F.leaky_relu, "leaky_relu"):
@@ -330,10 +363,12 @@ class Converter:
                                        *_ACTIVATION_MODULES, *_LAYER_MODULES))
         target = node.target
         return (_activation_function(node) is not None or target in _IDENTITY_FUNCTIONS or target in _FLATTEN_TARGETS
+                or _is_inference_stochastic_depth(node)
                 or target in _SCALAR_TARGETS or target in _ADD_TARGETS or target in _SCALE_TARGETS
                 or target in (torch.cat, F.avg_pool2d, F.max_pool2d, F.adaptive_avg_pool2d, F.adaptive_max_pool2d,
                               F.pad, F.softmax, torch.softmax, "softmax", F.log_softmax, torch.log_softmax,
-                              "log_softmax", torch.mean, "mean", "contiguous", operator.getitem, F.interpolate)
+                              "log_softmax", torch.mean, "mean", "contiguous", operator.getitem, F.interpolate,
+                              torch.chunk, "chunk", torch.transpose, "transpose", operator.floordiv)
                 or (target is getattr and node.args[1:] == ("shape",)))
 
     def tensor(self, value, node):
@@ -445,12 +480,21 @@ class Converter:
         op = target if isinstance(target, str) else getattr(target, "__name__", "op")
         if target is getattr:  # x.shape: only its values (read from the traced shapes) are used
             return _Scalar()
+        if target is operator.getitem and isinstance(values.get(node.args[0]), _Chunks):
+            chunks = values[node.args[0]]
+            start, end = chunks.ranges[node.args[1]]
+            return self.emit(self.function_name(node, "slice"), "Slice", [chunks.source], node, axis=-1, start=start,
+                             end=end)
+        if target is operator.floordiv:  # arithmetic on sizes (x.size(1) // groups)
+            if not all(isinstance(values.get(a), _Scalar) or isinstance(a, int) for a in node.args):
+                raise ConversionError(f"floor division at node '{node.name}' is only supported between sizes")
+            return _Scalar()
         if target in _SCALAR_TARGETS or target is operator.getitem:
             if target is operator.getitem and not isinstance(values.get(node.args[0]), _Scalar):
                 raise ConversionError(f"indexing at node '{node.name}' is not supported")
             return _Scalar()
         first = node.args[0] if node.args else next(iter(node.kwargs.values()))
-        if target in _IDENTITY_FUNCTIONS or target == "contiguous":
+        if target in _IDENTITY_FUNCTIONS or target == "contiguous" or _is_inference_stochastic_depth(node):
             return values[first]
         function = _activation_function(node)
         if function is not None:
@@ -458,6 +502,15 @@ class Converter:
                              function=function)
         if target in _FLATTEN_TARGETS:
             return self.flatten_function(node, values, op)
+        if target in (torch.chunk, "chunk"):
+            return self.chunk(node, values)
+        if target in (torch.transpose, "transpose"):
+            grouped = values[first]
+            dims = sorted(d % 5 for d in (_argument(node, 1, "dim0"), _argument(node, 2, "dim1")))
+            if not isinstance(grouped, _Grouped) or grouped.transposed or dims != [1, 2]:
+                raise ConversionError(f"transpose at node '{node.name}' is only supported as the middle of a channel "
+                                      "shuffle: view (N, g, C/g, H, W), transpose(1, 2), view (N, C, H, W)")
+            return _Grouped(grouped.source, grouped.groups, transposed=True)
         if target is F.pad:
             mode = {"replicate": "edge"}.get(_argument(node, 2, "mode", "constant"), _argument(node, 2, "mode", "constant"))
             return self.pad_layer(self.function_name(node, "pad"), self.tensor(values[first], node),
@@ -768,12 +821,31 @@ class Converter:
             return _Tensor(source.name, (source.shape[0], source.shape[1]))
         return _Flatten(source, base_name)
 
+    def chunk(self, node, values):
+        """`x.chunk(n, dim=1)`: parts of ceil(C / n) channels (the last may be smaller), as PyTorch splits."""
+        source = self.tensor(values[node.args[0]], node)
+        parts, dim = _argument(node, 1, "chunks"), _argument(node, 2, "dim", 0)
+        if len(source.shape) != 4 or dim not in (1, -3):
+            raise ConversionError(f"chunk at node '{node.name}' splits dim {dim}; only the channels of an NCHW tensor")
+        channels = source.shape[1]
+        size = -(-channels // parts)
+        return _Chunks(source, [(start, min(start + size, channels)) for start in range(0, channels, size)])
+
     def flatten_function(self, node, values, op):
-        """torch.flatten / view / reshape, which must flatten to (N, -1)."""
+        """torch.flatten / view / reshape, which must flatten to (N, -1), or view a channel shuffle's groups."""
         first = node.args[0]
         source = values[first]
         shape = node.meta["tensor_meta"].shape
         input_shape = first.meta["tensor_meta"].shape
+        if (len(shape) == 5 and len(input_shape) == 4 and isinstance(source, _Tensor) and shape[0] == input_shape[0]
+                and shape[1] * shape[2] == input_shape[1] and tuple(shape[3:]) == tuple(input_shape[2:])):
+            return _Grouped(source, int(shape[1]))
+        if isinstance(source, _Grouped):
+            if not source.transposed or tuple(shape) != tuple(source.source.shape):
+                raise ConversionError(f"{op} at node '{node.name}' reshapes grouped channels other than as a "
+                                      "channel shuffle (view (N, g, C/g, H, W), transpose(1, 2), view (N, C, H, W))")
+            return self.emit(self.function_name(node, "shuffle"), "ChannelShuffle", [source.source], node,
+                             groups=source.groups)
         if len(shape) != 2 or shape[0] != input_shape[0]:
             raise ConversionError(f"{op} at node '{node.name}' gives shape {tuple(shape)}; only flattening to (N, -1)")
         scope = self.scope(node)

@@ -18,7 +18,8 @@ from anvil_convert.torch_zoo import ZOO, build_network, scaled  # noqa: E402
 
 # The reduced variants of Tests/AnvilTestSupport/Fixtures/zoo (Scripts/fixtures/zoo_reference.py).
 REDUCED = {"resnet18": (1 / 8, 100, 72), "mobilenet_v1": (0.25, 100, 128), "squeezenet1_1": (0.25, 100, 100),
-           "mobilenet_v2": (0.1, 10, 96), "fcn_resnet50": (1 / 32, 21, 48)}
+           "mobilenet_v2": (0.1, 10, 96), "fcn_resnet50": (1 / 32, 21, 48), "mobilenet_v3_small": (0.1, 10, 96),
+           "shufflenet_v2_x1_0": (1 / 8, 10, 96)}
 
 
 class Small(nn.Module):
@@ -260,3 +261,24 @@ def test_new_activations_and_broadcast_arithmetic_match_pytorch():
 def test_softplus_with_beta_is_an_error():
     """Softplus(beta=2) has no Anvil activation: an error naming it."""
     conversion_error(lambda: Converter(nn.Sequential(nn.Softplus(beta=2)), (4, 4, 3)).convert(), "Softplus", "beta 2")
+
+
+def test_channel_shuffle_and_chunk_need_their_whole_pattern():
+    """A transpose outside a channel shuffle, or a chunk of another dim, is an error naming the node."""
+
+    class Transposed(nn.Module):
+        """A plain transpose of height and width."""
+
+        def forward(self, x):
+            """(N, C, H, W) -> (N, C, W, H)."""
+            return x.transpose(2, 3)
+
+    class Chunked(nn.Module):
+        """A chunk along the height."""
+
+        def forward(self, x):
+            """The first half of the rows."""
+            return x.chunk(2, dim=2)[0]
+
+    conversion_error(lambda: Converter(Transposed(), (4, 4, 3)).convert(), "transpose", "channel shuffle")
+    conversion_error(lambda: Converter(Chunked(), (4, 4, 3)).convert(), "chunk", "dim 2")
