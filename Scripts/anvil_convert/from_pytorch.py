@@ -279,7 +279,8 @@ class Converter:
                 or target in _SCALAR_TARGETS or target in _ADD_TARGETS or target in _SCALE_TARGETS
                 or target in (torch.cat, F.avg_pool2d, F.max_pool2d, F.adaptive_avg_pool2d, F.adaptive_max_pool2d,
                               F.pad, F.softmax, torch.softmax, "softmax", F.log_softmax, torch.log_softmax,
-                              "log_softmax", torch.mean, "mean", "contiguous", operator.getitem))
+                              "log_softmax", torch.mean, "mean", "contiguous", operator.getitem, F.interpolate)
+                or (target is getattr and node.args[1:] == ("shape",)))
 
     def tensor(self, value, node):
         """`value` as a written tensor (pending flattens are written, pads are errors)."""
@@ -372,6 +373,8 @@ class Converter:
         """A call of a function or method: its layer, or the value it passes on (identity, scalar, flatten, padding)."""
         target = node.target
         op = target if isinstance(target, str) else getattr(target, "__name__", "op")
+        if target is getattr:  # x.shape: only its values (read from the traced shapes) are used
+            return _Scalar()
         if target in _SCALAR_TARGETS or target is operator.getitem:
             if target is operator.getitem and not isinstance(values.get(node.args[0]), _Scalar):
                 raise ConversionError(f"indexing at node '{node.name}' is not supported")
@@ -422,6 +425,8 @@ class Converter:
                 raise ConversionError(f"avg_pool2d at node '{node.name}' has divisor_override; not supported")
             return self.pooling(self.function_name(node, op), "AveragePooling", source, node, kernel, stride, padding,
                                 1, _argument(node, 4, "ceil_mode", False), _argument(node, 5, "count_include_pad", True))
+        if target is F.interpolate:
+            return self.interpolate(node, source)
         if target in (F.adaptive_avg_pool2d, F.adaptive_max_pool2d):
             return self.adaptive(self.function_name(node, op), target is F.adaptive_avg_pool2d, source,
                                  _argument(node, 1, "output_size"), node)
@@ -525,6 +530,24 @@ class Converter:
         kernel = [height // size[0], width // size[1]]
         return self.emit(name, "AveragePooling" if average else "MaxPooling", [source], node,
                          kernel=kernel, stride=kernel, padding="valid")
+
+    def interpolate(self, node, source):
+        """F.interpolate, bilinear: Resize to the traced output size (`size=`) or by the
+        factors (`scale_factor=`, used as given in the coordinate mapping as PyTorch does)."""
+        mode = _argument(node, 3, "mode", "nearest")
+        align_corners = bool(_argument(node, 4, "align_corners", None))
+        scale = _argument(node, 2, "scale_factor", None)
+        if (mode != "bilinear" or _argument(node, 6, "antialias", False) or len(source.shape) != 4
+                or (scale is not None and _argument(node, 5, "recompute_scale_factor", None))):
+            raise ConversionError(f"interpolate at node '{node.name}' is mode '{mode}'; only bilinear (no antialias, "
+                                  "no recomputed scale) of an NCHW tensor is supported")
+        coordinates = "alignCorners" if align_corners else "pytorchHalfPixel"
+        name = self.function_name(node, "resize")
+        if scale is not None and not align_corners:
+            factors = [float(f) for f in (scale if isinstance(scale, (tuple, list)) else (scale, scale))]
+            return self.emit(name, "Resize", [source], node, scale=factors, coordinates=coordinates)
+        shape = node.meta["tensor_meta"].shape
+        return self.emit(name, "Resize", [source], node, size=[int(shape[2]), int(shape[3])], coordinates=coordinates)
 
     def softmax(self, name, kind, source, dim, node):
         """`kind` (Softmax or LogSoftmax) over dim 1, the channels; other dims are errors."""

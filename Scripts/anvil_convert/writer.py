@@ -78,12 +78,14 @@ class ModelWriter:
     # -- graph ----------------------------------------------------------------------------
 
     def add_input(self, name, shape_hwc):
-        """A graph input of one image, `[height, width, channels]`."""
+        """A graph input: one image `[height, width, channels]`, a sequence `[length, channels]` or a
+        vector `[features]` (the axes after the batch axis)."""
         if name in self._names:
             raise ConversionError(f"the name '{name}' is used twice")
         shape = [int(v) for v in shape_hwc]
-        if len(shape) != 3 or min(shape) <= 0:
-            raise ConversionError(f"input '{name}' needs a positive [height, width, channels] shape, got {shape}")
+        if not 1 <= len(shape) <= 3 or min(shape) <= 0:
+            raise ConversionError(f"input '{name}' needs a positive [height, width, channels], [length, channels] "
+                                  f"or [features] shape, got {shape}")
         self._names.add(name)
         self.inputs.append({"name": name, "shape": shape})
         return name

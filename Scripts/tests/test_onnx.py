@@ -15,19 +15,38 @@ RNG = np.random.default_rng(0)
 
 
 def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opset=17):
-    """A one-input ONNX model of `nodes` with float initializers (name, values)."""
+    """A one-input ONNX model of `nodes` with initializers (name, values): float, or int64 when given as integers."""
+    def tensor(name, values):
+        array = np.asarray(values)
+        return numpy_helper.from_array(array.astype(np.int64 if array.dtype.kind in "iu" else np.float32), name)
     graph = helper.make_graph(
         nodes, "t", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(input_shape))],
         [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
-        [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in initializers])
+        [tensor(k, v) for k, v in initializers])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 @pytest.mark.parametrize("label, onnx_model, fragments", [
-    ("unsupported op", lambda: model([helper.make_node("LRN", ["x"], ["y"], size=3, name="norm")]),
-     ("'norm'", "LRN", "not supported")),
+    ("unsupported op", lambda: model([helper.make_node("NonMaxSuppression", ["x"], ["y"], name="nms")]),
+     ("'nms'", "NonMaxSuppression", "not supported")),
     ("transpose", lambda: model([helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1], name="tr")]),
      ("'tr'", "Transpose")),
+    ("crop-and-resize", lambda: model([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest", name="rs",
+                                                        coordinate_transformation_mode="tf_crop_and_resize")],
+                                      [("s", [1, 1, 2, 2])]), ("'rs'", "Resize", "tf_crop_and_resize")),
+    ("wrap pad", lambda: model([helper.make_node("Pad", ["x", "p"], ["y"], mode="wrap", name="pd")],
+                               [("p", np.array([0, 0, 1, 1, 0, 0, 1, 1]))]), ("'pd'", "Pad", "wrap")),
+    ("cropping pad", lambda: model([helper.make_node("Pad", ["x", "p"], ["y"], name="pd")],
+                                   [("p", np.array([0, 0, -1, 0, 0, 0, 0, 0]))]), ("'pd'", "Pad", "negative")),
+    ("layer norm over width", lambda: model([helper.make_node("LayerNormalization", ["x", "g"], ["y"], name="ln")],
+                                            [("g", np.ones(8))]), ("'ln'", "LayerNormalization", "channel axis")),
+    ("group norm not dividing", lambda: model([helper.make_node("GroupNormalization", ["x", "g", "b"], ["y"], num_groups=2,
+                                                                name="gn")], [("g", np.ones(2)), ("b", np.zeros(2))], opset=18),
+     ("'gn'", "GroupNormalization", "divide")),
+    ("unsupported op", lambda: model([helper.make_node("LRN", ["x"], ["y"], size=3, name="norm")]),
+     ("'norm'", "LRN", "not supported")),
+    ("transpose of the batch axis", lambda: model([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0, 2, 3], name="tr")]),
+     ("'tr'", "Transpose", "batch axis")),
     ("nearest resize", lambda: model([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest", name="rs")],
                                      [("s", [1, 1, 2, 2])]), ("'rs'", "Resize", "nearest")),
     ("softmax over width", lambda: model([helper.make_node("Softmax", ["x"], ["y"], axis=3, name="sm")]),
@@ -42,8 +61,8 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
     ("mul of two tensors", lambda: model([helper.make_node("Mul", ["x", "x"], ["y"], name="sq")]), ("'sq'", "Mul")),
     ("unknown input size", lambda: model([helper.make_node("Relu", ["x"], ["y"])], input_shape=("N", 3, "H", "W")),
      ("--input-shape",)),
-    ("bad reshape", lambda: model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", [1, 3, 64])]),
-     ("'rs'", "Reshape", "not supported")),
+    ("bad reshape", lambda: model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", [3, 64, 1])]),
+     ("'rs'", "Reshape", "batch axis")),
     ("custom domain", lambda: model([helper.make_node("Foo", ["x"], ["y"], domain="com.example", name="foo")]),
      ("'foo'", "com.example")),
 ])
@@ -87,6 +106,79 @@ def test_unreadable_file_is_a_conversion_error(tmp_path):
     conversion_error(lambda: convert_file(str(path), str(tmp_path / "out")), "broken.onnx")
 
 
+def layers_of(nodes, initializers=(), **kwargs):
+    """The converted layers (type and options) of a one-input model."""
+    return OnnxConverter(model(nodes, initializers, **kwargs)).convert().layers
+
+
+def test_conv_transpose_pads_output_shape_and_groups():
+    """ConvTranspose: explicit pads and output_padding pass through; output_shape and SAME_UPPER become pads."""
+    N = helper.make_node
+    w = RNG.standard_normal((3, 2, 3, 3))
+    layer = layers_of([N("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2], pads=[1, 0, 0, 1],
+                         output_padding=[1, 0], name="up")], [("w", w), ("b", np.zeros(2))])[0]
+    assert layer["type"] == "TransposedConvolution" and layer["channels"] == 2 and layer["padding"] == [1, 0, 0, 1]
+    assert layer["outputPadding"] == [1, 0] and layer["stride"] == [2, 2] and layer["bias"]
+    grouped = layers_of([N("ConvTranspose", ["x", "w"], ["y"], group=3, strides=[2, 2], output_shape=[16, 16])],
+                        [("w", RNG.standard_normal((3, 1, 4, 4)))])[0]
+    # full 2*7+4 = 18, output 16: total 2, SAME_LOWER-style split (larger half first) when auto_pad is NOTSET
+    assert grouped["groups"] == 3 and grouped["channels"] == 3 and grouped["padding"] == [1, 1, 1, 1]
+    same = layers_of([N("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], auto_pad="SAME_UPPER")],
+                     [("w", RNG.standard_normal((3, 2, 3, 3)))])[0]
+    assert same["padding"] == [0, 0, 1, 1]
+
+
+def test_resize_modes_map_every_option():
+    """Resize: nearest modes and cubic options reach the layer; Upsample rounds down."""
+    N = helper.make_node
+    nearest = layers_of([N("Resize", ["x", "", "s"], ["y"], mode="nearest", nearest_mode="ceil",
+                           coordinate_transformation_mode="half_pixel_symmetric")], [("s", [1.0, 1.0, 2.0, 2.0])],
+                        opset=19)[0]
+    assert (nearest["mode"], nearest["nearestRounding"], nearest["coordinates"]) == ("nearest", "ceil", "halfPixelSymmetric")
+    cubic = layers_of([N("Resize", ["x", "", "", "z"], ["y"], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)],
+                      [("z", np.array([1, 3, 5, 6]))])[0]
+    assert cubic["mode"] == "cubic" and cubic["cubicCoefficient"] == -0.5 and cubic["excludeOutside"] and cubic["size"] == [5, 6]
+    upsample = layers_of([N("Upsample", ["x", "s"], ["y"], mode="nearest")], [("s", [1.0, 1.0, 2.0, 2.0])], opset=9)[0]
+    assert upsample["nearestRounding"] == "floor" and upsample["coordinates"] == "asymmetric"
+
+
+def test_pad_modes_and_folding():
+    """Pad: reflect/edge/constant become Pad layers; a zero Pad before a Conv, a counting AveragePool or
+    (with -inf) a MaxPool is folded into its pads; a zero Pad before anything else stays."""
+    N = helper.make_node
+    p = ("p", np.array([0, 1, 1, 2, 0, 0, 3, 4]))
+    reflect = layers_of([N("Pad", ["x", "p"], ["y"], mode="reflect")], [p])[0]
+    assert reflect["type"] == "Pad" and reflect["pads"] == [1, 2, 3, 4] and reflect["channelPads"] == [1, 0]
+    spatial = ("p", np.array([0, 0, 1, 2, 0, 0, 0, 1]))
+    conv = layers_of([N("Pad", ["x", "p"], ["t"]), N("Conv", ["t", "w"], ["y"], pads=[1, 1, 1, 1])],
+                     [spatial, ("w", RNG.standard_normal((4, 3, 3, 3)))])
+    assert [l["type"] for l in conv] == ["Convolution"] and conv[0]["padding"] == [2, 3, 1, 2]
+    avg = layers_of([N("Pad", ["x", "p"], ["t"]), N("AveragePool", ["t"], ["y"], kernel_shape=[3, 3])], [spatial])
+    assert [l["type"] for l in avg] == ["AveragePooling"] and avg[0]["countIncludesPadding"] and avg[0]["padding"] == [1, 2, 0, 1]
+    excluded = layers_of([N("Pad", ["x", "p"], ["t"]), N("AveragePool", ["t"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+                         [spatial])
+    assert [l["type"] for l in excluded] == ["Pad", "AveragePooling"]
+    maxpool = layers_of([N("Pad", ["x", "p", "v"], ["t"]), N("MaxPool", ["t"], ["y"], kernel_shape=[3, 3])],
+                        [spatial, ("v", np.array([-np.inf]))])
+    assert [l["type"] for l in maxpool] == ["MaxPooling"] and maxpool[0]["padding"] == [1, 2, 0, 1]
+    zero_max = layers_of([N("Pad", ["x", "p"], ["t"]), N("MaxPool", ["t"], ["y"], kernel_shape=[3, 3])], [spatial])
+    assert [l["type"] for l in zero_max] == ["Pad", "MaxPooling"]
+
+
+def test_normalizations_lrn_and_lp_pooling():
+    """InstanceNormalization, GroupNormalization (per-group scale of opset 18 expanded), LRN, LpPool, GlobalLpPool."""
+    N = helper.make_node
+    layers = layers_of([N("InstanceNormalization", ["x", "s", "b"], ["i"], epsilon=1e-3),
+                        N("LRN", ["i"], ["l"], size=3, alpha=2e-4, beta=0.5, bias=2.0),
+                        N("LpPool", ["l"], ["p"], kernel_shape=[2, 2], strides=[2, 2], p=3),
+                        N("GlobalLpPool", ["p"], ["y"])], [("s", np.ones(3)), ("b", np.zeros(3))])
+    assert [l["type"] for l in layers] == ["InstanceNormalization", "LocalResponseNormalization", "LpPooling", "LpPooling"]
+    assert layers[1]["size"] == 3 and layers[1]["beta"] == 0.5 and layers[2]["p"] == 3.0 and layers[3]["kernel"] == [4, 4]
+    writer = OnnxConverter(model([N("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3, epsilon=1e-4)],
+                                 [("s", [1.0, 2.0, 3.0]), ("b", [0.0, 0.5, 1.0])], input_shape=(1, 6, 4, 4), opset=18)).convert()
+    gn = writer.layers[0]
+    assert gn["type"] == "GroupNormalization" and gn["groups"] == 3
+    assert np.allclose(writer.tensors[f"{gn['name']}_gamma"], [1, 1, 2, 2, 3, 3])
 # -- every blocker in one run, weights fed as graph inputs, what is written loads --------------
 
 def test_every_blocker_is_listed_in_one_run():

@@ -17,7 +17,8 @@ from anvil_convert.from_pytorch import Converter, convert  # noqa: E402
 from anvil_convert.torch_zoo import ZOO, build_network, scaled  # noqa: E402
 
 # The reduced variants of Tests/AnvilTestSupport/Fixtures/zoo (Scripts/fixtures/zoo_reference.py).
-REDUCED = {"resnet18": (1 / 8, 100, 72), "mobilenet_v1": (0.25, 100, 128), "squeezenet1_1": (0.25, 100, 100)}
+REDUCED = {"resnet18": (1 / 8, 100, 72), "mobilenet_v1": (0.25, 100, 128), "squeezenet1_1": (0.25, 100, 100),
+           "mobilenet_v2": (0.1, 10, 96), "fcn_resnet50": (1 / 32, 21, 48)}
 
 
 class Small(nn.Module):
@@ -129,3 +130,28 @@ def test_committed_zoo_model_json_is_rebuilt_byte_for_byte(tmp_path, name):
         assert (tmp_path / "model.json").read_text() == handle.read()
     assert os.path.getsize(tmp_path / "weights.bin") == os.path.getsize(
         os.path.join(committed_fixture("zoo", name), "weights.bin"))
+
+
+def test_bilinear_interpolate_becomes_resize():
+    """F.interpolate (bilinear) to the input's size (read through x.shape) or by a factor is a
+    Resize with PyTorch's coordinates; nearest is refused."""
+
+    class Upsample(nn.Module):
+        """A strided convolution, upsampled back to the input size and by 2 with corners aligned."""
+
+        def __init__(self, mode="bilinear"):
+            """One convolution; `mode` of the first interpolation."""
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+            self.mode = mode
+
+        def forward(self, x):
+            """(N, 3, H, W) -> (N, 4, 2H, 2W)."""
+            size = x.shape[-2:]
+            x = F.interpolate(self.conv(x), size=size, mode=self.mode, align_corners=False if self.mode == "bilinear" else None)
+            return F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)
+
+    writer = Converter(Upsample(), (6, 8, 3)).convert()
+    resizes = [layer for layer in writer.layers if layer["type"] == "Resize"]
+    assert [(r["size"], r["coordinates"]) for r in resizes] == [([6, 8], "pytorchHalfPixel"), ([12, 16], "alignCorners")]
+    conversion_error(lambda: Converter(Upsample("nearest"), (6, 8, 3)).convert(), "interpolate", "'nearest'")

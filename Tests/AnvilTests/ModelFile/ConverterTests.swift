@@ -77,14 +77,14 @@ import Testing
 
     @Test func unknownLayerTypeIsAClearError() throws {
         let json = try #require(Self.document(layers: """
-            { "name": "last", "type": "LocalResponseNormalization", "inputs": ["image"], "size": 5 }
+            { "name": "last", "type": "SpatialTransformer", "inputs": ["image"], "size": 5 }
             """))
         let error = #expect(throws: AnvilError.self) {
             try ModelFile(json: json, source: "converted.json", directory: URL(fileURLWithPath: "/tmp"))
         }
         #expect(error?.code == .invalidFile)
         #expect(error?.message.contains("layer 'last'") == true, "\(error?.message ?? "")")
-        #expect(error?.message.contains("unknown layer type 'LocalResponseNormalization'") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("unknown layer type 'SpatialTransformer'") == true, "\(error?.message ?? "")")
     }
 
     @Test func unknownActivationIsAClearError() throws {
