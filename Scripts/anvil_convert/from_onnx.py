@@ -168,6 +168,7 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         self.blockers = []   # every error met, one line each (raised together at the end)
         self.unchecked = 0   # nodes not checked because they read only blocked values
         self._inferred = None
+        self.output_tensors = {}  # ONNX graph output name -> the Act written as that Anvil output
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -358,6 +359,7 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
             if not isinstance(value, Act):
                 self.blockers.append(f"graph output '{output.name}' is a constant or was never computed")
                 continue
+            self.output_tensors[output.name] = value
             outputs.append(value.name)
         if self.blockers:
             raise blocker_error(self.blockers, self.unchecked)
@@ -402,14 +404,12 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         return self._inferred.get(name)
 
     def placeholder(self, name, dims):
-        """A stand-in for a tensor a failed node would have produced: a Placeholder for
-        [N, C, H, W] and [N, F], BLOCKED for other ranks."""
-        if len(dims) == 4:
-            shape = (dims[2], dims[3], dims[1])
-        elif len(dims) == 2:
-            shape = (dims[1],)
-        else:
+        """A stand-in for a tensor a failed node would have produced, in the standard layout
+        ([N, C, H, W] as (h, w, c), [N, C, L] as (l, c), [N, F] as (f,), [N] as ()): a
+        Placeholder, or BLOCKED for ranks above 4."""
+        if not 1 <= len(dims) <= 4:
             return BLOCKED
+        shape = tuple(dims[2:]) + tuple(dims[1:2])
         if 0 in shape:
             return BLOCKED
         label = self.writer.unique_name(name)
