@@ -399,3 +399,13 @@ def test_conv_then_silu_pattern_becomes_one_activation_after_the_conv():
     writer = OnnxConverter(model(nodes, [("w", RNG.standard_normal((4, 3, 3, 3)))])).convert()
     assert [layer["type"] for layer in writer.layers] == ["Convolution", "Activation"]
     assert writer.layers[1]["function"] == "silu"
+
+
+def test_layer_norm_channels_last_after_transpose():
+    """ConvNeXt's LayerNorm: Transpose to NHWC, LayerNormalization over the last axis, Transpose back:
+    one LayerNormalization over Anvil's channels (the transposes move no data)."""
+    N = helper.make_node
+    layers = layers_of([N("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
+                        N("LayerNormalization", ["t", "g", "b"], ["n"], axis=-1, epsilon=1e-6),
+                        N("Transpose", ["n"], ["y"], perm=[0, 3, 1, 2])], [("g", np.ones(3)), ("b", np.zeros(3))])
+    assert [l["type"] for l in layers] == ["LayerNormalization"] and abs(layers[0]["epsilon"] - 1e-6) < 1e-12
