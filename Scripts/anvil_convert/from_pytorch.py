@@ -198,8 +198,6 @@ def _activation_function(node):
         return "selu"
     if target is F.hardswish:
         return "hardSwish"
-    if target in (F.silu, "silu"):
-        return "silu"
     if target is F.hardsigmoid:
         return {"type": "hardSigmoid", "alpha": 1.0 / 6.0, "beta": 0.5}
     if target in (F.leaky_relu, "leaky_relu"):
