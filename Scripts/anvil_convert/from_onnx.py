@@ -17,6 +17,7 @@ import numpy as np
 from . import cli
 from .onnx_ops.layers import LayersOps
 from .onnx_ops.layout import LayoutOps
+from .onnx_ops.reduce import ReduceOps
 from .writer import ConversionError, ModelWriter, activation_json
 
 SELU_ALPHA = 1.67326319217681884765625
@@ -151,7 +152,7 @@ def _attributes(node):
     return result
 
 
-class OnnxConverter(LayersOps, LayoutOps):
+class OnnxConverter(LayersOps, LayoutOps, ReduceOps):
     """Converts an onnx ModelProto into a ModelWriter (layout "pytorch"), NCHW mapped to Anvil's NHWC."""
     def __init__(self, model, name=None, input_shape=None):
         """`input_shape` (C, H, W) fills in open input dimensions."""
