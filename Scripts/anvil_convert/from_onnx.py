@@ -17,7 +17,7 @@ import numpy as np
 from . import cli
 from .onnx_ops.layers import LayersOps
 from .onnx_ops.layout import LayoutOps
-from .onnx_ops.reduce import ReduceOps
+from .onnx_ops.elementwise import ElementwiseOps
 from .writer import ConversionError, ModelWriter, activation_json
 
 SELU_ALPHA = 1.67326319217681884765625
@@ -152,7 +152,7 @@ def _attributes(node):
     return result
 
 
-class OnnxConverter(LayersOps, LayoutOps, ReduceOps):
+class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
     """Converts an onnx ModelProto into a ModelWriter (layout "pytorch"), NCHW mapped to Anvil's NHWC."""
     def __init__(self, model, name=None, input_shape=None):
         """`input_shape` (C, H, W) fills in open input dimensions."""
@@ -863,66 +863,6 @@ class OnnxConverter(LayersOps, LayoutOps, ReduceOps):
     def op_LogSoftmax(self, node, index):
         """`LogSoftmax`: LogSoftmax."""
         self.softmax(node, "LogSoftmax")
-
-    def elementwise_constant(self, node, op):
-        """Add/Sub/Mul/Div where one side is a scalar constant: an Activation linear(a, b)."""
-        first, second = self.value(node, 0), self.value(node, 1)
-        if isinstance(first, np.ndarray) and isinstance(second, np.ndarray):
-            self.set(node, {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}[op](first, second))
-            return True
-        constant = first if isinstance(first, np.ndarray) else second if isinstance(second, np.ndarray) else None
-        if constant is None:
-            return False
-        if constant.size != 1:
-            self.fail(node, f"{op} with a constant of shape {list(constant.shape)} is not supported "
-                            "(only scalars, or a bias right after Gemm/MatMul)")
-        k = float(constant.reshape(-1)[0])
-        constant_first = constant is first
-        if op == "Add":
-            a, b = 1.0, k
-        elif op == "Mul":
-            a, b = k, 0.0
-        elif op == "Sub":
-            a, b = (-1.0, k) if constant_first else (1.0, -k)
-        else:
-            if constant_first:
-                self.fail(node, "dividing a constant by a tensor is not supported")
-            a, b = 1.0 / k, 0.0
-        tensor = self.act(node, 1 if constant_first else 0)
-        name = self.add(node, "Activation", [tensor.name], function=activation_json("linear", a=a, b=b))
-        self.set(node, Act(name, tensor.shape))
-        return True
-
-    def op_Add(self, node, index):
-        """`Add`: with a scalar constant, a linear activation (elementwise_constant); of tensors, as `Sum`."""
-        if not self.elementwise_constant(node, "Add"):
-            self.op_Sum(node, index)
-
-    def op_Sub(self, node, index):
-        """`Sub` with a scalar constant: a linear activation."""
-        if not self.elementwise_constant(node, "Sub"):
-            self.fail(node, "subtracting two computed tensors is not supported")
-
-    def op_Mul(self, node, index):
-        """`Mul` with a scalar constant: a linear activation."""
-        if not self.elementwise_constant(node, "Mul"):
-            self.fail(node, "multiplying two computed tensors is not supported")
-
-    def op_Div(self, node, index):
-        """`Div` by a scalar constant: a linear activation."""
-        if not self.elementwise_constant(node, "Div"):
-            self.fail(node, "dividing two computed tensors is not supported")
-
-    def op_Sum(self, node, index):
-        """`Sum` of tensors of one shape: Add (one input: that input)."""
-        tensors = [self.act(node, i) for i in range(len(node.input))]
-        if len(tensors) == 1:
-            self.set(node, tensors[0])
-            return
-        if len({t.shape for t in tensors}) != 1:
-            self.fail(node, f"inputs of different shapes {[t.onnx_shape for t in tensors]}; Anvil's Add does not broadcast")
-        name = self.add(node, "Add", [t.name for t in tensors])
-        self.set(node, Act(name, tensors[0].shape))
 
 
 

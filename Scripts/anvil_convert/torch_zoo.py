@@ -55,13 +55,18 @@ def import_torchvision():
 # ---------------------------------------------------------------------------------------
 
 ZOO = ("vgg16", "mobilenet_v1", "inception_v3", "squeezenet1_1", "resnet18", "resnet50",
-       "mobilenet_v2", "googlenet", "densenet121", "fcn_resnet50")
+       "mobilenet_v2", "googlenet", "densenet121", "fcn_resnet50", "mobilenet_v3_large", "mobilenet_v3_small",
+       "efficientnet_b0", "shufflenet_v2_x1_0")
 DEFAULT_INPUT_SIZE = {"vgg16": 224, "mobilenet_v1": 224, "inception_v3": 299,
                       "squeezenet1_1": 224, "resnet18": 224, "resnet50": 224,
-                      "mobilenet_v2": 224, "googlenet": 224, "densenet121": 224, "fcn_resnet50": 224}
-# Networks whose torchvision constructor already takes a width (MobileNet v2's `width_mult`,
-# DenseNet's growth rate and stem features): build_network always uses torchvision's class.
-TORCHVISION_SCALABLE = ("mobilenet_v2", "densenet121")
+                      "mobilenet_v2": 224, "googlenet": 224, "densenet121": 224, "fcn_resnet50": 224,
+                      "mobilenet_v3_large": 224, "mobilenet_v3_small": 224, "efficientnet_b0": 224,
+                      "shufflenet_v2_x1_0": 224}
+# Networks whose torchvision constructor already takes a width (MobileNet v2's and v3's and
+# EfficientNet's `width_mult`, DenseNet's growth rate and stem features, ShuffleNet v2's stage
+# channels): build_network always uses torchvision's class.
+TORCHVISION_SCALABLE = ("mobilenet_v2", "densenet121", "mobilenet_v3_large", "mobilenet_v3_small", "efficientnet_b0",
+                        "shufflenet_v2_x1_0")
 # Segmentation networks: their output is a per-pixel class map (N, classes, H, W).
 SEGMENTATION = ("fcn_resnet50",)
 
@@ -623,6 +628,18 @@ def build_network(name, classes=None, width=1.0, input_size=None, use_torchvisio
         models = import_torchvision().models
         if name == "mobilenet_v2":
             module = models.MobileNetV2(num_classes=classes, width_mult=width)
+        elif name.startswith("mobilenet_v3"):
+            # mobilenet_v3_large(width_mult=...) passes the width on to MobileNetV3, which refuses it:
+            # build the block list the builder would (its `_mobilenet_v3_conf`) and the class directly.
+            blocks, last_channel = sys.modules["torchvision.models.mobilenetv3"]._mobilenet_v3_conf(name, width_mult=width)
+            module = models.MobileNetV3(blocks, last_channel, num_classes=classes)
+        elif name == "shufflenet_v2_x1_0":  # stage channels kept even (each block splits them in halves)
+            channels = [scaled(24, width)] + [2 * scaled(c // 2, width) for c in (116, 232, 464)] + [scaled(1024, width)]
+            module = models.ShuffleNetV2([4, 8, 4], channels, num_classes=classes)
+        elif name == "efficientnet_b0":  # as efficientnet_b0() builds it, with the width given
+            stages, last_channel = sys.modules["torchvision.models.efficientnet"]._efficientnet_conf(
+                name, width_mult=width, depth_mult=1.0)
+            module = models.EfficientNet(stages, 0.2, last_channel=last_channel, num_classes=classes)
         else:
             module = models.DenseNet(growth_rate=scaled(32, width), block_config=(6, 12, 24, 16),
                                      num_init_features=scaled(64, width), num_classes=classes)

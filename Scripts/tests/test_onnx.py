@@ -52,7 +52,12 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
     ("matmul of two tensors", lambda: model([helper.make_node("Flatten", ["x"], ["f"]),
                                              helper.make_node("MatMul", ["f", "f"], ["y"], name="mm")]),
      ("'mm'", "MatMul", "constant weight")),
-    ("mul of two tensors", lambda: model([helper.make_node("Mul", ["x", "x"], ["y"], name="sq")]), ("'sq'", "Mul")),
+    ("mul of shapes that do not broadcast", lambda: model([helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                                                           helper.make_node("Mul", ["x", "c"], ["y"], name="sq")],
+                                                          [("w", RNG.standard_normal((2, 3, 1, 1)))]),
+     ("'sq'", "Mul", "[1, 3, 8, 8] and [1, 2, 8, 8]", "broadcast")),
+    ("a constant with a batch axis", lambda: model([helper.make_node("Add", ["x", "k"], ["y"], name="ad")],
+                                                   [("k", np.ones((2, 3, 1, 1)))]), ("'ad'", "Add", "batch axis")),
     ("unknown input size", lambda: model([helper.make_node("Relu", ["x"], ["y"])], input_shape=("N", 3, "H", "W")),
      ("--input-shape",)),
     ("bad reshape", lambda: model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", [3, 64, 1])]),
@@ -117,6 +122,10 @@ def test_conv_transpose_pads_output_shape_and_groups():
                         [("w", RNG.standard_normal((3, 1, 4, 4)))])[0]
     # full 2*7+4 = 18, output 16: total 2, SAME_LOWER-style split (larger half first) when auto_pad is NOTSET
     assert grouped["groups"] == 3 and grouped["channels"] == 3 and grouped["padding"] == [1, 1, 1, 1]
+    larger = layers_of([N("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], output_shape=[18, 18])],
+                       [("w", RNG.standard_normal((3, 2, 3, 3)))])[0]
+    # full 2*7+3 = 17: the extra row and column are output padding (bias only), as ONNX computes them
+    assert larger["padding"] == [0, 0, 0, 0] and larger["outputPadding"] == [1, 1]
     same = layers_of([N("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], auto_pad="SAME_UPPER")],
                      [("w", RNG.standard_normal((3, 2, 3, 3)))])[0]
     assert same["padding"] == [0, 0, 1, 1]
@@ -132,6 +141,9 @@ def test_resize_modes_map_every_option():
     cubic = layers_of([N("Resize", ["x", "", "", "z"], ["y"], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)],
                       [("z", np.array([1, 3, 5, 6]))])[0]
     assert cubic["mode"] == "cubic" and cubic["cubicCoefficient"] == -0.5 and cubic["excludeOutside"] and cubic["size"] == [5, 6]
+    swapped = layers_of([N("Resize", ["x", "", "", "z"], ["y"], mode="nearest", axes=[3, 2])],
+                        [("z", np.array([5, 7]))], opset=18)[0]
+    assert swapped["size"] == [7, 5]
     upsample = layers_of([N("Upsample", ["x", "s"], ["y"], mode="nearest")], [("s", [1.0, 1.0, 2.0, 2.0])], opset=9)[0]
     assert upsample["nearestRounding"] == "floor" and upsample["coordinates"] == "asymmetric"
 
@@ -328,7 +340,7 @@ def test_spatial_reduction_is_a_global_pooling(tmp_path, op, keep):
 def test_reduction_over_other_axes_names_the_node():
     """A ReduceMean over the channels is not a global pooling: an error naming the node and the axes."""
     onnx_model = model([helper.make_node("ReduceMean", ["x"], ["y"], axes=[1], name="rm")])
-    conversion_error(lambda: OnnxConverter(onnx_model).convert(), "'rm'", "ReduceMean", "spatial axes")
+    conversion_error(lambda: OnnxConverter(onnx_model).convert(), "'rm'", "ReduceMean", "axes [1]", "global pooling")
 
 
 def test_channels_last_layer_norm(tmp_path):
@@ -341,3 +353,109 @@ def test_channels_last_layer_norm(tmp_path):
     writer = OnnxConverter(onnx_model).convert()
     assert [layer["type"] for layer in writer.layers] == ["LayerNormalization"]
     anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 8, 8)).astype(np.float32))
+
+
+# -- element-wise operators, unary activations and fused patterns (checked against ONNX Runtime) --
+
+def _onnxruntime_output(onnx_model, x):
+    """ONNX Runtime's output for input x (the test is skipped when onnxruntime is missing)."""
+    ort = framework("onnxruntime")
+    onnx_model = onnx.ModelProto.FromString(onnx_model.SerializeToString())
+    onnx_model.ir_version = min(onnx_model.ir_version, 8)  # what every ONNX Runtime since 1.10 reads
+    session = ort.InferenceSession(onnx_model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x.astype(np.float32)})[0]
+
+
+def _check_against_onnxruntime(onnx_model, x, tolerance=1e-5):
+    """Converts `onnx_model`, runs the Anvil graph with the NumPy interpreter, compares with ONNX Runtime."""
+    import anvil_numpy
+    writer = OnnxConverter(onnx_model).convert()
+    expected = _onnxruntime_output(onnx_model, x)
+    actual = anvil_numpy.run(writer, x)
+    assert actual.shape == expected.shape
+    np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance)
+    return writer
+
+
+def test_elementwise_broadcasting_between_tensors_and_constants():
+    """SE gating, per-channel / per-pixel / scalar constants, constants first, N-ary Max/Min/Mean/Sum,
+    Pow: Elementwise layers (scalars on one tensor: activations) that match ONNX Runtime."""
+    c, h, w = 3, 4, 5
+    N = helper.make_node
+    nodes = [N("GlobalAveragePool", ["x"], ["g"]), N("Sigmoid", ["g"], ["s"]), N("Mul", ["s", "x"], ["se"], name="se"),
+             N("Sub", ["se", "per_channel"], ["sub"], name="sub"),
+             N("Div", ["sub", "per_pixel"], ["div"], name="div"),
+             N("Max", ["div", "g", "x"], ["max"], name="max3"),
+             N("Min", ["max", "half"], ["min"], name="min_scalar"),
+             N("Sub", ["one", "min"], ["rsub"], name="one_minus"),
+             N("Abs", ["x"], ["ax"]), N("Add", ["ax", "one"], ["pos"], name="plus_one"),
+             N("Div", ["two", "pos"], ["rdiv"], name="two_over"),
+             N("Pow", ["pos", "exponents"], ["pow"], name="pow"),
+             N("Pow", ["x", "two"], ["square"], name="square"),
+             N("Mean", ["rsub", "rdiv", "s"], ["mean"], name="mean3"),
+             N("Sum", ["mean", "pow", "square", "row"], ["y"], name="sum4")]
+    inits = [("per_channel", RNG.standard_normal((c, 1, 1))), ("per_pixel", RNG.uniform(0.5, 2, (1, 1, h, w))),
+             ("half", [0.5]), ("one", 1.0), ("two", 2.0), ("exponents", RNG.uniform(-1, 2, (1, c, 1, 1))),
+             ("row", RNG.standard_normal((1, 1, w)))]
+    onnx_model = model(nodes, inits, input_shape=(2, c, h, w))
+    writer = _check_against_onnxruntime(onnx_model, RNG.standard_normal((2, c, h, w)))
+    by_name = {layer["name"]: layer for layer in writer.layers}
+    assert by_name["sub"]["constant"] == [1, 1, c] and by_name["div"]["constant"] == [h, w, 1]
+    assert by_name["se"]["type"] == "Elementwise" and "constant" not in by_name["se"]
+    assert by_name["two_over"]["constantFirst"] is True and by_name["two_over"]["constant"] == [1, 1, 1]
+    assert by_name["min_scalar"]["type"] == "Activation" and by_name["min_scalar"]["function"]["type"] == "clip"
+    assert by_name["one_minus"]["function"] == {"type": "linear", "a": -1.0, "b": 1.0}
+    assert by_name["max3"]["operation"] == "maximum" and len(by_name["max3"]["inputs"]) == 3
+    assert by_name["square"]["operation"] == "multiply" and by_name["sum4"]["constant"] == [1, w, 1]
+
+
+@pytest.mark.parametrize("op, attributes, opset", [
+    ("Gelu", {}, 20), ("Gelu", {"approximate": "tanh"}, 20), ("Mish", {}, 18), ("Softplus", {}, 17),
+    ("Softsign", {}, 17), ("Celu", {"alpha": 0.7}, 17), ("ThresholdedRelu", {"alpha": 0.4}, 17), ("Neg", {}, 17),
+    ("Abs", {}, 17), ("Sqrt", {}, 17), ("Exp", {}, 17), ("Log", {}, 17), ("Reciprocal", {}, 17), ("Erf", {}, 17),
+])
+def test_unary_operators_are_activations(op, attributes, opset):
+    """Each unary operator becomes one Activation whose function matches ONNX Runtime."""
+    positive = op in ("Sqrt", "Log", "Reciprocal")
+    x = RNG.uniform(0.2, 4, (1, 3, 4, 4)) if positive else RNG.uniform(-6, 6, (1, 3, 4, 4))
+    onnx_model = model([helper.make_node(op, ["x"], ["y"], name="f", **attributes)], input_shape=(1, 3, 4, 4), opset=opset)
+    writer = _check_against_onnxruntime(onnx_model, x)
+    assert [layer["type"] for layer in writer.layers] == ["Activation"]
+
+
+def _hard_swish_written_out(N):
+    return [N("Add", ["x", "three"], ["a"]), N("Clip", ["a", "zero", "six"], ["r"]), N("Mul", ["x", "r"], ["m"]),
+            N("Div", ["m", "six"], ["y"], name="hs")]
+
+
+@pytest.mark.parametrize("label, build, function", [
+    ("x * sigmoid(x)", lambda N: [N("Sigmoid", ["x"], ["s"]), N("Mul", ["x", "s"], ["y"], name="silu")], "silu"),
+    ("sigmoid(x) * x", lambda N: [N("Sigmoid", ["x"], ["s"]), N("Mul", ["s", "x"], ["y"], name="silu")], "silu"),
+    ("x * clip(x + 3, 0, 6) / 6", _hard_swish_written_out, "hardSwish"),
+    ("x * (clip(x + 3, 0, 6) / 6)", lambda N: [N("Add", ["three", "x"], ["a"]), N("Clip", ["a", "zero", "six"], ["r"]),
+                                               N("Div", ["r", "six"], ["d"]), N("Mul", ["x", "d"], ["y"])], "hardSwish"),
+    ("x * HardSigmoid(x)", lambda N: [N("HardSigmoid", ["x"], ["h"], alpha=1 / 6, beta=0.5), N("Mul", ["x", "h"], ["y"])],
+     "hardSwish"),
+    ("x * 0.5 * (1 + erf(x / sqrt 2))", lambda N: [N("Div", ["x", "sqrt2"], ["d"]), N("Erf", ["d"], ["e"]),
+                                                   N("Add", ["e", "one"], ["a"]), N("Mul", ["x", "a"], ["m"]),
+                                                   N("Mul", ["m", "half"], ["y"])], "gelu"),
+    ("0.5 * x * (1 + erf(x * 1/sqrt 2))", lambda N: [N("Mul", ["x", "inv_sqrt2"], ["d"]), N("Erf", ["d"], ["e"]),
+                                                     N("Add", ["one", "e"], ["a"]), N("Mul", ["half", "x"], ["m"]),
+                                                     N("Mul", ["m", "a"], ["y"])], "gelu"),
+])
+def test_written_out_activations_fuse_into_one(label, build, function):
+    """SiLU, hard-swish and GELU written out as several nodes convert to one Activation."""
+    inits = [("three", 3.0), ("zero", 0.0), ("six", 6.0), ("sqrt2", np.sqrt(2)), ("inv_sqrt2", 1 / np.sqrt(2)),
+             ("one", 1.0), ("half", 0.5)]
+    onnx_model = model(build(helper.make_node), inits, input_shape=(1, 3, 4, 4))
+    writer = _check_against_onnxruntime(onnx_model, RNG.uniform(-6, 6, (1, 3, 4, 4)))
+    assert [(layer["type"], layer["function"]) for layer in writer.layers] == [("Activation", function)], label
+
+
+def test_conv_then_silu_pattern_becomes_one_activation_after_the_conv():
+    """Conv → x·sigmoid(x): the convolution and one silu Activation (the engine fuses it into the conv)."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Sigmoid", ["c"], ["s"]),
+             helper.make_node("Mul", ["c", "s"], ["y"])]
+    writer = OnnxConverter(model(nodes, [("w", RNG.standard_normal((4, 3, 3, 3)))])).convert()
+    assert [layer["type"] for layer in writer.layers] == ["Convolution", "Activation"]
+    assert writer.layers[1]["function"] == "silu"

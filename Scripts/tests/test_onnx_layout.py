@@ -154,3 +154,25 @@ def test_one_dimensional_conv_and_pooling(tmp_path):
     types, expected, actual = run_both(tmp_path, build(nodes, inits, input_shape=(1, 3, 17)))
     assert types == ["Convolution", "MaxPooling", "AveragePooling", "GlobalAveragePooling", "Dense"]
     assert_close(expected, actual)
+
+
+def test_torchvision_shufflenet_v2_matches_onnx_runtime(tmp_path):
+    """torchvision's ShuffleNet v2 (x0.5, seeded weights, 64×64) exported with opset 17 converts
+    (channel shuffles, channel splits, x.mean([2, 3])) and `anvil run` matches ONNX Runtime."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    from anvil_convert.torch_zoo import import_torchvision
+    try:
+        torchvision = import_torchvision()
+    except Exception as error:  # noqa: BLE001
+        pytest.skip(f"torchvision cannot be imported: {error}")
+    torch.manual_seed(0)
+    network = torchvision.models.shufflenet_v2_x0_5().eval()
+    path = tmp_path / "shufflenet.onnx"
+    torch.onnx.export(network, torch.randn(1, 3, 64, 64), str(path), opset_version=17, dynamo=False,
+                      input_names=["x"], output_names=["y"])
+    model = onnx.load(str(path))
+    model.ir_version = min(model.ir_version, 8)
+    types, expected, actual = run_both(tmp_path, model)
+    assert types.count("ChannelShuffle") == 16 and "Transpose" not in types and "Reshape" not in types
+    assert_close(expected, actual)
+    assert actual[0].argmax() == expected[0].argmax()

@@ -72,6 +72,12 @@ public enum ModelCatalog {
               inputShape: imageNet(224), classes: 1000, preprocessing: .inception) { try GoogLeNet.model() },
         Entry(name: "densenet121", summary: "DenseNet-121 (torchvision), 8.0 M parameters",
               inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try DenseNet121.model() },
+        Entry(name: "mobilenet_v3_large", summary: "MobileNet v3 large (torchvision), 5.5 M parameters",
+              inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try MobileNetV3.model(.large) },
+        Entry(name: "mobilenet_v3_small", summary: "MobileNet v3 small (torchvision), 2.5 M parameters",
+              inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try MobileNetV3.model(.small) },
+        Entry(name: "shufflenet_v2_x1_0", summary: "ShuffleNet v2 1.0× (torchvision), 2.3 M parameters",
+              inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try ShuffleNetV2.model() },
     ]
 
     /// Known names, in the order help texts list them.

@@ -31,6 +31,7 @@ static const anvil_kernel_table scalar_table = {
     anvil_lrn_pixels_scalar,
     anvil_lp_pool_scalar,
     anvil_strided_copy_scalar,
+    anvil_activation_scalar,
 };
 
 #if defined(__x86_64__)
@@ -55,6 +56,7 @@ static const anvil_kernel_table avx2_table = {
     anvil_lrn_pixels_avx2,
     anvil_lp_pool_avx2,
     anvil_strided_copy_avx2,
+    anvil_activation_avx2,
 };
 
 // An AVX-512 body exists for max pooling; the other ops run their AVX2 bodies, which every
@@ -80,6 +82,7 @@ static const anvil_kernel_table avx512_table = {
     anvil_lrn_pixels_avx2,
     anvil_lp_pool_avx2,
     anvil_strided_copy_avx2,
+    anvil_activation_avx2,
 };
 
 /// XCR0: which register states the OS saves on a context switch (0 when it manages none
@@ -265,4 +268,9 @@ void anvil_strided_copy(anvil_isa isa, const anvil_copy_shape *s, const float *i
                         long row_end) {
     if (row_begin >= row_end) return;
     table_or_abort(isa)->strided_copy(s, input, output, row_begin, row_end);
+}
+
+void anvil_activation(anvil_isa isa, const anvil_activation_function *f, float *values, long count) {
+    if (count <= 0 || f->kind == ANVIL_ACTIVATION_NONE) return;
+    table_or_abort(isa)->activation(f, values, count);
 }

@@ -79,6 +79,29 @@ import AnvilModels
                          "features_denseblock3_cat": Shape(height: 14, width: 14, channels: 1024),
                          "features_norm5": Shape(height: 7, width: 7, channels: 1024), "classifier": .vector(1000)],
                 build: { try DenseNet121.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "mobilenet_v3_large", published: MobileNetV3.Variant.large.publishedParameterCount, width: 0.1,
+                classes: 10, inputSize: 96,
+                shapes: ["features_0_2": Shape(height: 112, width: 112, channels: 16),
+                         "features_4_block_2_mul": Shape(height: 28, width: 28, channels: 72),
+                         "features_16_2": Shape(height: 7, width: 7, channels: 960), "classifier_0": .vector(1280),
+                         "classifier_3": .vector(1000)],
+                build: { try MobileNetV3.model(.large, classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "mobilenet_v3_small", published: MobileNetV3.Variant.small.publishedParameterCount, width: 0.1,
+                classes: 10, inputSize: 96,
+                shapes: ["features_0_2": Shape(height: 112, width: 112, channels: 16),
+                         "features_1_block_1_mul": Shape(height: 56, width: 56, channels: 16),
+                         "features_12_2": Shape(height: 7, width: 7, channels: 576), "classifier_0": .vector(1024),
+                         "classifier_3": .vector(1000)],
+                build: { try MobileNetV3.model(.small, classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "shufflenet_v2_x1_0", published: ShuffleNetV2.publishedParameterCount, width: 1.0 / 8, classes: 10,
+                inputSize: 96,
+                shapes: ["maxpool": Shape(height: 56, width: 56, channels: 24),
+                         "stage2_1_slice_2": Shape(height: 28, width: 28, channels: 58),
+                         "stage2_3_shuffle": Shape(height: 28, width: 28, channels: 116),
+                         "stage3_7_shuffle": Shape(height: 14, width: 14, channels: 232),
+                         "stage4_3_shuffle": Shape(height: 7, width: 7, channels: 464),
+                         "conv5_2": Shape(height: 7, width: 7, channels: 1024), "fc": .vector(1000)],
+                build: { try ShuffleNetV2.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
     ]
 
     /// A fixture directory: the converted model, the photograph and PyTorch's logits.
@@ -287,5 +310,7 @@ import AnvilModels
         #expect(throws: AnvilError.self) { try GoogLeNet.model(inputSize: 31) }
         #expect(throws: AnvilError.self) { try DenseNet121.model(classes: 0) }
         #expect(throws: AnvilError.self) { try FCNResNet50.model(inputSize: 7) }
+        #expect(throws: AnvilError.self) { try MobileNetV3.model(.small, width: .infinity) }
+        #expect(throws: AnvilError.self) { try ShuffleNetV2.model(inputSize: 0) }
     }
 }

@@ -53,13 +53,18 @@ class LayersOps:
         if "output_shape" in a or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             shape = list(a.get("output_shape", [s * size for s, size in zip(stride, (h, w))]))[-2:]
             totals = [f - o for f, o in zip(full, shape)]
-            if min(totals) < 0:
-                self.fail(node, f"output_shape {shape} is larger than the full output {full}")
             if auto_pad == "SAME_UPPER":
                 before = [t // 2 for t in totals]
             else:
                 before = [t - t // 2 for t in totals]
             pads = [before[0], before[1], totals[0] - before[0], totals[1] - before[1]]
+            # An output larger than the full one (a negative pad at the end) gains rows of bias only:
+            # Anvil's output padding, when it stays below the stride or dilation.
+            for axis in range(2):
+                if pads[2 + axis] < 0:
+                    output_padding[axis] -= pads[2 + axis]
+                    full[axis] -= pads[2 + axis]
+                    pads[2 + axis] = 0
         elif auto_pad in ("NOTSET", "VALID"):
             pads = list(a.get("pads", [0, 0, 0, 0])) if auto_pad == "NOTSET" else [0, 0, 0, 0]
             if len(pads) != 4:
@@ -129,7 +134,8 @@ class LayersOps:
         a = _attributes(node)
         if a.get("antialias", 0):
             self.fail(node, "antialias=1 is not supported")
-        if a.get("axes") is not None and list(a["axes"]) not in ([0, 1, 2, 3], [2, 3], [-2, -1]):
+        axes = None if a.get("axes") is None else [int(v) % 4 for v in a["axes"]]
+        if axes is not None and axes not in ([0, 1, 2, 3], [2, 3], [3, 2]):
             self.fail(node, f"axes {list(a['axes'])} are not supported")
         extra = dict(nearest=a.get("nearest_mode", "round_prefer_floor"), cubic_a=a.get("cubic_coeff_a", -0.75),
                      exclude_outside=a.get("exclude_outside", 0))
@@ -139,9 +145,11 @@ class LayersOps:
             return
         scales = self.const(node, 2, required=False)
         sizes = self.const(node, 3, required=False)
-        if a.get("axes") is not None and len(a["axes"]) == 2:
-            scales = None if scales is None else np.concatenate([[1, 1], scales.reshape(-1)])
-            sizes = None if sizes is None else np.concatenate([[1, self.act(node).shape[2]], sizes.reshape(-1)])
+        if axes is not None and len(axes) == 2:
+            order = [0, 1] if axes == [2, 3] else [1, 0]
+            scales = None if scales is None or not scales.size else np.concatenate([[1, 1], scales.reshape(-1)[order]])
+            sizes = None if sizes is None or not sizes.size else np.concatenate([[1, self.act(node).shape[2]],
+                                                                                  sizes.reshape(-1)[order]])
         if a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
             self.fail(node, "keep_aspect_ratio_policy other than 'stretch' is not supported")
         self.resize(node, a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel"), scales, sizes,

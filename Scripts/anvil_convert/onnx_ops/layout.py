@@ -340,6 +340,39 @@ class LayoutOps:
         self.set(node, core.Act(name, (h // b, w // b, c * b * b)))
 
 
+    def reduce_spatial(self, node, layer_type):
+        """`ReduceMean` / `ReduceMax` over every axis but the batch and the channels (e.g.
+        ShuffleNet v2's x.mean([2, 3])): a global pooling of `layer_type`."""
+        core = _core()
+        tensor = self.act(node, any_layout=True)
+        a = _attributes(node)
+        if self.opset >= 18 and len(node.input) > 1 and node.input[1]:
+            axes = [int(v) for v in self.const(node, 1).reshape(-1)]
+        else:
+            axes = list(a.get("axes", []))
+        keep = a.get("keepdims", 1)
+        axes = sorted(x % tensor.rank for x in axes) if axes else list(range(tensor.rank))
+        reduced = {tensor.perm[x] for x in axes}
+        spatial = set(range(1, tensor.rank - 1))
+        if not tensor.rank >= 3 or reduced != spatial:
+            self.fail(node, f"reducing axes {axes} of {tensor.onnx_shape} is not supported "
+                            "(only every axis between the batch axis and the channels: a global pooling)")
+        tensor = self.exact(node, tensor)
+        name = self.add(node, layer_type, [tensor.name])
+        c = tensor.shape[-1]
+        if keep:
+            self.set(node, core.Act(name, (1,) * (tensor.rank - 2) + (c,), tensor.perm, anvil_rank=2))
+        else:
+            self.set(node, core.Act(name, (c,)))
+
+    def op_ReduceMean(self, node, index):
+        """`ReduceMean` over the spatial axes: GlobalAveragePooling."""
+        self.reduce_spatial(node, "GlobalAveragePooling")
+
+    def op_ReduceMax(self, node, index):
+        """`ReduceMax` over the spatial axes: GlobalMaxPooling."""
+        self.reduce_spatial(node, "GlobalMaxPooling")
+
 def _attributes(node):
     """The node's attributes (from_onnx's helper)."""
     return _core()._attributes(node)

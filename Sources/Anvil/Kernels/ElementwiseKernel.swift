@@ -109,6 +109,6 @@ struct ElementwiseKernel: RangeKernel {
                 }
             }
         }
-        activation.apply(io.output + range.lowerBound, count: range.count)
+        activation.apply(io.output + range.lowerBound, count: range.count, instructionSet: instructionSet)
     }
 }

@@ -57,8 +57,16 @@ public final class Dense: Layer, FusableLayer {
         // PyTorch's C,H,W-ordered weights over a spatial input stay as they are; the kernel
         // reorders the (much smaller) input instead.
         let channelsFirst = context.layout == .pytorch && (input.height > 1 || input.width > 1)
-        let reordered = channelsFirst ? nil
+        var reordered = channelsFirst ? nil
             : WeightReorder.dense(raw.buffer, layout: context.layout, outputs: neurons, inputShape: input)
+        if let order = context.inputOrder, !channelsFirst {
+            // A folded Transpose → Flatten: input value i sits at order[i]; move the weights instead.
+            let rows = reordered ?? raw.values
+            var moved = [Float](repeating: 0, count: rows.count)
+            let count = input.count
+            for o in 0 ..< neurons { for i in 0 ..< count { moved[o * count + order[i]] = rows[o * count + i] } }
+            reordered = moved
+        }
         let weights = KernelWeights(source: raw, reordered: reordered, bias: useBias ? try context.parameter(.biases) : nil,
                                     outputs: neurons, weightsPerOutput: input.count, affine: context.foldedAffine)
         return DenseKernel(inputs: input.count, outputs: neurons, weights: weights,

@@ -33,6 +33,26 @@ public final class Transpose: Layer {
         return try Shape(dimensions: permutation.dropFirst().map { dims[$0 - 1] })
     }
 
+    /// For each output element (row-major), its position in the input of shape `input`.
+    func gatherOrder(input: Shape) -> [Int] {
+        let dims = input.dimensions, strides = StridedCopy.contiguousStrides(dims)
+        let axes = permutation.dropFirst().map { $0 - 1 }
+        let outDims = axes.map { dims[$0] }
+        var order = [Int](repeating: 0, count: input.count)
+        var index = [Int](repeating: 0, count: outDims.count)
+        for o in 0 ..< order.count {
+            order[o] = zip(index, axes).reduce(0) { $0 + $1.0 * strides[$1.1] }
+            var k = outDims.count - 1
+            while k >= 0 {
+                index[k] += 1
+                if index[k] < outDims[k] { break }
+                index[k] = 0
+                k -= 1
+            }
+        }
+        return order
+    }
+
     /// A strided copy gathering each output axis from its input axis.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]

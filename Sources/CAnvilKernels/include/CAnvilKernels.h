@@ -22,6 +22,7 @@
 #include "anvil_pad.h"
 #include "anvil_normalization.h"
 #include "anvil_strided_copy.h"
+#include "anvil_activation.h"
 #include "anvil_dispatch.h"
 
 #endif

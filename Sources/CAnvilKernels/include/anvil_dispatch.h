@@ -19,6 +19,7 @@
 #include "anvil_pad.h"
 #include "anvil_normalization.h"
 #include "anvil_strided_copy.h"
+#include "anvil_activation.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +68,7 @@ typedef struct {
                     int line_end);
     void (*strided_copy)(const anvil_copy_shape *shape, const float *input, float *output, long row_begin,
                          long row_end);
+    void (*activation)(const anvil_activation_function *f, float *values, long count);
 } anvil_kernel_table;
 
 /// The table of `isa`, or NULL when this CPU (or this build's architecture) cannot run it.

@@ -81,6 +81,7 @@ anvil_binary_body anvil_binary_scalar;
 #if defined(__x86_64__)
 anvil_binary_body anvil_binary_avx2;
 #endif
+
 /// The bodies, one per instruction set (`anvil_col2im_lines` without the `isa`).
 typedef void anvil_col2im_body(const anvil_col2im_shape *s, const float *columns, const float *bias, float *output,
                                int line_begin, int line_end);
@@ -122,12 +123,20 @@ anvil_layer_norm_body anvil_layer_norm_pixels_avx2;
 anvil_lrn_body anvil_lrn_pixels_avx2;
 anvil_lp_pool_body anvil_lp_pool_avx2;
 #endif
+
 /// The bodies, one per instruction set (`anvil_strided_copy` without the `isa`).
 typedef void anvil_strided_copy_body(const anvil_copy_shape *s, const float *input, float *output, long row_begin,
                                      long row_end);
 anvil_strided_copy_body anvil_strided_copy_scalar;
 #if defined(__x86_64__)
 anvil_strided_copy_body anvil_strided_copy_avx2;
+#endif
+
+/// The bodies, one per instruction set (`anvil_activation` without the `isa`).
+typedef void anvil_activation_body(const anvil_activation_function *f, float *values, long count);
+anvil_activation_body anvil_activation_scalar;
+#if defined(__x86_64__)
+anvil_activation_body anvil_activation_avx2;
 #endif
 
 #endif

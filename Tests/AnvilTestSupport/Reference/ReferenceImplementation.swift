@@ -150,8 +150,28 @@ enum Naive {
             let r = x + 3
             return x * (r < 0 ? 0 : (r > 6 ? 6 : r)) / 6
         case .linear(let a, let b): return Double(a) * x + Double(b)
+        case .silu: return x / (1 + exp(-x))
+        case .gelu: return 0.5 * x * (1 + Foundation.erf(x / 2.0.squareRoot()))
+        case .geluTanh: return 0.5 * x * (1 + Foundation.tanh((2 / Double.pi).squareRoot() * (x + 0.044715 * x * x * x)))
+        case .mish: return x * Foundation.tanh(softplus(x))
+        case .softplus: return softplus(x)
+        case .softsign: return x / (1 + abs(x))
+        case .celu(let alpha):
+            let a = Double(alpha)
+            return Swift.max(0, x) + Swift.min(0, a * (exp(x / a) - 1))
+        case .thresholdedRelu(let alpha): return x > Double(alpha) ? x : 0
+        case .negative: return -x
+        case .absolute: return abs(x)
+        case .squareRoot: return x.squareRoot()
+        case .exponential: return exp(x)
+        case .logarithm: return Foundation.log(x)
+        case .reciprocal: return 1 / x
+        case .erf: return Foundation.erf(x)
         }
     }
+
+    /// `log(1 + e^x)`, without overflow for large x.
+    static func softplus(_ x: Double) -> Double { x > 30 ? x + log1p(exp(-x)) : log1p(exp(x)) }
 
     static func activation(_ x: RefTensor, _ f: ActivationFunction) -> RefTensor {
         var y = x

@@ -148,3 +148,56 @@ extension ReferenceLayerTests {
         refExpectClose(y, out, "conv1d → pools → dense per position")
     }
 }
+
+extension ReferenceLayerTests {
+    @Test("Transpose → Flatten → Dense is folded (no data moved) and matches the naive transpose then dense",
+          arguments: [WeightLayout.forge, .pytorch, .tensorflow])
+    func transposeFlattenDenseFolds(layout: WeightLayout) throws {
+        var rng = RefRandom(seed: 17)
+        let x = Self.randomArray([2, 3, 4, 5], &rng)
+        let permutation = [0, 3, 2, 1]
+        let w = (0 ..< 6 * 60).map { _ in rng.float() }, b = (0 ..< 6).map { _ in rng.float() }
+        // The layouts' weights for a vector input: [out][in] (forge, pytorch) or [in][out] (tensorflow).
+        let given = layout == .tensorflow ? (0 ..< 60 * 6).map { k in w[(k % 6) * 60 + k / 6] } : w
+        let input = Input(shape: Shape(height: 3, width: 4, channels: 5))
+        let model = try Model(input: input, output: input --> Transpose(permutation: permutation)
+            --> Flatten() --> Dense(neurons: 6, activation: .relu, name: "fc"))
+        #expect(model.plan.steps.count == 1, "Transpose and Flatten fold into the Dense")
+        try model.compile(layout: layout, from: ArrayParameterSource(["fc_W": given, "fc_b": b]))
+        let y = try model.predict(try x.tensor())
+        let t = Naive.transpose(x, permutation)
+        var expected = RefTensor(zerosN: 2, h: 1, w: 1, c: 6)
+        expected.rank = 2
+        for n in 0 ..< 2 { for o in 0 ..< 6 {
+            var sum = Double(b[o])
+            for i in 0 ..< 60 { sum += Double(w[o * 60 + i]) * t.v[n * 60 + i] }
+            expected.v[n * 6 + o] = max(sum, 0)
+        } }
+        refExpectClose(y, expected, "\(layout)")
+    }
+}
+
+extension ReferenceLayerTests {
+    @Test("The summary and the model file show the true rank: a sequence, a vector and an image round-trip")
+    func ranksInSummaryAndModelFile() throws {
+        let sequence = Input(shape: .sequence(length: 10, channels: 3), name: "audio")
+        let vector = Input(shape: .vector(4), name: "features")
+        let conv = sequence --> Convolution(kernel: 3, channels: 8, name: "conv")
+        let pooled = conv --> GlobalAveragePooling(name: "gap")
+        let joined = [pooled, vector] --> Concatenate(name: "joined")
+        let image = joined --> Reshape([2, 2, 3], name: "image")
+        let model = try Model(inputs: [sequence, vector], outputs: [image, conv])
+        #expect(model.inputShapes == [.sequence(length: 10, channels: 3), .vector(4)])
+        #expect(model.outputShapes == [Shape(height: 2, width: 2, channels: 3), .sequence(length: 10, channels: 8)])
+        let summary = model.summary()
+        for text in ["audio (Input)", "(10, 3)", "(4)", "conv (Convolution)", "(10, 8)", "(8)", "(12)", "(2, 2, 3)"] {
+            #expect(summary.contains(text), "summary lacks \(text):\n\(summary)")
+        }
+        let json = try model.modelFileJSON(name: "ranks")
+        let text = json.serialized().filter { !$0.isWhitespace }
+        #expect(text.contains(#""shape":[10,3]"#) && text.contains(#""shape":[4]"#), "\(text)")
+        let reread = try ModelFile(json: json, source: "ranks", directory: FileManager.default.temporaryDirectory)
+        #expect(reread.model.inputShapes == model.inputShapes)
+        #expect(reread.model.outputShapes == model.outputShapes)
+    }
+}

@@ -7,7 +7,8 @@ import Testing
 /// `Scripts/fixtures/converter_fixtures.py`): each runs a real photograph and must reproduce the source
 /// framework's output.
 @Suite struct ConverterTests {
-    static let cases = ["caffe_resnet", "caffe_vgg16", "keras_functional", "keras_sequential", "onnx_helper", "onnx_torch"]
+    static let cases = ["caffe_resnet", "caffe_vgg16", "keras_functional", "keras_sequential", "onnx_helper", "onnx_torch",
+                        "onnx_layers", "torch_layers", "keras_layers"]
     static let root = Fixtures.root.appendingPathComponent("converters")
 
     /// Indices of the `k` largest values, largest first.

@@ -123,6 +123,15 @@ struct LayerRegistryTests {
         }
     }
 
+    @Test("Every activation function is written and read back as itself")
+    func activationRoundTrip() throws {
+        for f in refAllActivations + refIllConditionedActivations {
+            let written = try LayerCoding.encode(Activation(f), name: "l")
+            let decoded = try #require(try LayerCoding.decode(try JSONFields(.object(written), context: "layer 'l'"), name: "l") as? Activation)
+            #expect(decoded.function == f, "\(f)")
+        }
+    }
+
     /// `type` and the members a layer cannot do without.
     static func requiredMembers(of members: [(String, JSONValue)]) -> [(String, JSONValue)] {
         let required: Set<String> = ["type", "kernel", "channels", "neurons", "function", "size"]
