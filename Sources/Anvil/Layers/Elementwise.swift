@@ -87,7 +87,7 @@ public final class Elementwise: Layer {
     }
 
     /// The NumPy broadcast of `shapes` over (height, width, channels): per axis, every size is
-    /// 1 or the largest.
+    /// 1 or the largest; the rank is the highest operand rank.
     static func broadcast(_ shapes: [Shape]) throws -> Shape {
         var result = shapes[0]
         for shape in shapes.dropFirst() {
@@ -96,8 +96,9 @@ public final class Elementwise: Layer {
                 if a == 1 { return b }
                 throw AnvilError(.invalidShape, "cannot broadcast shapes \(result) and \(shape): each axis must be equal or 1")
             }
+            // A lower rank stores 1s in its leading axes, so the result keeps the highest rank.
             result = Shape(height: try axis(result.height, shape.height), width: try axis(result.width, shape.width),
-                           channels: try axis(result.channels, shape.channels))
+                           channels: try axis(result.channels, shape.channels), rank: max(result.rank, shape.rank))
         }
         return result
     }
