@@ -1,1 +1,1 @@
-"""ONNX operator handlers, one mixin class per part of the operator set (OnnxConverter derives from each)."""
+"""Operator handlers of the ONNX converter, one mixin class per part (see from_onnx.OnnxConverter)."""

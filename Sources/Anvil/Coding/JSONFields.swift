@@ -73,6 +73,17 @@ struct JSONFields {
         }
     }
 
+    /// An array of integers whose length is in `counts`.
+    func intArray(_ key: String, counts: ClosedRange<Int>) throws -> [Int] {
+        let values = try array(key)
+        let what = "an array of \(counts.lowerBound) to \(counts.upperBound) integers"
+        guard counts.contains(values.count) else { throw fail(key, what) }
+        return try values.map { element in
+            guard case .int(let number) = element else { throw fail(key, what) }
+            return number
+        }
+    }
+
     func pair(_ key: String) throws -> (Int, Int) {
         let values = try ints(key, count: 2)
         return (values[0], values[1])

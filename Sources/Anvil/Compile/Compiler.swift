@@ -38,6 +38,10 @@ struct Compiler {
                 if let index = step.fusedActivation {
                     context.fusedActivation = (graph.nodes[index].layer as! Activation).function
                 }
+                if let index = step.foldedTranspose {
+                    let transpose = graph.nodes[index]
+                    context.inputOrder = (transpose.layer as! Transpose).gatherOrder(input: graph.shapes[transpose.inputs[0]])
+                }
                 var kernel = try node.layer.makeKernel(context)
                 if let fusable = node.layer as? any FusableLayer {
                     // The compiler, not the layer, guarantees the fused work is done.

@@ -29,6 +29,9 @@ public struct KernelContext {
     /// Whether an `Add` of a second tensor is fused into the layer: its kernel gets that tensor
     /// as a second input and adds it before the activation.
     var fusedResidual = false
+    /// Set when a `Transpose` → `Flatten` before a `Dense` is folded into it: value `i` of the
+    /// layer's (flattened) input is at position `inputOrder[i]` of the buffer the kernel reads.
+    var inputOrder: [Int]? = nil
 
     /// The loaded tensor of `kind`; throws if the layer did not declare it.
     public func parameter(_ kind: ParameterKind) throws -> ParameterData {

@@ -19,8 +19,11 @@ public final class Input: SymbolicTensor, @unchecked Sendable {
         super.init(origin: .input(shape: shape, name: name))
     }
 
-    /// Creates an input of the given shape.
-    public convenience init(shape: Shape, name: String? = nil) {
-        self.init(width: shape.width, height: shape.height, channels: shape.channels, name: name)
+    /// Creates an input of the given shape, of any rank (``Shape/vector(_:)``,
+    /// ``Shape/sequence(length:channels:)``, an image).
+    public init(shape: Shape, name: String? = nil) {
+        self.shape = shape
+        self.name = name
+        super.init(origin: .input(shape: shape, name: name))
     }
 }

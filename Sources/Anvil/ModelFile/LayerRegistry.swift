@@ -20,7 +20,22 @@ enum LayerRegistry {
         Add.self,
         Elementwise.self,
         Concatenate.self,
+        ChannelShuffle.self,
+        Transpose.self,
+        Reshape.self,
+        Squeeze.self,
+        Unsqueeze.self,
+        Slice.self,
+        DepthToSpace.self,
+        SpaceToDepth.self,
         Resize.self,
+        TransposedConvolution.self,
+        Pad.self,
+        InstanceNormalization.self,
+        LayerNormalization.self,
+        GroupNormalization.self,
+        LocalResponseNormalization.self,
+        LpPooling.self,
     ]
 
     /// The layer type for each file type name.

@@ -29,7 +29,7 @@ extension Model {
         var root: [(String, JSONValue)] = [("format", .string("anvil.model")), ("version", .int(1))]
         if let name { root.append(("name", .string(name))) }
         root.append(("inputs", .array(zip(graph.inputNames, inputShapes).map { name, shape in
-            .object([("name", .string(name)), ("shape", .array([.int(shape.height), .int(shape.width), .int(shape.channels)]))])
+            .object([("name", .string(name)), ("shape", .array(shape.dimensions.map { .int($0) }))])
         })))
         root.append(("layers", .array(layers)))
         root.append(("outputs", .array(graph.outputs.map { .string(tensorNames[$0]) })))

@@ -68,9 +68,9 @@ public struct ModelFile {
         for (i, entry) in try root.array("inputs").enumerated() {
             let fields = try JSONFields(entry, context: "input \(i + 1)")
             let name = try fields.string("name")
-            let shape = try fields.ints("shape", count: 3)
+            let shape = try fields.intArray("shape", counts: 1 ... 3)
             guard tensors[name] == nil else { throw AnvilError(.invalidFile, "two inputs are named '\(name)'") }
-            let input = Input(width: shape[1], height: shape[0], channels: shape[2], name: name)
+            let input = Input(shape: try Shape(dimensions: shape), name: name)
             inputs.append(input)
             tensors[name] = input
         }
