@@ -36,8 +36,8 @@ public enum ElementwiseOperation: String, Sendable, CaseIterable, CustomStringCo
 /// operand, after the computed inputs (or before them with `constantFirst`, for `c − x`,
 /// `c / x` or `c ^ x`): `x --> Elementwise(.multiply, constant: .vector(C))` is ConvNeXt's layer
 /// scale. Unlike ``Add`` (a residual sum of equal shapes, fused into the convolution before it)
-/// this layer is its own step.
-public final class Elementwise: Layer {
+/// this layer is its own step; an Activation after it is fused into its kernel.
+public final class Elementwise: Layer, FusableLayer {
     /// The operation.
     public let operation: ElementwiseOperation
     /// The shape of the constant operand, or `nil` when every operand is an input.
@@ -61,6 +61,9 @@ public final class Elementwise: Layer {
 
     /// `elementwise`.
     public var namePrefix: String { "elementwise" }
+
+    /// A following Activation, applied by the kernel to each range it has just written.
+    var absorbs: FusionCapabilities { .activation }
 
     /// Two operands for subtract, divide and power, two or more for the others; the constant,
     /// if any, is one of them.
@@ -114,7 +117,8 @@ public final class Elementwise: Layer {
         let values = try constant.map { _ in try context.parameter(.constant).values } ?? []
         return ElementwiseKernel(operation: operation, operands: operandShapes(context.inputShapes),
                                  constantIndex: constant == nil ? nil : (constantFirst ? 0 : context.inputShapes.count),
-                                 constant: values, output: context.outputShape, activation: activation)
+                                 constant: values, output: context.outputShape,
+                                 activation: context.fusedActivation ?? activation)
     }
 }
 
