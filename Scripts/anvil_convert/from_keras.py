@@ -224,6 +224,9 @@ class KerasConverter:
             "hard_sigmoid": (activation_json("hardSigmoid", alpha=hard_sigmoid_alpha, beta=0.5), None),
             "hard_swish": ("hardSwish", None), "hard_silu": ("hardSwish", None),
             "leaky_relu": (activation_json("leakyRelu", alpha=0.2), None),
+            "silu": ("silu", None), "swish": ("silu", None), "gelu": ("gelu", None), "softplus": ("softplus", None),
+            "softsign": ("softsign", None), "mish": ("mish", None), "exponential": ("exponential", None),
+            "celu": (activation_json("celu", alpha=1.0), None),
             "softmax": ("none", "Softmax"), "log_softmax": ("none", "LogSoftmax"),
         }
         if name not in table:
@@ -262,9 +265,22 @@ class KerasConverter:
         if ref[2] != 0:
             self.fail(node, f"reads output {ref[2]} of layer '{ref[0]}'; only single-output layers are supported")
         if tensor.padding is not None and not allow_padding:
-            self.fail(node, f"follows ZeroPadding2D '{ref[0]}', which can only be folded into a following "
-                            "Conv2D, DepthwiseConv2D, SeparableConv2D or pooling layer")
+            return self.write_padding(tensor)
         return tensor
+
+    def write_padding(self, tensor):
+        """A ZeroPadding2D no layer folded: a Pad layer of its own (written once per padded tensor)."""
+        written = getattr(self, "written_pads", None)
+        if written is None:
+            written = self.written_pads = {}
+        key = (tensor.name, tensor.padding)
+        if key not in written:
+            top, bottom, left, right = tensor.padding
+            name = self.writer.unique_name(f"{tensor.name}_pad")
+            self.writer.add_layer(name, "Pad", [tensor.name], pads=[top, left, bottom, right])
+            h, w, c = tensor.shape
+            written[key] = Tensor(name, (h + top + bottom, w + left + right, c), nonnegative=tensor.nonnegative)
+        return written[key]
 
     def weights(self, node):
         """The layer's weights as float32 arrays, in Keras's order."""
@@ -356,7 +372,7 @@ class KerasConverter:
         for layer, node_index, tensor_index in outputs:
             tensor = self.tensors[(layer, node_index)]
             if tensor.padding is not None:
-                raise ConversionError(f"output '{layer}' is a ZeroPadding2D, which Anvil can only fold into a following layer")
+                tensor = self.write_padding(tensor)
             names.append(tensor.name)
         self.writer.set_outputs(names)
         self.writer.prune()
@@ -683,9 +699,43 @@ class KerasConverter:
         """`Add` of equally shaped tensors."""
         sources = [self.source(node, i) for i in range(len(node.inputs))]
         if len({s.shape for s in sources}) != 1:
-            self.fail(node, f"inputs have different shapes {[s.shape for s in sources]}; Anvil's Add does not broadcast")
+            return self.merge(node, "add")
         name = self.emit(node, None, "Add", [s.name for s in sources])
         return Tensor(name, sources[0].shape, nonnegative=all(s.nonnegative for s in sources))
+
+    def merge(self, node, operation):
+        """Multiply / Subtract / Maximum / Minimum / Average, and Add of differently shaped
+        tensors: Elementwise with broadcasting over (height, width, channels)."""
+        sources = [self.source(node, i) for i in range(len(node.inputs))]
+        # A vector (n,) aligns with the channels of an image, as Keras broadcasts trailing axes.
+        shape = [1, 1, 1]
+        for source in sources:
+            for axis, size in enumerate(source.hwc):
+                if size != shape[axis] and size != 1 and shape[axis] != 1:
+                    self.fail(node, f"shapes {[s.shape for s in sources]} do not broadcast (each axis equal or 1)")
+                shape[axis] = max(shape[axis], size)
+        name = self.emit(node, None, "Elementwise", [s.name for s in sources], operation=operation)
+        return Tensor(name, tuple(shape) if any(s.spatial for s in sources) else (shape[2],))
+
+    def layer_Multiply(self, node):
+        """`Multiply`: Elementwise multiply (a squeeze-and-excitation gate broadcasts)."""
+        return self.merge(node, "multiply")
+
+    def layer_Subtract(self, node):
+        """`Subtract`: Elementwise subtract."""
+        return self.merge(node, "subtract")
+
+    def layer_Maximum(self, node):
+        """`Maximum`: Elementwise maximum."""
+        return self.merge(node, "maximum")
+
+    def layer_Minimum(self, node):
+        """`Minimum`: Elementwise minimum."""
+        return self.merge(node, "minimum")
+
+    def layer_Average(self, node):
+        """`Average`: Elementwise mean."""
+        return self.merge(node, "mean")
 
     def layer_Concatenate(self, node):
         """`Concatenate` along the channels."""
@@ -697,23 +747,103 @@ class KerasConverter:
         shape = sources[0].shape[:-1] + (sum(s.shape[-1] for s in sources),)
         return Tensor(name, shape, nonnegative=all(s.nonnegative for s in sources))
 
-    def resize(self, node, height, width):
-        """A bilinear Resize to height x width with half-pixel coordinates; other interpolations are errors."""
+    def resize(self, node, height, width, nearest_allowed=False):
+        """A Resize to height x width: bilinear with half-pixel coordinates, or (integer upsampling
+        only, where every backend agrees) nearest; other interpolations are errors."""
         tensor = self.source(node)
         self.spatial_input(node, tensor)
-        if node.config.get("interpolation", "nearest") != "bilinear":
-            self.fail(node, f"interpolation '{node.config.get('interpolation', 'nearest')}' is not supported; "
-                            "Anvil resizes bilinearly only")
+        interpolation = node.config.get("interpolation", "nearest")
+        if interpolation == "nearest" and nearest_allowed:
+            name = self.emit(node, None, "Resize", [tensor.name], size=[height, width], coordinates="asymmetric",
+                             mode="nearest", nearestRounding="floor")
+            return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
+        if interpolation != "bilinear":
+            self.fail(node, f"interpolation '{interpolation}' is not supported here (bilinear; nearest in UpSampling2D)")
         name = self.emit(node, None, "Resize", [tensor.name], size=[height, width], coordinates="halfPixel")
         return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
 
     def layer_UpSampling2D(self, node):
-        """`UpSampling2D` (bilinear): Resize to the input size times the factors."""
+        """`UpSampling2D` (nearest or bilinear): Resize to the input size times the factors."""
         self.check_channels_last(node)
         tensor = self.source(node)
         self.spatial_input(node, tensor)
         sh, sw = _pair(node.config.get("size", 2))
-        return self.resize(node, tensor.shape[0] * sh, tensor.shape[1] * sw)
+        return self.resize(node, tensor.shape[0] * sh, tensor.shape[1] * sw, nearest_allowed=True)
+
+    def layer_Conv2DTranspose(self, node):
+        """`Conv2DTranspose`: TransposedConvolution (kernel [kh][kw][out][in], the tensorflow layout) with
+        explicit pads and output padding reproducing Keras's output window (valid: in·s + max(k − s, 0),
+        same: in·s, or with output_padding its own rule)."""
+        self.check_channels_last(node)
+        tensor = self.source(node)
+        self.spatial_input(node, tensor)
+        kernel = _pair(node.config["kernel_size"])
+        stride = _pair(node.config.get("strides", 1))
+        dilation = _pair(node.config.get("dilation_rate", 1))
+        padding = node.config.get("padding", "valid")
+        extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+        output_padding = node.config.get("output_padding")
+        output_padding = [None, None] if output_padding is None else list(_pair(output_padding))
+        h, w, _ = tensor.shape
+        if padding not in ("same", "valid"):
+            self.fail(node, f"padding '{padding}' is not supported (same or valid)")
+        before, after, op, sizes = [], [], [], []
+        for size, s, e, o, d in zip((h, w), stride, extent, output_padding, dilation):
+            # Keras's padding of the dilated input (its JAX form), as crops of the full output (in − 1)·s + e.
+            if padding == "valid":
+                o = max(e, s) - e if o is None else o
+                left, right = e - 1, e - 1 + o
+            else:
+                total = s + e - 2 if o is None else e + e % 2 - 2 + o
+                left = min(total // 2 + total % 2, e - 1)
+                right = total - left
+            crop_left, crop_right = e - 1 - left, e - 1 - right
+            before.append(crop_left)
+            after.append(max(crop_right, 0))
+            op.append(max(-crop_right, 0))
+            sizes.append((size - 1) * s + e - crop_left - crop_right)
+            if crop_left < 0 or op[-1] >= max(s, d):
+                self.fail(node, f"output_padding {output_padding} gives an output Anvil cannot express")
+        pads = [before[0], before[1], after[0], after[1]]
+        oh, ow = sizes
+        activation, extra = self.activation(node)
+        weights = self.weights(node)
+        filters = int(node.config["filters"])
+        parameters = {"W": weights[0]}
+        if node.config.get("use_bias", True):
+            parameters["b"] = weights[1]
+        name = self.emit(node, None, "TransposedConvolution", [tensor.name], parameters, kernel=kernel, channels=filters,
+                         stride=stride, padding=pads, outputPadding=op, dilation=dilation,
+                         bias=bool(node.config.get("use_bias", True)), activation=activation)
+        return self.finish_activation(node, name, (oh, ow, filters), activation, extra)
+
+    def normalization(self, node, layer_type, **options):
+        """LayerNormalization / GroupNormalization over the channels (γ = 1 / β = 0 when scale/center are off)."""
+        tensor = self.source(node)
+        axis = node.config.get("axis", -1)
+        axis = axis[0] if isinstance(axis, (list, tuple)) and len(axis) == 1 else axis
+        self.check_axis(node, tensor, axis)
+        if node.config.get("rms_scaling"):
+            self.fail(node, "rms_scaling=True is not supported")
+        weights = self.weights(node)
+        channels = tensor.shape[-1]
+        gamma = weights.pop(0) if node.config.get("scale", True) else np.ones(channels, np.float32)
+        beta = weights.pop(0) if node.config.get("center", True) else np.zeros(channels, np.float32)
+        name = self.emit(node, None, layer_type, [tensor.name], {"gamma": gamma, "beta": beta},
+                         epsilon=float(node.config.get("epsilon", 0.001)), **options)
+        return Tensor(name, tensor.shape)
+
+    def layer_LayerNormalization(self, node):
+        """`LayerNormalization` over the last axis (the channels): LayerNormalization."""
+        return self.normalization(node, "LayerNormalization")
+
+    def layer_GroupNormalization(self, node):
+        """`GroupNormalization` over channel groups: GroupNormalization."""
+        tensor = self.source(node)
+        groups = int(node.config.get("groups", 32))
+        if tensor.shape[-1] % groups:
+            self.fail(node, f"groups {groups} must divide {tensor.shape[-1]} channels")
+        return self.normalization(node, "GroupNormalization", groups=groups)
 
     def layer_Resizing(self, node):
         """`Resizing` (bilinear, no crop/pad/antialias): Resize to the size."""

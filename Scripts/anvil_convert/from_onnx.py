@@ -15,12 +15,15 @@ import sys
 import numpy as np
 
 from . import cli
+from .onnx_ops.layers import LayersOps
 from .onnx_ops.layout import LayoutOps
+from .onnx_ops.elementwise import ElementwiseOps
 from .writer import ConversionError, ModelWriter, activation_json
 
 SELU_ALPHA = 1.67326319217681884765625
 SELU_GAMMA = 1.05070102214813232421875
 FLOAT_MAX = 3.4028234663852886e38
+FLOAT_TYPES = (1, 10, 11, 16)  # TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16 (read as float32)
 
 
 def standard_perm(rank):
@@ -102,6 +105,41 @@ class Flat:
         return (int(np.prod(self.source.shape)),)
 
 
+class Placeholder(Act):
+    """The output of a node that could not be converted, with the shape ONNX infers for it: the
+    nodes after it are still checked, but nothing is written for it."""
+
+
+BLOCKED = object()  # a value no later node can be checked against (no inferred shape)
+
+# ONNX operator -> the input positions that must be constants (weights, statistics, shapes,
+# bounds): a graph input read only there is a weight fed as a graph input.
+CONSTANT_INPUTS = {
+    "Conv": (1, 2), "ConvTranspose": (1, 2), "Gemm": (1, 2), "MatMul": (1,),
+    "BatchNormalization": (1, 2, 3, 4), "InstanceNormalization": (1, 2), "LayerNormalization": (1, 2),
+    "GroupNormalization": (1, 2), "PRelu": (1,), "Clip": (1, 2), "Resize": (1, 2, 3), "Upsample": (1,),
+    "Reshape": (1,), "Pad": (1, 2, 3), "Slice": (1, 2, 3, 4), "Split": (1,), "Squeeze": (1,),
+    "Unsqueeze": (1,), "Expand": (1,), "Tile": (1,),
+}
+
+
+def blocker_error(blockers, unchecked=0):
+    """One ConversionError listing every blocker (its `blockers` attribute holds them): the
+    blocker itself when there is one, else a count and one indented line per blocker."""
+    later = (f"{unchecked} later node{'s' if unchecked != 1 else ''} read only what "
+             f"{'this' if len(blockers) == 1 else 'these'} could not produce and {'was' if unchecked == 1 else 'were'} not checked")
+    if len(blockers) == 1:
+        error = ConversionError(blockers[0] + (f" ({later})" if unchecked else ""))
+    else:
+        lines = [f"{len(blockers)} blocker{'s' if len(blockers) != 1 else ''} (every one this run found):"]
+        lines += [f"  {b}" for b in blockers]
+        if unchecked:
+            lines.append(f"  ({later})")
+        error = ConversionError("\n".join(lines))
+    error.blockers = list(blockers)
+    return error
+
+
 def _attributes(node):
     """The node's attributes as Python values (bytes decoded to str)."""
     import onnx
@@ -114,7 +152,7 @@ def _attributes(node):
     return result
 
 
-class OnnxConverter(LayoutOps):
+class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
     """Converts an onnx ModelProto into a ModelWriter (layout "pytorch"), NCHW mapped to Anvil's NHWC."""
     def __init__(self, model, name=None, input_shape=None):
         """`input_shape` (C, H, W) fills in open input dimensions."""
@@ -126,6 +164,11 @@ class OnnxConverter(LayoutOps):
         self.values = {}     # ONNX tensor name -> Act, Flat or np.ndarray (a constant)
         self.consumers = {}  # ONNX tensor name -> indices of nodes reading it
         self.skip = set()    # indices of nodes folded into an earlier one
+        self.pending_pads = {}  # node index -> pads of a Pad folded into it (onnx_ops/layers.py)
+        self.blockers = []   # every error met, one line each (raised together at the end)
+        self.unchecked = 0   # nodes not checked because they read only blocked values
+        self._inferred = None
+        self.output_tensors = {}  # ONNX graph output name -> the Act written as that Anvil output
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -257,7 +300,13 @@ class OnnxConverter(LayoutOps):
     # -- conversion -----------------------------------------------------------------------
 
     def convert(self):
-        """Converts every node in graph order; returns the ModelWriter, outputs set and pruned."""
+        """Converts every node in graph order; returns the ModelWriter, outputs set and pruned.
+
+        A node that cannot be converted does not stop the conversion: its error is kept, its
+        outputs become placeholders of the shape ONNX's shape inference gives them (or are marked
+        blocked when it gives none), and the nodes after it are still checked. At the end one
+        ConversionError lists every blocker (its `blockers` attribute holds them, one line each);
+        nodes that read only blocked values cannot be checked and are counted, not reported."""
         from onnx import numpy_helper
         for initializer in self.graph.initializer:
             self.values[initializer.name] = numpy_helper.to_array(initializer)
@@ -268,36 +317,135 @@ class OnnxConverter(LayoutOps):
             self.consumers.setdefault(output.name, []).append(-1)
         for graph_input in self.graph.input:
             if graph_input.name in self.values:
-                continue
-            self.add_input(graph_input)
+                continue  # an initializer also listed as an input (IR < 4 style): its stored value is used
+            try:
+                weight = self.weight_use(graph_input.name)
+                if weight is not None:
+                    raise ConversionError(weight)
+                self.add_input(graph_input)
+            except ConversionError as error:
+                self.blockers.append(str(error))
+                self.values[graph_input.name] = BLOCKED
         for index, node in enumerate(self.graph.node):
             if index in self.skip:
                 continue
-            if node.domain not in ("", "ai.onnx"):
-                self.fail(node, f"operators of domain '{node.domain}' are not supported")
-            handler = getattr(self, f"op_{node.op_type}", None)
-            if handler is None:
-                self.fail(node, "this operator is not supported by the Anvil converter (see docs/converters.md)")
-            handler(node, index)
+            if any(self.values.get(name) is BLOCKED for name in node.input if name):
+                self.unchecked += 1
+                self.block(node)
+                continue
+            try:
+                if node.domain not in ("", "ai.onnx"):
+                    self.fail(node, f"operators of domain '{node.domain}' are not supported")
+                handler = getattr(self, f"op_{node.op_type}", None)
+                if handler is None:
+                    self.fail(node, "this operator is not supported by the Anvil converter (see docs/converters.md)")
+                handler(node, index)
+            except ConversionError as error:
+                self.blockers.append(str(error))
+                self.block(node)
+            except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as error:
+                self.blockers.append(f"{self.describe(node)}: cannot be converted ({type(error).__name__}: {error})")
+                self.block(node)
         outputs = []
         for output in self.graph.output:
             value = self.values.get(output.name)
+            if value is BLOCKED or isinstance(value, Placeholder):
+                continue
             if isinstance(value, Flat):
                 value = value.written or self.write_flatten(value, self.graph.node[-1])
             if isinstance(value, Act) and not value.standard:
                 # Anvil's outputs are channels-last: a tensor left in another layout is moved back.
                 value = self.to_standard(self.graph.node[-1], value)
             if not isinstance(value, Act):
-                raise ConversionError(f"graph output '{output.name}' is a constant or was never computed")
+                self.blockers.append(f"graph output '{output.name}' is a constant or was never computed")
+                continue
+            self.output_tensors[output.name] = value
             outputs.append(value.name)
+        if self.blockers:
+            raise blocker_error(self.blockers, self.unchecked)
         self.writer.set_outputs(outputs)
         self.writer.prune()
         return self.writer
 
+    def block(self, node):
+        """After `node` failed: each output becomes a Placeholder of its inferred ONNX shape, so
+        the nodes reading it are still checked, or BLOCKED when no shape is known."""
+        for output in node.output:
+            if not output:
+                continue
+            dims = self.inferred_shape(output)
+            self.values[output] = BLOCKED if dims is None else self.placeholder(output, dims)
+
+    def inferred_shape(self, name):
+        """The ONNX shape of tensor `name` from onnx's shape inference (run once, lazily), or None
+        when unknown or not fully static."""
+        if self._inferred is None:
+            self._inferred = {}
+            import onnx
+            model = self.model
+            for attempt in range(2):
+                try:
+                    inferred = onnx.shape_inference.infer_shapes(model)
+                    break
+                except Exception:  # noqa: BLE001 - shape inference only helps the report
+                    # onnx gives up on the whole graph for one node of an unknown domain: retry without those
+                    model = onnx.ModelProto()
+                    model.CopyFrom(self.model)
+                    kept = [n for n in model.graph.node if n.domain in ("", "ai.onnx")]
+                    del model.graph.node[:]
+                    model.graph.node.extend(kept)
+            else:
+                return None
+            for info in list(inferred.graph.value_info) + list(inferred.graph.output):
+                tensor_type = info.type.tensor_type
+                dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+                if tensor_type.HasField("shape") and None not in dims:
+                    self._inferred[info.name] = dims
+        return self._inferred.get(name)
+
+    def placeholder(self, name, dims):
+        """A stand-in for a tensor a failed node would have produced, in the standard layout
+        ([N, C, H, W] as (h, w, c), [N, C, L] as (l, c), [N, F] as (f,), [N] as ()): a
+        Placeholder, or BLOCKED for ranks above 4."""
+        if not 1 <= len(dims) <= 4:
+            return BLOCKED
+        shape = tuple(dims[2:]) + tuple(dims[1:2])
+        if 0 in shape:
+            return BLOCKED
+        label = self.writer.unique_name(name)
+        self.writer._names.add(label)  # known to the writer, so later layers may read it (never written)
+        return Placeholder(label, shape)
+
+    def weight_use(self, name):
+        """The error for a graph input `name` (not an initializer) that nodes read only where ONNX
+        takes a constant (Conv's W, Gemm's B, BatchNormalization's statistics, ...), else None."""
+        uses = []
+        for index in sorted(set(self.consumers.get(name, []))):
+            if index < 0:
+                return None  # also a graph output: data
+            node = self.graph.node[index]
+            slots = [position for position, value in enumerate(node.input) if value == name]
+            if not all(position in CONSTANT_INPUTS.get(node.op_type, ()) for position in slots):
+                return None
+            uses.append(f"input {slots[0]} of {self.describe(node)}")
+        if not uses:
+            return None
+        return (f"input '{name}' is a weight fed as a graph input (read as {', '.join(uses)}, which must be "
+                "a constant): export with the parameters stored in the file (torch.onnx.export(..., "
+                "export_params=True)), or make it an initializer: append numpy_helper.from_array(value, "
+                f"'{name}') to graph.initializer and remove '{name}' from graph.input")
+
     def add_input(self, graph_input):
         """Adds a graph input: [N, C, H, W] (open sizes from --input-shape), [N, C, L] or [N, F]."""
+        if not graph_input.type.HasField("tensor_type"):
+            raise ConversionError(f"input '{graph_input.name}' is not a tensor (a sequence, map or optional)")
+        tensor_type = graph_input.type.tensor_type
+        if tensor_type.elem_type not in FLOAT_TYPES:
+            from onnx import TensorProto
+            kind = TensorProto.DataType.Name(tensor_type.elem_type).lower()
+            raise ConversionError(f"input '{graph_input.name}' holds {kind} values; Anvil's inputs are floating point")
         dims = []
-        for d in graph_input.type.tensor_type.shape.dim:
+        for d in tensor_type.shape.dim:
             dims.append(d.dim_value if d.HasField("dim_value") else None)
         name = self.writer.unique_name(graph_input.name)
         if len(dims) == 4:
@@ -317,7 +465,7 @@ class OnnxConverter(LayoutOps):
             self.values[graph_input.name] = Act(name, (dims[1],))
         else:
             raise ConversionError(f"input '{graph_input.name}' has shape {dims}; Anvil takes NCHW images, NCL sequences "
-                                  "or [N, F] vectors")
+                                  f"or [N, F] vectors (if '{graph_input.name}' is a weight, store it as an initializer)")
 
     # -- constants and shape arithmetic -----------------------------------------------------
 
@@ -406,6 +554,9 @@ class OnnxConverter(LayoutOps):
             pads = [pads[0], pads[1], pads[2], pads[3]]  # ONNX [top, left, bottom, right] = Anvil's order
         else:
             self.fail(node, f"auto_pad '{auto_pad}' is not supported")
+        extra = self.window_extra_pads(node)
+        if extra is not None:
+            pads = [p + e for p, e in zip(pads, extra)]
         outs = []
         for size, e, s, before, after in zip((h, w), extent, stride, pads[:2], pads[2:]):
             span = size + before + after - e
@@ -467,10 +618,11 @@ class OnnxConverter(LayoutOps):
         if one_d:
             a = self.window_1d(a)
         kernel = tuple(a["kernel_shape"])
+        folded = self.has_folded_pads(node)  # a zero Pad folded in counts as cells (onnx_ops/layers.py)
         padding, stride, dilation, (oh, ow), ceil = self.window(node, tensor, kernel, pooling=True, a=a)
         options = dict(kernel=kernel, stride=stride, padding=padding, dilation=dilation, ceilMode=ceil)
         if layer_type == "AveragePooling":
-            options["countIncludesPadding"] = bool(a.get("count_include_pad", 0))
+            options["countIncludesPadding"] = bool(a.get("count_include_pad", 0)) or folded
         name = self.add(node, layer_type, [tensor.name], **options)
         self.set(node, Act(name, (ow, tensor.shape[-1]) if one_d else (oh, ow, tensor.shape[-1])))
 
@@ -712,118 +864,6 @@ class OnnxConverter(LayoutOps):
         """`LogSoftmax`: LogSoftmax."""
         self.softmax(node, "LogSoftmax")
 
-    def elementwise_constant(self, node, op):
-        """Add/Sub/Mul/Div where one side is a scalar constant: an Activation linear(a, b)."""
-        first, second = self.value(node, 0), self.value(node, 1)
-        if isinstance(first, np.ndarray) and isinstance(second, np.ndarray):
-            self.set(node, {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}[op](first, second))
-            return True
-        constant = first if isinstance(first, np.ndarray) else second if isinstance(second, np.ndarray) else None
-        if constant is None:
-            return False
-        if constant.size != 1:
-            self.fail(node, f"{op} with a constant of shape {list(constant.shape)} is not supported "
-                            "(only scalars, or a bias right after Gemm/MatMul)")
-        k = float(constant.reshape(-1)[0])
-        constant_first = constant is first
-        if op == "Add":
-            a, b = 1.0, k
-        elif op == "Mul":
-            a, b = k, 0.0
-        elif op == "Sub":
-            a, b = (-1.0, k) if constant_first else (1.0, -k)
-        else:
-            if constant_first:
-                self.fail(node, "dividing a constant by a tensor is not supported")
-            a, b = 1.0 / k, 0.0
-        tensor = self.act(node, 1 if constant_first else 0)
-        name = self.add(node, "Activation", [tensor.name], function=activation_json("linear", a=a, b=b))
-        self.set(node, Act(name, tensor.shape))
-        return True
-
-    def op_Add(self, node, index):
-        """`Add`: with a scalar constant, a linear activation (elementwise_constant); of tensors, as `Sum`."""
-        if not self.elementwise_constant(node, "Add"):
-            self.op_Sum(node, index)
-
-    def op_Sub(self, node, index):
-        """`Sub` with a scalar constant: a linear activation."""
-        if not self.elementwise_constant(node, "Sub"):
-            self.fail(node, "subtracting two computed tensors is not supported")
-
-    def op_Mul(self, node, index):
-        """`Mul` with a scalar constant: a linear activation."""
-        if not self.elementwise_constant(node, "Mul"):
-            self.fail(node, "multiplying two computed tensors is not supported")
-
-    def op_Div(self, node, index):
-        """`Div` by a scalar constant: a linear activation."""
-        if not self.elementwise_constant(node, "Div"):
-            self.fail(node, "dividing two computed tensors is not supported")
-
-    def op_Sum(self, node, index):
-        """`Sum` of tensors of one shape: Add (one input: that input)."""
-        tensors = [self.act(node, i) for i in range(len(node.input))]
-        if len(tensors) == 1:
-            self.set(node, tensors[0])
-            return
-        if len({t.shape for t in tensors}) != 1:
-            self.fail(node, f"inputs of different shapes {[t.onnx_shape for t in tensors]}; Anvil's Add does not broadcast")
-        name = self.add(node, "Add", [t.name for t in tensors])
-        self.set(node, Act(name, tensors[0].shape))
-
-    def resize(self, node, mode, coordinates, scales, sizes):
-        """A bilinear Resize from `scales` or `sizes` with the Anvil name of the coordinate transform."""
-        tensor = self.act(node)
-        self.spatial(node, tensor)
-        if mode not in ("linear", "bilinear"):
-            self.fail(node, f"mode '{mode}' is not supported; Anvil resizes bilinearly only")
-        modes = {"half_pixel": "halfPixel", "pytorch_half_pixel": "pytorchHalfPixel", "align_corners": "alignCorners",
-                 "asymmetric": "asymmetric"}
-        if coordinates not in modes:
-            self.fail(node, f"coordinate_transformation_mode '{coordinates}' is not supported")
-        h, w, c = tensor.shape
-        if sizes is not None and sizes.size:
-            sizes = [int(v) for v in sizes.reshape(-1)]
-            if len(sizes) != 4 or sizes[0] != 1 or sizes[1] != c:
-                self.fail(node, f"sizes {sizes} must keep N and C")
-            name = self.add(node, "Resize", [tensor.name], size=sizes[2:], coordinates=modes[coordinates])
-            self.set(node, Act(name, (sizes[2], sizes[3], c)))
-            return
-        if scales is None or scales.size != 4:
-            self.fail(node, "needs 4 scales or 4 sizes")
-        scales = [float(v) for v in scales.reshape(-1)]
-        if scales[0] != 1 or scales[1] != 1:
-            self.fail(node, f"scales {scales} must keep N and C")
-        oh, ow = int(np.floor(h * np.float32(scales[2]))), int(np.floor(w * np.float32(scales[3])))
-        name = self.add(node, "Resize", [tensor.name], scale=scales[2:], coordinates=modes[coordinates])
-        self.set(node, Act(name, (oh, ow, c)))
-
-    def op_Resize(self, node, index):
-        """`Resize` in linear mode (no roi, no antialias, stretch): Resize."""
-        a = _attributes(node)
-        if a.get("antialias", 0):
-            self.fail(node, "antialias=1 is not supported")
-        if a.get("axes") is not None and list(a["axes"]) not in ([0, 1, 2, 3], [2, 3], [-2, -1]):
-            self.fail(node, f"axes {list(a['axes'])} are not supported")
-        if self.opset < 11:
-            scales = self.const(node, 1)
-            self.resize(node, a.get("mode", "nearest"), "asymmetric", scales, None)
-            return
-        scales = self.const(node, 2, required=False)
-        sizes = self.const(node, 3, required=False)
-        if a.get("axes") is not None and len(a["axes"]) == 2:
-            scales = None if scales is None else np.concatenate([[1, 1], scales.reshape(-1)])
-            sizes = None if sizes is None else np.concatenate([[1, self.act(node).shape[2]], sizes.reshape(-1)])
-        if a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-            self.fail(node, "keep_aspect_ratio_policy other than 'stretch' is not supported")
-        self.resize(node, a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel"), scales, sizes)
-
-    def op_Upsample(self, node, index):
-        """`Upsample` (opset < 10) in linear mode: Resize with asymmetric coordinates."""
-        a = _attributes(node)
-        scales = np.array(a["scales"]) if "scales" in a else self.const(node, 1)
-        self.resize(node, a.get("mode", "nearest"), "asymmetric", scales, None)
 
 
 def convert_file(path, output_directory, name=None, input_shape=None):

@@ -31,6 +31,10 @@ class ConversionError(Exception):
 
 JSON_STYLES = ("nested", "expanded", "layer_lines")
 
+# When set, `write` appends the path of every model.json it writes to this file: the pytest
+# suite sets it and then loads each of those models with the Swift `anvil` (conftest.py).
+WRITTEN_LOG = "ANVIL_CONVERT_WRITTEN"
+
 
 _NAME_PATTERN = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -175,6 +179,10 @@ class ModelWriter:
         if self.tensors:
             with open(blob_path, "wb") as handle:
                 handle.write(blob)
+        log = os.environ.get(WRITTEN_LOG)
+        if log:  # the pytest suite loads every model written (Scripts/tests/conftest.py)
+            with open(log, "a") as handle:
+                handle.write(os.path.abspath(model_path) + "\n")
         return model_path, blob_path
 
     def summary(self):

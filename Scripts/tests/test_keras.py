@@ -24,25 +24,23 @@ def functional(*stack, shape=(8, 8, 3)):
 
 
 @pytest.mark.parametrize("label, build, fragments", [
-    ("unsupported layer", lambda: functional(layers.Conv2DTranspose(4, 3, name="up1")),
-     ("'up1'", "Conv2DTranspose", "not supported")),
-    ("unsupported activation", lambda: functional(layers.Conv2D(4, 3, activation="gelu", name="c1")),
-     ("'c1'", "Conv2D", "gelu")),
+    ("unsupported layer", lambda: functional(layers.Cropping2D(1, name="crop")),
+     ("'crop'", "Cropping2D", "not supported")),
+    ("unsupported activation", lambda: functional(layers.Conv2D(4, 3, activation="hard_shrink", name="c1")),
+     ("'c1'", "Conv2D", "hard_shrink")),
     ("zero padding into max pooling of signed values",
      lambda: functional(layers.ZeroPadding2D(1, name="zp"), layers.MaxPooling2D(2, name="mp")),
      ("'mp'", "MaxPooling2D", "ZeroPadding2D")),
-    ("zero padding into dense", lambda: functional(layers.ZeroPadding2D(1, name="zp"), layers.Flatten(name="fl")),
-     ("'fl'", "Flatten", "ZeroPadding2D")),
-    ("zero padding as output", lambda: functional(layers.ZeroPadding2D(1, name="zp")), ("'zp'", "ZeroPadding2D")),
-    ("nearest upsampling", lambda: functional(layers.UpSampling2D(name="us")), ("'us'", "UpSampling2D", "nearest")),
+    ("nearest resizing", lambda: functional(layers.Resizing(5, 5, interpolation="nearest", name="rz")),
+     ("'rz'", "Resizing", "nearest")),
+    ("layer norm over height", lambda: functional(layers.LayerNormalization(axis=1, name="ln")),
+     ("'ln'", "LayerNormalization", "axis")),
     ("unshared PReLU", lambda: functional(layers.Conv2D(4, 3, name="c"),
                                           layers.PReLU(alpha_initializer="random_uniform", name="pr")),
      ("'pr'", "PReLU", "shared_axes")),
     ("softmax over height", lambda: functional(layers.Softmax(axis=1, name="sm")), ("'sm'", "Softmax", "axis")),
     ("channels_first", lambda: functional(layers.Conv2D(4, 3, data_format="channels_first", name="cf")),
      ("'cf'", "channels_first")),
-    ("multiply", lambda: (lambda i: keras.Model(i, layers.Multiply(name="mul")([i, i])))(keras.Input((4, 4, 2))),
-     ("'mul'", "Multiply")),
     ("reshape", lambda: functional(layers.Reshape((64, 3), name="rs")), ("'rs'", "Reshape")),
     ("unknown input size", lambda: functional(layers.Conv2D(4, 3), shape=(None, None, 3)), ("--input-shape",)),
 ])
@@ -67,6 +65,54 @@ def test_files_convert_with_padding_folded(tmp_path, extension):
     assert "ZeroPadding2D" not in types and types[0] == "Convolution" and types[-1] == "Softmax"
     assert isinstance(writer.layers[0]["padding"], list) and writer.layout == "tensorflow"
     assert os.path.exists(tmp_path / "out" / "weights.bin")
+
+
+def test_new_activations_and_merge_layers_match_keras():
+    """silu/swish, gelu, softplus, softsign, mish activations and Multiply (a squeeze-and-excitation
+    gate), Subtract, Maximum, Minimum, Average: Anvil layers whose output (NumPy interpreter) is Keras's."""
+    import anvil_numpy
+    import numpy as np
+    inputs = keras.Input((5, 6, 4))
+    a = layers.Activation("silu")(inputs)
+    b = layers.Activation("gelu")(inputs)
+    c = layers.Activation("softplus")(inputs)
+    d = layers.Activation("softsign")(inputs)
+    e = layers.Activation("mish")(inputs)
+    gate = layers.Activation("sigmoid")(layers.GlobalAveragePooling2D(keepdims=True)(a))
+    se = layers.Multiply(name="se")([b, gate])
+    out = layers.Average(name="avg")([layers.Subtract(name="sub")([se, c]), layers.Maximum(name="max")([d, e, a]),
+                                      layers.Minimum(name="min")([a, b])])
+    out = layers.Activation("swish")(out)
+    model = keras.Model(inputs, out)
+    writer = KerasConverter(model).convert()
+    by_name = {layer["name"]: layer for layer in writer.layers}
+    assert by_name["se"]["type"] == "Elementwise" and by_name["se"]["operation"] == "multiply"
+    assert by_name["avg"]["operation"] == "mean" and by_name["max"]["operation"] == "maximum"
+    x = np.random.default_rng(3).standard_normal((2, 5, 6, 4)).astype(np.float32) * 2
+    expected = np.asarray(model(x))
+    actual = anvil_numpy.run(writer, np.transpose(x, (0, 3, 1, 2)))
+    np.testing.assert_allclose(np.transpose(actual, (0, 2, 3, 1)), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_layers_part_mapping():
+    """Conv2DTranspose (valid, same, output_padding), UpSampling2D nearest, an unfolded ZeroPadding2D as a Pad
+    layer, LayerNormalization and GroupNormalization map to their layers."""
+    model = functional(layers.Conv2DTranspose(6, 3, strides=2, name="valid"),
+                       layers.Conv2DTranspose(6, 4, strides=2, padding="same", activation="relu", name="same"),
+                       layers.Conv2DTranspose(4, 3, strides=2, padding="same", output_padding=1, name="op"),
+                       layers.UpSampling2D(name="up"), layers.LayerNormalization(name="ln"),
+                       layers.GroupNormalization(groups=2, name="gn"), layers.ZeroPadding2D(((1, 0), (0, 2)), name="zp"),
+                       layers.Flatten(name="fl"), shape=(3, 4, 3))
+    writer = KerasConverter(model).convert()
+    by = {layer["name"]: layer for layer in writer.layers}
+    assert by["valid"]["type"] == "TransposedConvolution" and by["valid"]["padding"] == [0, 0, 0, 0]
+    assert by["valid"]["outputPadding"] == [0, 0] and by["same"]["padding"] == [1, 1, 1, 1] and by["same"]["activation"] == "relu"
+    # k 3, s 2, output_padding 1, same: Keras pads the dilated input by (2, 1): the full output loses its last row/column
+    assert by["op"]["padding"] == [0, 0, 1, 1] and by["op"]["outputPadding"] == [0, 0]
+    assert by["up"]["mode"] == "nearest" and by["up"]["nearestRounding"] == "floor"
+    assert by["ln"]["type"] == "LayerNormalization" and by["gn"]["groups"] == 2
+    pads = [layer for layer in writer.layers if layer["type"] == "Pad"]
+    assert len(pads) == 1 and pads[0]["pads"] == [1, 0, 0, 2]
 
 
 def test_one_dimensional_layers_match_keras(tmp_path):

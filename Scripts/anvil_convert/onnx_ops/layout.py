@@ -206,9 +206,11 @@ class LayoutOps:
             self.fail(node, "a step of 0 is not allowed")
         count = len(range(*slice(start, end, step).indices(shape[axis])))
         if axis == 0:
-            if count == 1:
+            # The batch size is not known here (shape[0] is 1 only as a stand-in): only a slice that
+            # keeps every item, whatever N, is the tensor itself.
+            if step == 1 and (start == 0 or start <= -2**31) and end >= 2**31 - 1:
                 return tensor
-            self.fail(node, "slicing the batch axis is not supported")
+            self.fail(node, f"slicing the batch axis ({start}:{end}:{step}) is not supported; Anvil keeps every item")
         if count == shape[axis] and step == 1:
             return tensor
         if count == 0:

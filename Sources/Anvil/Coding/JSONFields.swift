@@ -144,6 +144,21 @@ struct JSONFields {
         case "tanh": return .tanh
         case "selu": return .selu
         case "hardSwish": return .hardSwish
+        case "silu": return .silu
+        case "gelu": return .gelu
+        case "geluTanh": return .geluTanh
+        case "mish": return .mish
+        case "softplus": return .softplus
+        case "softsign": return .softsign
+        case "negative": return .negative
+        case "absolute": return .absolute
+        case "squareRoot": return .squareRoot
+        case "exponential": return .exponential
+        case "logarithm": return .logarithm
+        case "reciprocal": return .reciprocal
+        case "erf": return .erf
+        case "celu": return .celu(alpha: try constant("alpha", 1))
+        case "thresholdedRelu": return .thresholdedRelu(alpha: try constant("alpha", 1))
         case "clip": return .clip(min: try constant("min", -.greatestFiniteMagnitude), max: try constant("max", .greatestFiniteMagnitude))
         case "leakyRelu": return .leakyRelu(alpha: try constant("alpha", 0.01))
         case "elu": return .elu(alpha: try constant("alpha", 1))

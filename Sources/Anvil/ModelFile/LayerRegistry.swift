@@ -18,6 +18,7 @@ enum LayerRegistry {
         LogSoftmax.self,
         BatchNormalization.self,
         Add.self,
+        Elementwise.self,
         Concatenate.self,
         ChannelShuffle.self,
         Transpose.self,
@@ -28,6 +29,13 @@ enum LayerRegistry {
         DepthToSpace.self,
         SpaceToDepth.self,
         Resize.self,
+        TransposedConvolution.self,
+        Pad.self,
+        InstanceNormalization.self,
+        LayerNormalization.self,
+        GroupNormalization.self,
+        LocalResponseNormalization.self,
+        LpPooling.self,
     ]
 
     /// The layer type for each file type name.

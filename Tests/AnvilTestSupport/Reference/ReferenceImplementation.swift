@@ -150,8 +150,28 @@ enum Naive {
             let r = x + 3
             return x * (r < 0 ? 0 : (r > 6 ? 6 : r)) / 6
         case .linear(let a, let b): return Double(a) * x + Double(b)
+        case .silu: return x / (1 + exp(-x))
+        case .gelu: return 0.5 * x * (1 + Foundation.erf(x / 2.0.squareRoot()))
+        case .geluTanh: return 0.5 * x * (1 + Foundation.tanh((2 / Double.pi).squareRoot() * (x + 0.044715 * x * x * x)))
+        case .mish: return x * Foundation.tanh(softplus(x))
+        case .softplus: return softplus(x)
+        case .softsign: return x / (1 + abs(x))
+        case .celu(let alpha):
+            let a = Double(alpha)
+            return Swift.max(0, x) + Swift.min(0, a * (exp(x / a) - 1))
+        case .thresholdedRelu(let alpha): return x > Double(alpha) ? x : 0
+        case .negative: return -x
+        case .absolute: return abs(x)
+        case .squareRoot: return x.squareRoot()
+        case .exponential: return exp(x)
+        case .logarithm: return Foundation.log(x)
+        case .reciprocal: return 1 / x
+        case .erf: return Foundation.erf(x)
         }
     }
+
+    /// `log(1 + e^x)`, without overflow for large x.
+    static func softplus(_ x: Double) -> Double { x > 30 ? x + log1p(exp(-x)) : log1p(exp(x)) }
 
     static func activation(_ x: RefTensor, _ f: ActivationFunction) -> RefTensor {
         var y = x
@@ -402,6 +422,35 @@ enum Naive {
         return y
     }
 
+    /// NumPy broadcasting of `xs` (each `n × h × w × c`; an operand with `n` 1 is shared by every
+    /// image of the batch, as a constant is) folded left to right with `op`; `mean` divides the
+    /// sum by the operand count. Every axis is equal or 1 (the caller checks).
+    static func elementwise(_ xs: [RefTensor], _ op: ElementwiseOperation, activation f: ActivationFunction = .none) -> RefTensor {
+        let n = xs.map(\.n).max()!, h = xs.map(\.h).max()!, w = xs.map(\.w).max()!, c = xs.map(\.c).max()!
+        var y = RefTensor(zerosN: n, h: h, w: w, c: c)
+        func at(_ x: RefTensor, _ b: Int, _ py: Int, _ px: Int, _ ch: Int) -> Double {
+            x[x.n == 1 ? 0 : b, x.h == 1 ? 0 : py, x.w == 1 ? 0 : px, x.c == 1 ? 0 : ch]
+        }
+        for b in 0 ..< n { for py in 0 ..< h { for px in 0 ..< w { for ch in 0 ..< c {
+            let values = xs.map { at($0, b, py, px, ch) }
+            var r = values[0]
+            for v in values.dropFirst() {
+                switch op {
+                case .add, .mean: r += v
+                case .subtract: r -= v
+                case .multiply: r *= v
+                case .divide: r /= v
+                case .maximum: r = Swift.max(r, v)
+                case .minimum: r = Swift.min(r, v)
+                case .power: r = Foundation.pow(r, v)
+                }
+            }
+            if op == .mean { r /= Double(values.count) }
+            y[b, py, px, ch] = activate(f, r)
+        } } } }
+        return y
+    }
+
     /// Joins along channels, pixel by pixel.
     static func concatenate(_ xs: [RefTensor]) -> RefTensor {
         let channels = xs.reduce(0) { $0 + $1.c }
@@ -429,6 +478,8 @@ enum Naive {
         case .pytorchHalfPixel: source = output == 1 ? 0 : (Double(x) + 0.5) / scale - 0.5
         case .alignCorners: source = length > 1 ? Double(x) * Double(input - 1) / (length - 1) : 0
         case .asymmetric: source = Double(x) / scale
+        case .halfPixelSymmetric:
+            source = onnxSourceCoordinate(x, input: input, output: output, length: length, scale: scale, coordinates: coordinates)
         }
         return min(max(source, 0), Double(input - 1))
     }

@@ -97,6 +97,39 @@ extension ErrorTests {
         }
     }
 
+    @Test("Elementwise: shapes that do not broadcast, a bad constant, the wrong operand count")
+    func elementwiseShapes() {
+        Self.expectError(.invalidShape, mentioning: ["mul", "(4, 4, 3)", "(4, 4, 2)", "broadcast"], "channels") {
+            let a = Input(width: 4, height: 4, channels: 2)
+            _ = try Model(input: a, output: [a --> PointwiseConvolution(channels: 3), a] --> Elementwise(.multiply, name: "mul"))
+        }
+        Self.expectError(.invalidShape, mentioning: ["mul", "(4, 4, 2)", "(2, 2, 2)"], "spatial") {
+            let a = Input(width: 4, height: 4, channels: 2)
+            _ = try Model(input: a, output: [a, a --> MaxPooling(kernel: (2, 2))] --> Elementwise(.maximum, name: "mul"))
+        }
+        Self.expectError(.invalidShape, mentioning: ["k", "(8, 8, 4)", "(1, 1, 3)"], "constant") {
+            _ = try Self.model(Elementwise(.add, constant: .vector(3), name: "k"))
+        }
+        Self.expectError(.invalidOption, mentioning: ["k", "constant shape (0, 1, 4)"], "empty constant") {
+            _ = try Self.model(Elementwise(.add, constant: Shape(height: 0, width: 1, channels: 4), name: "k"))
+        }
+        Self.expectError(.invalidOption, mentioning: ["k", "constantFirst"], "constantFirst alone") {
+            let a = Input(width: 4, height: 4, channels: 2)
+            _ = try Model(input: a, output: [a, a] --> Elementwise(.subtract, constantFirst: true, name: "k"))
+        }
+        Self.expectError(.invalidGraph, mentioning: ["k"], "three operands of a subtraction") {
+            let a = Input(width: 4, height: 4, channels: 2)
+            _ = try Model(input: a, output: [a, a, a] --> Elementwise(.subtract, name: "k"))
+        }
+        Self.expectError(.invalidGraph, mentioning: ["k"], "a constant and two inputs to a division") {
+            let a = Input(width: 4, height: 4, channels: 2)
+            _ = try Model(input: a, output: [a, a] --> Elementwise(.divide, constant: .vector(1), name: "k"))
+        }
+        Self.expectError(.invalidGraph, mentioning: ["k"], "one operand") {
+            _ = try Self.model(Elementwise(.multiply, name: "k"))
+        }
+    }
+
     @Test("Add of different shapes, Concatenate of different spatial sizes")
     func mergeShapes() {
         Self.expectError(.invalidShape, mentioning: ["sum", "(4, 4, 3)", "(4, 4, 2)"], "add channels") {
