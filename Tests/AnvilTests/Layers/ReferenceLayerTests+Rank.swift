@@ -219,3 +219,15 @@ extension ReferenceLayerTests {
         }
     }
 }
+
+extension ReferenceLayerTests {
+    @Test("Element-wise layers give the largest rank of their inputs")
+    func elementwiseKeepsRank() throws {
+        let v = Input(shape: .vector(4)), s = Input(shape: .sequence(length: 3, channels: 4))
+        let i = Input(width: 2, height: 5, channels: 4)
+        let model = try Model(inputs: [v, s, i], outputs: [[v, v] --> Elementwise(.add), [s, v] --> Elementwise(.multiply),
+                                                           [v, i] --> Elementwise(.maximum), s --> Activation(.relu)])
+        #expect(model.outputShapes == [.vector(4), .sequence(length: 3, channels: 4), Shape(height: 5, width: 2, channels: 4),
+                                       .sequence(length: 3, channels: 4)])
+    }
+}
