@@ -86,7 +86,12 @@ public final class Elementwise: Layer, FusableLayer {
         if constantFirst && constant == nil {
             throw AnvilError(.invalidOption, "constantFirst needs a constant")
         }
-        return try Self.broadcast(operandShapes(inputs))
+        var result = try Self.broadcast(operandShapes(inputs))
+        // The output has the largest rank of the computed inputs (a vector plus a vector is a
+        // vector), raised where the broadcast stores more than that rank holds.
+        let held = result.height > 1 ? 4 : result.width > 1 ? 3 : result.channels > 1 ? 2 : 1
+        result.rank = max(inputs.map(\.rank).max() ?? 4, held)
+        return result
     }
 
     /// The NumPy broadcast of `shapes` over (height, width, channels): per axis, every size is
