@@ -83,7 +83,14 @@ public final class Elementwise: Layer {
         if constantFirst && constant == nil {
             throw AnvilError(.invalidOption, "constantFirst needs a constant")
         }
-        return try Self.broadcast(operandShapes(inputs))
+        // The broadcast keeps the inputs' rank (a vector times a vector is a vector), or the lowest
+        // higher rank that holds it when a constant widens it.
+        var shape = try Self.broadcast(operandShapes(inputs))
+        for rank in (inputs.map(\.rank).max() ?? 4) ... 4 {
+            shape.rank = rank
+            if shape.isValid { break }
+        }
+        return shape
     }
 
     /// The NumPy broadcast of `shapes` over (height, width, channels): per axis, every size is
