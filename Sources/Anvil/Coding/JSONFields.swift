@@ -73,6 +73,20 @@ struct JSONFields {
         }
     }
 
+    /// An array of `count` integers whose first `openable` elements may be `null` (an open dimension).
+    func openInts(_ key: String, count: Int, openable: Int) throws -> [Int?] {
+        let values = try array(key)
+        let expected = "an array of \(count) integers (the first \(openable) may be null)"
+        guard values.count == count else { throw fail(key, expected) }
+        return try values.enumerated().map { index, element in
+            switch element {
+            case .int(let number): return number
+            case .null where index < openable: return nil
+            default: throw fail(key, expected)
+            }
+        }
+    }
+
     func pair(_ key: String) throws -> (Int, Int) {
         let values = try ints(key, count: 2)
         return (values[0], values[1])

@@ -28,8 +28,11 @@ extension Model {
         }
         var root: [(String, JSONValue)] = [("format", .string("anvil.model")), ("version", .int(1))]
         if let name { root.append(("name", .string(name))) }
-        root.append(("inputs", .array(zip(graph.inputNames, inputShapes).map { name, shape in
-            .object([("name", .string(name)), ("shape", .array([.int(shape.height), .int(shape.width), .int(shape.channels)]))])
+        // Open dimensions are written as null.
+        root.append(("inputs", .array(zip(graph.inputNames, openInputShapes).map { name, shape in
+            .object([("name", .string(name)), ("shape", .array([shape.height.map(JSONValue.int) ?? .null,
+                                                                shape.width.map(JSONValue.int) ?? .null,
+                                                                shape.channels.map(JSONValue.int) ?? .null]))])
         })))
         root.append(("layers", .array(layers)))
         root.append(("outputs", .array(graph.outputs.map { .string(tensorNames[$0]) })))

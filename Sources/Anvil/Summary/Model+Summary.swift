@@ -7,11 +7,15 @@ extension Model {
     public func summary() -> String {
         var rows: [[String]] = [["Layer (type)", "Output shape", "Params", "MACs"]]
         for (i, name) in inputNames.enumerated() {
-            rows.append(["\(name) (Input)", inputShapes[i].description, "0", "0"])
+            rows.append(["\(name) (Input)", openInputShapes[i].description, "0", "0"])
         }
+        // With open inputs, `?` marks a dimension, a parameter count or MACs that depend on the size.
+        let layers = self.layers
         for layer in layers {
-            rows.append(["\(layer.name) (\(layer.layer.typeName))", layer.outputShape.description,
-                         layer.sharesParameters ? "shared" : Self.grouped(layer.parameterCount), Self.grouped(layer.macs)])
+            let parameters = layer.sharesParameters ? "shared" : layer.parametersDependOnInputSize ? "?" : Self.grouped(layer.parameterCount)
+            rows.append(["\(layer.name) (\(layer.layer.typeName))",
+                         layer.openOutputShape.isOpen ? layer.openOutputShape.description : layer.outputShape.description,
+                         parameters, layer.macsDependOnInputSize ? "?" : Self.grouped(layer.macs)])
         }
         let widths = (0 ..< 4).map { column in rows.map { $0[column].count }.max() ?? 0 }
         func line(_ row: [String]) -> String {
@@ -25,11 +29,16 @@ extension Model {
         var text = [line(rows[0]), String(repeating: "=", count: width)]
         text += rows.dropFirst().map(line)
         text.append(String(repeating: "=", count: width))
+        let parameterCount = saturatingSum(layers.map(\.parameterCount))
         let weightBytes = saturatingProduct(parameterCount, MemoryLayout<Float>.size)
         text.append("Layers: \(layers.count)")
         text.append("Parameters: \(Self.grouped(parameterCount)) (\(Self.bytes(weightBytes)))")
-        text.append("MACs per image: \(Self.grouped(macs)) (\(Self.grouped(saturatingProduct(2, macs))) FLOPs)")
-        text.append("Peak activation memory per image: \(Self.bytes(activationBytesPerImage))")
+        if hasOpenInputs {
+            text.append("Open input size: \(openInputShapes.map(\.description).joined(separator: ", ")); MACs and activation memory depend on it")
+        } else {
+            text.append("MACs per image: \(Self.grouped(macs)) (\(Self.grouped(saturatingProduct(2, macs))) FLOPs)")
+            text.append("Peak activation memory per image: \(Self.bytes(activationBytesPerImage))")
+        }
         return text.joined(separator: "\n") + "\n"
     }
 
