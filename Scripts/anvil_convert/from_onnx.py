@@ -2,6 +2,9 @@
 
     python3 Scripts/convert_onnx.py model.onnx out/ [--name NAME] [--input-shape C,H,W]
 
+An input whose height/width are symbolic (dim_param) or missing stays open in the model file
+(null: any size at predict) unless --input-shape fixes them; the channels must be known.
+
 Writes out/model.json and out/weights.bin with layout "pytorch" (ONNX weights are OIHW and
 Flatten/Reshape of NCHW is C,H,W order, exactly Anvil's "pytorch" layout). The NCHW graph
 becomes Anvil's NHWC one: channel axes map to Anvil's channels, and a Flatten (or a Reshape
@@ -23,12 +26,18 @@ FLOAT_MAX = 3.4028234663852886e38
 
 
 class Act:
-    """An activation tensor in Anvil: name and shape (h, w, c) for NCHW, (n,) for [N, n]."""
+    """An activation tensor in Anvil: name and shape (h, w, c) for NCHW, (n,) for [N, n]; a
+    height or width is None when it depends on an open input size."""
 
     def __init__(self, name, shape):
-        """`shape` is (h, w, c) for an NCHW tensor, (n,) for [N, n]."""
+        """`shape` is (h, w, c) for an NCHW tensor, (n,) for [N, n]; None for an open dimension."""
         self.name = name
-        self.shape = tuple(int(v) for v in shape)
+        self.shape = tuple(None if v is None else int(v) for v in shape)
+
+    @property
+    def open(self):
+        """Whether a dimension depends on an open input size."""
+        return None in self.shape
 
     @property
     def spatial(self):
@@ -52,8 +61,8 @@ class Flat:
 
     @property
     def shape(self):
-        """(C·H·W,): the flattened length."""
-        return (int(np.prod(self.source.shape)),)
+        """(C·H·W,): the flattened length (None when the source's size is open)."""
+        return (None,) if self.source.open else (int(np.prod(self.source.shape)),)
 
 
 def _attributes(node):
@@ -193,7 +202,8 @@ class OnnxConverter:
         return self.writer
 
     def add_input(self, graph_input):
-        """Adds a graph input: [N, C, H, W] (open sizes from --input-shape) or [N, F]."""
+        """Adds a graph input: [N, C, H, W] or [N, F]. An open height/width (dim_param or no
+        dim_value) stays open unless --input-shape gives the sizes; the channels must be known."""
         dims = []
         for d in graph_input.type.tensor_type.shape.dim:
             dims.append(d.dim_value if d.HasField("dim_value") else None)
@@ -202,8 +212,8 @@ class OnnxConverter:
             c, h, w = dims[1:]
             if self.input_shape is not None:
                 c, h, w = self.input_shape
-            if None in (c, h, w):
-                raise ConversionError(f"input '{graph_input.name}' has open dimensions {dims}; pass --input-shape C,H,W")
+            if c is None:
+                raise ConversionError(f"input '{graph_input.name}' has open channels {dims}; pass --input-shape C,H,W")
             self.writer.add_input(name, (h, w, c))
             self.values[graph_input.name] = Act(name, (h, w, c))
         elif len(dims) == 2 and dims[1] is not None:
@@ -238,6 +248,9 @@ class OnnxConverter:
         if isinstance(value, np.ndarray):
             shape = np.array(value.shape, np.int64)
         else:
+            if isinstance(value, (Act, Flat)) and None in value.shape:
+                self.fail(node, "the shape of a tensor whose height/width depend on the open input size is not a "
+                                "constant; pass --input-shape C,H,W (or export with fixed sizes)")
             shape = np.array(value.onnx_shape if isinstance(value, Act) else [1, value.shape[0]], np.int64)
         a = _attributes(node)
         start, end = a.get("start", 0), a.get("end", None)
@@ -302,11 +315,13 @@ class OnnxConverter:
         h, w, _ = tensor.shape
         ceil = bool(a.get("ceil_mode", 0))
         extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+        if auto_pad == "SAME_LOWER" and None in (h, w):
+            self.fail(node, "auto_pad SAME_LOWER on an open input size (its pads depend on the size); pass --input-shape C,H,W")
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            outs = [-(-size // s) for size, s in zip((h, w), stride)]
-            totals = [max((o - 1) * s + e - size, 0) for o, s, e, size in zip(outs, stride, extent, (h, w))]
+            outs = [None if size is None else -(-size // s) for size, s in zip((h, w), stride)]
             if auto_pad == "SAME_UPPER":
                 return "same", stride, dilation, outs, ceil
+            totals = [max((o - 1) * s + e - size, 0) for o, s, e, size in zip(outs, stride, extent, (h, w))]
             pads = [totals[0] - totals[0] // 2, totals[1] - totals[1] // 2, totals[0] // 2, totals[1] // 2]
         elif auto_pad == "VALID":
             pads = [0, 0, 0, 0]
@@ -319,6 +334,9 @@ class OnnxConverter:
             self.fail(node, f"auto_pad '{auto_pad}' is not supported")
         outs = []
         for size, e, s, before, after in zip((h, w), extent, stride, pads[:2], pads[2:]):
+            if size is None:  # an open size: Anvil infers it per predicted size
+                outs.append(None)
+                continue
             span = size + before + after - e
             if span < 0:
                 self.fail(node, f"the window does not fit the input {h}x{w}")
@@ -408,6 +426,9 @@ class OnnxConverter:
     def flatten_source(self, node, value):
         """A Gemm/MatMul input: (Anvil tensor name, element count)."""
         if isinstance(value, Flat):
+            if value.source.open:
+                self.fail(node, "its flattened input's size depends on the open input height/width, so the weight "
+                                "count cannot match every size; pass --input-shape C,H,W")
             return value.source.name, int(np.prod(value.source.shape))
         if isinstance(value, Act) and not value.spatial:
             return value.name, value.shape[0]
@@ -697,7 +718,8 @@ class OnnxConverter:
         scales = [float(v) for v in scales.reshape(-1)]
         if scales[0] != 1 or scales[1] != 1:
             self.fail(node, f"scales {scales} must keep N and C")
-        oh, ow = int(np.floor(h * np.float32(scales[2]))), int(np.floor(w * np.float32(scales[3])))
+        oh = None if h is None else int(np.floor(h * np.float32(scales[2])))
+        ow = None if w is None else int(np.floor(w * np.float32(scales[3])))
         name = self.add(node, "Resize", [tensor.name], scale=scales[2:], coordinates=modes[coordinates])
         self.set(node, Act(name, (oh, ow, c)))
 

@@ -74,12 +74,14 @@ class ModelWriter:
     # -- graph ----------------------------------------------------------------------------
 
     def add_input(self, name, shape_hwc):
-        """A graph input of one image, `[height, width, channels]`."""
+        """A graph input of one image, `[height, width, channels]`; height and width may be None
+        (open: any size at predict, written as null)."""
         if name in self._names:
             raise ConversionError(f"the name '{name}' is used twice")
-        shape = [int(v) for v in shape_hwc]
-        if len(shape) != 3 or min(shape) <= 0:
-            raise ConversionError(f"input '{name}' needs a positive [height, width, channels] shape, got {shape}")
+        shape = [None if v is None else int(v) for v in shape_hwc]
+        if (len(shape) != 3 or shape[2] is None or any(v is not None and v <= 0 for v in shape)):
+            raise ConversionError(f"input '{name}' needs a [height, width, channels] shape, positive (height and "
+                                  f"width may be open), got {shape}")
         self._names.add(name)
         self.inputs.append({"name": name, "shape": shape})
         return name

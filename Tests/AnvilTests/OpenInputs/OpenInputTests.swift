@@ -259,3 +259,31 @@ struct OpenInputTests {
         }
     }
 }
+
+/// A fully convolutional PyTorch model exported to ONNX with open height and width and converted
+/// without `--input-shape` (fixture `converters/onnx_open`, made by
+/// `Scripts/fixtures/converter_fixtures.py`): one compile, PyTorch's output at three sizes.
+@Suite struct OpenConvertedModelTests {
+    static let directory = Fixtures.root.appendingPathComponent("converters/onnx_open")
+
+    @Test func convertedModelFileRunsAtThreeSizes() throws {
+        let file = try ModelFile(contentsOf: Self.directory.appendingPathComponent("model.json"))
+        let model = try file.compiledModel(validateParameters: true)
+        #expect(model.openInputShapes == [OpenShape(height: nil, width: nil, channels: 3)])
+        #expect(model.openOutputShapes == [OpenShape(height: nil, width: nil, channels: 4)])
+        let sizes = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.directory.appendingPathComponent("sizes.json"))) as! [[Int]]
+        #expect(sizes.count == 3)
+        for size in sizes {
+            let (h, w) = (size[0], size[1])
+            let input = try Fixtures.floats(Self.directory.appendingPathComponent("input_\(h)x\(w).f32"))
+            let expected = try Fixtures.floats(Self.directory.appendingPathComponent("expected_\(h)x\(w).f32"))
+            let output = try model.predict(Tensor(batch: 1, shape: Shape(height: h, width: w, channels: 3), values: input))
+            #expect(output.shape == Shape(height: h, width: w, channels: 4))
+            try #require(output.values.count == expected.count)
+            let range = expected.max()! - expected.min()!
+            let worst = zip(output.values, expected).map { abs($0 - $1) }.max()!
+            #expect(worst <= 1e-3 * range, "\(h)x\(w): max abs diff \(worst) exceeds 1e-3 x range \(range)")
+        }
+        #expect(model.cachedInputShapes.count == 3)
+    }
+}
