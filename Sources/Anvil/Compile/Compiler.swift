@@ -31,7 +31,7 @@ struct Compiler {
             let otherSpecs = otherNode.layer.parameters(for: otherNode.inputs.map { other.shapes[$0] })
             guard specs == otherSpecs else {
                 let inputs = node.inputs.map { graph.openShapes[$0].description }.joined(separator: ", ")
-                throw AnvilError(.invalidShape, "layer '\(node.name)' (\(node.layer.typeName)) cannot take an open input size: its parameter count depends on the size of its input \(inputs) (\(specs.map(\.count)) values at one size, \(otherSpecs.map(\.count)) at another); fix the input's height and width, or pool globally before it")
+                throw AnvilError(.invalidShape, "layer '\(node.name)' (\(node.layer.typeName)) cannot take an open input size: the size of its parameters depends on the size of its input \(inputs); fix the input's height and width, or pool globally before it")
             }
         }
         let parameters = try loadParameters(source)
