@@ -80,8 +80,8 @@ class ModelWriter:
             raise ConversionError(f"the name '{name}' is used twice")
         shape = [None if v is None else int(v) for v in shape_hwc]
         if (len(shape) != 3 or shape[2] is None or any(v is not None and v <= 0 for v in shape)):
-            raise ConversionError(f"input '{name}' needs a [height, width, channels] shape, positive (height and "
-                                  f"width may be open), got {shape}")
+            raise ConversionError(f"input '{name}' needs a positive [height, width, channels] shape (height and "
+                                  f"width may be None: open), got {shape}")
         self._names.add(name)
         self.inputs.append({"name": name, "shape": shape})
         return name

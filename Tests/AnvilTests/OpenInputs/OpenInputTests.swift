@@ -150,6 +150,9 @@ struct OpenInputTests {
         let layers = try model.layers(forInputShapes: [Shape(height: 8, width: 3, channels: 2)])
         #expect(layers[0].outputShape == Shape(height: 4, width: 2, channels: 6))
         #expect(layers[0].macs == 4 * 2 * 6 * 9 * 2)
+        let atSize = try model.summary(inputShapes: [Shape(height: 8, width: 3, channels: 2)])
+        #expect(atSize.contains("(8, 3, 2)") && atSize.contains("(4, 2, 6)") && !atSize.contains("?"), "\(atSize)")
+        #expect(atSize.contains("MACs per image: \(Model.grouped(4 * 2 * 6 * 9 * 2 + 5 * 6))"), "\(atSize)")
     }
 
     @Test("The least recently used size is dropped beyond cachedSizes")
