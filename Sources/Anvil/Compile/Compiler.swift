@@ -24,7 +24,7 @@ struct Compiler {
         _ = Compute.threadCount
         let size = Graph.probeSizes[1]
         let other = try graph.resolved(inputShapes: graph.inputPatterns.map {
-            Shape(height: $0.height ?? size.height, width: $0.width ?? size.width, channels: $0.channels!)
+            $0.filled(height: size.height, width: size.width)
         })
         for (node, otherNode) in zip(graph.nodes, other.nodes) {
             let specs = node.layer.parameters(for: node.inputs.map { graph.shapes[$0] })
@@ -76,6 +76,10 @@ struct Compiler {
                 }
                 if let index = step.fusedActivation {
                     context.fusedActivation = (graph.nodes[index].layer as! Activation).function
+                }
+                if let index = step.foldedTranspose {
+                    let transpose = graph.nodes[index]
+                    context.inputOrder = (transpose.layer as! Transpose).gatherOrder(input: graph.shapes[transpose.inputs[0]])
                 }
                 var kernel = try node.layer.makeKernel(context)
                 if let fusable = node.layer as? any FusableLayer {

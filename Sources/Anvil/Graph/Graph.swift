@@ -112,7 +112,7 @@ struct Graph {
         // Open inputs: infer at two probe sizes; what differs between them is open.
         let probes = try Self.probeSizes.map { size in
             let probeShapes = patterns.map {
-                Shape(height: $0.height ?? size.height, width: $0.width ?? size.width, channels: $0.channels!)
+                $0.filled(height: size.height, width: size.width)
             }
             do {
                 return try Self.inferShapes(nodes: nodes, inputNames: declaredNames, inputShapes: probeShapes)
@@ -129,7 +129,7 @@ struct Graph {
         let height: Int? = a.height == b.height ? a.height : nil
         let width: Int? = a.width == b.width ? a.width : nil
         let channels: Int? = a.channels == b.channels ? a.channels : nil
-        return OpenShape(height: height, width: width, channels: channels)
+        return OpenShape(height: height, width: width, channels: channels, rank: a.rank)
     }
 
     private init(inputNames: [String], nodes: [Node], outputs: [Int], shapes: [Shape], inputPatterns: [OpenShape]) {

@@ -15,14 +15,14 @@ public final class Input: SymbolicTensor, @unchecked Sendable {
     // @unchecked Sendable restates the superclass's (Swift requires it): every stored property
     // is a `let` of a Sendable type, so an input is as immutable as every other SymbolicTensor.
 
-    /// The shape of one input image; an open dimension is 0 here (see ``openShape``).
+    /// The shape of one input item; an open dimension is 0 here (see ``openShape``).
     public let shape: Shape
     /// The name given by the caller, or `nil` for an automatic one (`input`, `input_2`, ...).
     public let name: String?
     /// The shape with its open dimensions as `nil`.
     public let openShape: OpenShape
 
-    /// True when the height or the width is open.
+    /// True when a dimension (an image's height or width, a sequence's length) is open.
     public var isOpen: Bool { openShape.isOpen }
 
     /// Creates an input of `height × width × channels`.
@@ -43,13 +43,29 @@ public final class Input: SymbolicTensor, @unchecked Sendable {
         super.init(origin: .input(shape: shape, name: name))
     }
 
-    /// Creates an input of the given shape.
-    public convenience init(shape: Shape, name: String? = nil) {
-        self.init(width: shape.width, height: shape.height, channels: shape.channels, name: name)
+    /// Creates an input of the given shape, of any rank (``Shape/vector(_:)``,
+    /// ``Shape/sequence(length:channels:)``, an image).
+    public init(shape: Shape, name: String? = nil) {
+        self.shape = shape
+        self.openShape = OpenShape(shape)
+        self.name = name
+        super.init(origin: .input(shape: shape, name: name))
     }
 
-    /// Creates an input of the given shape, open where it is `nil`.
-    public convenience init(shape: OpenShape, name: String? = nil) {
-        self.init(height: shape.height, width: shape.width, channels: shape.channels ?? 0, name: name)
+    /// Creates a sequence input `[N, length, channels]` whose length may be left open (`nil`):
+    /// compiled once, `predict` takes sequences of any length.
+    public init(length: Int?, channels: Int, name: String? = nil) {
+        self.openShape = .sequence(length: length, channels: channels)
+        self.shape = openShape.filled(height: 1, width: 0, channels: channels)
+        self.name = name
+        super.init(origin: .input(shape: shape, name: name))
+    }
+
+    /// Creates an input of the given shape, open where it is `nil` (any rank).
+    public init(shape: OpenShape, name: String? = nil) {
+        self.openShape = shape
+        self.shape = shape.filled(height: 0, width: 0)
+        self.name = name
+        super.init(origin: .input(shape: self.shape, name: name))
     }
 }
