@@ -147,7 +147,8 @@ def graph_of(model):
 
 
 class Tensor:
-    """An Anvil tensor: its name, shape ((h, w, c) or (n,) for vectors) and facts used for folding."""
+    """An Anvil tensor: its name, shape ((h, w, c) or (n,) for vectors; a height or width is None
+    when it depends on an open input size) and facts used for folding."""
 
     def __init__(self, name, shape, nonnegative=False, padding=None):
         """`padding` is (top, bottom, left, right) of a ZeroPadding2D still to be folded, or None."""
@@ -195,7 +196,7 @@ NONNEGATIVE_ACTIVATIONS = {"relu", "relu6", "sigmoid", "hardSigmoid", "softmax"}
 class KerasConverter:
     """Converts a loaded Keras model into a ModelWriter (layout "tensorflow")."""
     def __init__(self, model, name=None, input_shape=None):
-        """`input_shape` (H, W) fills in an input's open height and width."""
+        """`input_shape` (H, W) fills in an input's open height and width (otherwise they stay open)."""
         import keras
         self.keras_major = int(keras.__version__.split(".")[0])
         self.model = model
@@ -304,14 +305,18 @@ class KerasConverter:
         if padding not in ("same", "valid"):
             self.fail(node, f"padding '{padding}' is not supported (same or valid)")
         if tensor.padding is None:
+            # An open size (None) stays open: Anvil infers it per prediction.
             if padding == "same":
-                oh, ow = -(-h // stride[0]), -(-w // stride[1])
+                oh = None if h is None else -(-h // stride[0])
+                ow = None if w is None else -(-w // stride[1])
             else:
-                oh = _window_output(h, kernel[0], stride[0], dilation[0], 0, 0)
-                ow = _window_output(w, kernel[1], stride[1], dilation[1], 0, 0)
-            if oh < 1 or ow < 1:
+                oh = None if h is None else _window_output(h, kernel[0], stride[0], dilation[0], 0, 0)
+                ow = None if w is None else _window_output(w, kernel[1], stride[1], dilation[1], 0, 0)
+            if (oh is not None and oh < 1) or (ow is not None and ow < 1):
                 self.fail(node, f"the window {kernel} does not fit the input {tensor.shape}")
             return padding, oh, ow, None
+        if None in (h, w):
+            self.fail(node, "cannot fold the preceding ZeroPadding2D on an open input size; pass --input-shape H,W")
         top, bottom, left, right = tensor.padding
         ph, pw = h + top + bottom, w + left + right  # the size Keras sees
         same = (0, 0, 0, 0)
@@ -343,15 +348,15 @@ class KerasConverter:
         for name, shape in inputs:
             shape = list(shape)[1:]
             if len(shape) == 3:
-                if shape[0] is None or shape[1] is None:
-                    if self.input_shape is None:
-                        raise ConversionError(f"input '{name}' has unknown height/width {shape[:2]}; pass --input-shape H,W")
+                # An unknown height/width stays open (null in the model file) unless --input-shape gives it.
+                if (shape[0] is None or shape[1] is None) and self.input_shape is not None:
                     shape[0], shape[1] = self.input_shape
                 if shape[2] is None:
                     raise ConversionError(f"input '{name}' has an unknown number of channels")
-                anvil_shape = tuple(int(v) for v in shape)
-            elif len(shape) == 2 and None not in shape:
-                anvil_shape = (int(shape[0]), int(shape[1]))  # a sequence (length, channels)
+                anvil_shape = tuple(None if v is None else int(v) for v in shape)
+            elif len(shape) == 2 and shape[1] is not None:
+                # a sequence (length, channels); an unknown length stays open
+                anvil_shape = (None if shape[0] is None else int(shape[0]), int(shape[1]))
             elif len(shape) == 1 and shape[0] is not None:
                 anvil_shape = (int(shape[0]),)
             else:
@@ -596,6 +601,8 @@ class KerasConverter:
         tensor = self.source(node)
         if len(tensor.shape) == 1:
             return tensor
+        if None in tensor.shape:
+            self.fail(node, "the flattened size depends on the open input height/width; pass --input-shape H,W")
         name = self.emit(node, None, "Flatten", [tensor.name], order="hwc")
         return Tensor(name, (int(np.prod(tensor.shape)),), nonnegative=tensor.nonnegative)
 
@@ -768,6 +775,19 @@ class KerasConverter:
         tensor = self.source(node)
         self.spatial_input(node, tensor)
         sh, sw = _pair(node.config.get("size", 2))
+        if None in tensor.shape[:2]:
+            # An open size: Resize by the factors (the same samples as resizing to in × factor:
+            # half-pixel bilinear, or asymmetric nearest rounding down, for an integer factor).
+            interpolation = node.config.get("interpolation", "nearest")
+            if interpolation == "nearest":
+                name = self.emit(node, None, "Resize", [tensor.name], scale=[float(sh), float(sw)],
+                                 coordinates="asymmetric", mode="nearest", nearestRounding="floor")
+            elif interpolation == "bilinear":
+                name = self.emit(node, None, "Resize", [tensor.name], scale=[float(sh), float(sw)], coordinates="halfPixel")
+            else:
+                self.fail(node, f"interpolation '{interpolation}' is not supported here (bilinear; nearest in UpSampling2D)")
+            height, width = (None if v is None else v * f for v, f in zip(tensor.shape[:2], (sh, sw)))
+            return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
         return self.resize(node, tensor.shape[0] * sh, tensor.shape[1] * sw, nearest_allowed=True)
 
     def layer_Conv2DTranspose(self, node):

@@ -46,7 +46,8 @@ class Act:
         `anvil_rank` is the rank of the Anvil tensor when it differs from ONNX's (a global
         pooling gives Anvil a vector of C where ONNX keeps [N, C, 1, 1]; same values)."""
         self.name = name
-        self.shape = tuple(int(v) for v in shape)
+        # None: a height/width (a sequence's length) that depends on an open input size.
+        self.shape = tuple(None if v is None else int(v) for v in shape)
         self.perm = tuple(int(v) for v in perm) if perm is not None else standard_perm(len(self.shape) + 1)
         self.anvil_rank = anvil_rank if anvil_rank is not None else len(self.shape) + 1
         assert sorted(self.perm) == list(range(len(self.shape) + 1)), (name, shape, perm)
@@ -55,6 +56,11 @@ class Act:
     def rank(self):
         """The rank counting the batch axis (ONNX's and Anvil's)."""
         return len(self.shape) + 1
+
+    @property
+    def open(self):
+        """Whether a dimension depends on an open input size (None)."""
+        return None in self.shape
 
     @property
     def standard(self):
@@ -101,8 +107,8 @@ class Flat:
 
     @property
     def shape(self):
-        """(n,): the flattened length."""
-        return (int(np.prod(self.source.shape)),)
+        """(n,): the flattened length (None when the source's size is open)."""
+        return (None,) if self.source.open else (int(np.prod(self.source.shape)),)
 
 
 class Placeholder(Act):
@@ -344,7 +350,13 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
                 self.blockers.append(str(error))
                 self.block(node)
             except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as error:
-                self.blockers.append(f"{self.describe(node)}: cannot be converted ({type(error).__name__}: {error})")
+                if any(isinstance(self.values.get(name), (Act, Flat)) and None in self.values[name].shape
+                       for name in node.input):
+                    # Shape arithmetic on an open height/width (None): this operator needs the size.
+                    self.blockers.append(f"{self.describe(node)}: cannot take an open input size (its output "
+                                         "depends on the height/width); pass --input-shape C,H,W")
+                else:
+                    self.blockers.append(f"{self.describe(node)}: cannot be converted ({type(error).__name__}: {error})")
                 self.block(node)
         outputs = []
         for output in self.graph.output:
@@ -436,7 +448,9 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
                 f"'{name}') to graph.initializer and remove '{name}' from graph.input")
 
     def add_input(self, graph_input):
-        """Adds a graph input: [N, C, H, W] (open sizes from --input-shape), [N, C, L] or [N, F]."""
+        """Adds a graph input: [N, C, H, W], [N, C, L] or [N, F]. An open height/width or length
+        (dim_param or no dim_value) stays open (null in the model file) unless --input-shape gives
+        the sizes; the channels must be known."""
         if not graph_input.type.HasField("tensor_type"):
             raise ConversionError(f"input '{graph_input.name}' is not a tensor (a sequence, map or optional)")
         tensor_type = graph_input.type.tensor_type
@@ -452,11 +466,11 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
             c, h, w = dims[1:]
             if self.input_shape is not None:
                 c, h, w = self.input_shape
-            if None in (c, h, w):
-                raise ConversionError(f"input '{graph_input.name}' has open dimensions {dims}; pass --input-shape C,H,W")
+            if c is None:
+                raise ConversionError(f"input '{graph_input.name}' has open channels {dims}; pass --input-shape C,H,W")
             self.writer.add_input(name, (h, w, c))
             self.values[graph_input.name] = Act(name, (h, w, c))
-        elif len(dims) == 3 and None not in dims[1:]:
+        elif len(dims) == 3 and dims[1] is not None:
             c, length = dims[1:]
             self.writer.add_input(name, (length, c))
             self.values[graph_input.name] = Act(name, (length, c))
@@ -493,6 +507,9 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         if isinstance(value, np.ndarray):
             shape = np.array(value.shape, np.int64)
         else:
+            if isinstance(value, (Act, Flat)) and None in value.shape:
+                self.fail(node, "the shape of a tensor whose height/width depend on the open input size is not a "
+                                "constant; pass --input-shape C,H,W (or export with fixed sizes)")
             shape = np.array(value.onnx_shape if hasattr(value, "onnx_shape") else [1, value.shape[0]], np.int64)
         a = _attributes(node)
         start, end = a.get("start", 0), a.get("end", None)
@@ -539,11 +556,13 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         h, w = (1, tensor.shape[0]) if len(tensor.shape) == 2 else tensor.shape[:2]
         ceil = bool(a.get("ceil_mode", 0))
         extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+        if auto_pad == "SAME_LOWER" and None in (h, w):
+            self.fail(node, "auto_pad SAME_LOWER on an open input size (its pads depend on the size); pass --input-shape C,H,W")
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            outs = [-(-size // s) for size, s in zip((h, w), stride)]
-            totals = [max((o - 1) * s + e - size, 0) for o, s, e, size in zip(outs, stride, extent, (h, w))]
+            outs = [None if size is None else -(-size // s) for size, s in zip((h, w), stride)]
             if auto_pad == "SAME_UPPER":
                 return "same", stride, dilation, outs, ceil
+            totals = [max((o - 1) * s + e - size, 0) for o, s, e, size in zip(outs, stride, extent, (h, w))]
             pads = [totals[0] - totals[0] // 2, totals[1] - totals[1] // 2, totals[0] // 2, totals[1] // 2]
         elif auto_pad == "VALID":
             pads = [0, 0, 0, 0]
@@ -559,6 +578,9 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
             pads = [p + e for p, e in zip(pads, extra)]
         outs = []
         for size, e, s, before, after in zip((h, w), extent, stride, pads[:2], pads[2:]):
+            if size is None:  # an open size: Anvil infers it per predicted size
+                outs.append(None)
+                continue
             span = size + before + after - e
             if span < 0:
                 self.fail(node, f"the window does not fit the input {h}x{w}")
@@ -668,6 +690,9 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         reordered for that tensor). A pending flatten of an image is read directly: its ONNX-ordered
         weights are reordered to the C, H, W order of Anvil's axes that the "pytorch" layout reads
         (nothing to do for a standard NCHW image); of another tensor it is written first."""
+        if isinstance(value, Flat) and value.source.open:
+            self.fail(node, "its flattened input's size depends on the open input height/width, so the weight "
+                            "count cannot match every size; pass --input-shape C,H,W")
         if isinstance(value, Flat) and value.source.rank == 4 and value.source.anvil_rank == 4:
             source = value.source
             count = int(np.prod(source.shape))

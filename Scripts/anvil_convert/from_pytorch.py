@@ -37,6 +37,7 @@ Usage:
     python3 Scripts/convert_pytorch.py --torchvision resnet18 [--weights state_dict.pth]
         [--classes 1000] [--width 1.0] [--input-size 224] [--softmax] --out DIR
     python3 Scripts/convert_pytorch.py --model whole_model.pt --input-size 224 --out DIR
+    python3 Scripts/convert_pytorch.py --model fcn.pt --input-size 64 --open-size --out DIR
 
 `--torchvision` accepts the zoo networks: vgg16, mobilenet_v1 (not in torchvision: the
 definition in torch_zoo.py, named as Keras names its layers), inception_v3 (without the
@@ -975,11 +976,31 @@ def _pair(value):
     return int(value), int(value)
 
 
-def convert(module, input_shape, out_dir, name=None, softmax=False):
+def convert(module, input_shape, out_dir, name=None, softmax=False, open_size=False):
     """Converts `module` for inputs of `input_shape` (height, width, channels) into
-    `out_dir/model.json` and `out_dir/weights.bin`; returns the ModelWriter."""
+    `out_dir/model.json` and `out_dir/weights.bin`; returns the ModelWriter.
+
+    With `open_size`, the input's height and width are written as open (null: any size at
+    predict): the module is traced at `input_shape` and at twice its height and width, and
+    every layer and parameter tensor must come out the same (an adaptive pooling to a fixed
+    grid, or a Linear after a flatten of the image, does not: an error naming them)."""
     converter = Converter(module, input_shape, name=name)
     writer = converter.convert()
+    if open_size:
+        height, width, channels = input_shape
+        try:
+            other = Converter(module, (2 * height, 2 * width, channels), name=name).convert()
+        except ConversionError as error:
+            raise ConversionError(f"the model cannot take an open input size: at {2 * height}x{2 * width}: {error}; "
+                                  "convert at a fixed --input-size") from error
+        differing = [a["name"] for a, b in zip(writer.layers, other.layers) if a != b]
+        differing += [key for key in writer.tensors
+                      if key not in other.tensors or np.shape(writer.tensors[key]) != np.shape(other.tensors[key])]
+        if differing or len(writer.layers) != len(other.layers):
+            listed = ", ".join(f"'{n}'" for n in differing[:5]) or "the layer list"
+            raise ConversionError(f"the model cannot take an open input size: {listed} depend(s) on the input size "
+                                  f"(converted at {height}x{width} and {2 * height}x{2 * width}); convert at a fixed --input-size")
+        writer.inputs[0]["shape"] = [None, None, int(channels)]
     if softmax:
         if len(writer.outputs) != 1:
             raise ConversionError("--softmax needs a single-output model")
@@ -1033,6 +1054,9 @@ def main(argv=None):
     parser.add_argument("--input-size", type=int, help="input height and width (default: the network's)")
     parser.add_argument("--channels", type=int, default=3, help="input channels for --model")
     parser.add_argument("--softmax", action="store_true", help="append a Softmax to the output")
+    parser.add_argument("--open-size", action="store_true",
+                        help="leave the input height and width open (any size at predict); checked by tracing at "
+                             "--input-size and twice it")
     parser.add_argument("--out", help="output directory (model.json + weights.bin)")
     args = parser.parse_args(argv)
     if not args.self_test and not (args.torchvision or args.model):
@@ -1043,8 +1067,8 @@ def main(argv=None):
         """Loads the module the arguments name, converts it and reports its input."""
         module, shape = load_module(parser, args)
         name = args.name or args.torchvision
-        writer = convert(module, shape, args.out, name=name, softmax=args.softmax)
-        print(f"input {list(shape)}, pytorch layout")
+        writer = convert(module, shape, args.out, name=name, softmax=args.softmax, open_size=args.open_size)
+        print(f"input {writer.inputs[0]['shape']}, pytorch layout")
         return writer
 
     status = cli.run("pytorch", parser, args, run)

@@ -42,7 +42,10 @@ def functional(*stack, shape=(8, 8, 3)):
     ("channels_first", lambda: functional(layers.Conv2D(4, 3, data_format="channels_first", name="cf")),
      ("'cf'", "channels_first")),
     ("reshape", lambda: functional(layers.Reshape((64, 3), name="rs")), ("'rs'", "Reshape")),
-    ("unknown input size", lambda: functional(layers.Conv2D(4, 3), shape=(None, None, 3)), ("--input-shape",)),
+    ("flatten of an open size", lambda: functional(layers.Conv2D(4, 3), layers.Flatten(name="fl"), shape=(None, None, 3)),
+     ("'fl'", "Flatten", "open", "--input-shape")),
+    ("zero padding on an open size", lambda: functional(layers.ZeroPadding2D(1, name="zp"), layers.Conv2D(4, 3, name="c"),
+                                                       shape=(None, None, 3)), ("'c'", "open", "--input-shape")),
 ])
 def test_errors_name_the_layer(label, build, fragments):
     """Each unsupported construct is one ConversionError naming the layer, its class and why."""
@@ -65,6 +68,25 @@ def test_files_convert_with_padding_folded(tmp_path, extension):
     assert "ZeroPadding2D" not in types and types[0] == "Convolution" and types[-1] == "Softmax"
     assert isinstance(writer.layers[0]["padding"], list) and writer.layout == "tensorflow"
     assert os.path.exists(tmp_path / "out" / "weights.bin")
+
+
+def test_open_input_size_stays_open(tmp_path):
+    """Input(shape=(None, None, 3)): the model file's input is [null, null, 3]; the layers are
+    written as for a fixed size, bilinear UpSampling2D as a Resize by its factors. With
+    --input-shape the sizes are fixed instead."""
+    inputs = keras.Input((None, None, 3))
+    x = layers.Conv2D(4, 3, strides=2, padding="same", activation="relu", name="c1")(inputs)
+    x = layers.MaxPooling2D(2, name="mp")(x)
+    x = layers.UpSampling2D(2, interpolation="bilinear", name="up")(x)
+    y = layers.Conv2D(2, 1, name="head")(x)
+    model = keras.Model(inputs, y)
+    writer = KerasConverter(model).convert()
+    assert writer.inputs[0]["shape"] == [None, None, 3]
+    up = next(layer for layer in writer.layers if layer["type"] == "Resize")
+    assert up["scale"] == [2.0, 2.0] and up["coordinates"] == "halfPixel"
+    fixed = KerasConverter(model, input_shape=(16, 12)).convert()
+    assert fixed.inputs[0]["shape"] == [16, 12, 3]
+    assert next(layer for layer in fixed.layers if layer["type"] == "Resize")["size"] == [8, 6]
 
 
 def test_new_activations_and_merge_layers_match_keras():

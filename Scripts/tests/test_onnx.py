@@ -58,10 +58,19 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
      ("'sq'", "Mul", "[1, 3, 8, 8] and [1, 2, 8, 8]", "broadcast")),
     ("a constant with a batch axis", lambda: model([helper.make_node("Add", ["x", "k"], ["y"], name="ad")],
                                                    [("k", np.ones((2, 3, 1, 1)))]), ("'ad'", "Add", "batch axis")),
-    ("unknown input size", lambda: model([helper.make_node("Relu", ["x"], ["y"])], input_shape=("N", 3, "H", "W")),
-     ("--input-shape",)),
     ("bad reshape", lambda: model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", [3, 64, 1])]),
      ("'rs'", "Reshape", "batch axis")),
+    ("unknown input channels", lambda: model([helper.make_node("Relu", ["x"], ["y"])], input_shape=("N", "C", "H", "W")),
+     ("open channels", "--input-shape")),
+    ("dense after flatten of an open size", lambda: model(
+        [helper.make_node("Flatten", ["x"], ["f"]), helper.make_node("MatMul", ["f", "w"], ["y"], name="fc")],
+        [("w", RNG.standard_normal((192, 2)))], input_shape=("N", 3, "H", "W")), ("'fc'", "open input", "--input-shape")),
+    ("shape of an open size", lambda: model([helper.make_node("Shape", ["x"], ["s"], name="sh"),
+                                             helper.make_node("Reshape", ["x", "s"], ["y"])], input_shape=(1, 3, "H", "W")),
+     ("'sh'", "Shape", "--input-shape")),
+    ("same_lower on an open size", lambda: model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
+                                                                   auto_pad="SAME_LOWER", name="mp")],
+                                                 input_shape=(1, 3, "H", "W")), ("'mp'", "SAME_LOWER", "--input-shape")),
     ("custom domain", lambda: model([helper.make_node("Foo", ["x"], ["y"], domain="com.example", name="foo")]),
      ("'foo'", "com.example")),
 ])
@@ -103,6 +112,33 @@ def test_unreadable_file_is_a_conversion_error(tmp_path):
     path = tmp_path / "broken.onnx"
     path.write_bytes(b"\x08\x07garbage")
     conversion_error(lambda: convert_file(str(path), str(tmp_path / "out")), "broken.onnx")
+
+
+def open_model():
+    """A fully convolutional graph on an input whose height/width are symbolic (H) or missing (W)."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2], name="conv"),
+             helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[2, 2], strides=[2, 2], name="pool"),
+             helper.make_node("Resize", ["p", "", "s"], ["r"], mode="linear", name="up"),
+             helper.make_node("Conv", ["r", "w2"], ["y"], auto_pad="SAME_UPPER", kernel_shape=[3, 3], name="head")]
+    onnx_model = model(nodes, [("w", RNG.standard_normal((4, 3, 3, 3))), ("s", [1, 1, 2, 2]),
+                               ("w2", RNG.standard_normal((2, 4, 3, 3)))], input_shape=("N", 3, "H", "W"))
+    onnx_model.graph.input[0].type.tensor_type.shape.dim[3].Clear()  # W: neither dim_value nor dim_param
+    return onnx_model
+
+
+def test_open_height_and_width_stay_open():
+    """dim_param or a missing dim_value on H/W: the model file's input is [null, null, C], and the
+    layers are written as for a fixed size (Anvil infers the sizes per prediction)."""
+    writer = OnnxConverter(open_model()).convert()
+    assert writer.inputs == [{"name": "x", "shape": [None, None, 3]}]
+    assert [layer["type"] for layer in writer.layers] == ["Convolution", "MaxPooling", "Resize", "Convolution"]
+    assert writer.layers[2]["scale"] == [2.0, 2.0] and writer.layers[3]["padding"] == "same"
+
+
+def test_input_shape_still_fixes_open_dimensions():
+    """--input-shape C,H,W gives the open sizes when passed."""
+    writer = OnnxConverter(open_model(), input_shape=(3, 16, 12)).convert()
+    assert writer.inputs == [{"name": "x", "shape": [16, 12, 3]}]
 
 
 def layers_of(nodes, initializers=(), **kwargs):

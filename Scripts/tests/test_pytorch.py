@@ -133,6 +133,40 @@ def test_committed_zoo_model_json_is_rebuilt_byte_for_byte(tmp_path, name):
         os.path.join(committed_fixture("zoo", name), "weights.bin"))
 
 
+class AnySize(nn.Module):
+    """Convolutions, pooling and a skip connection, then global pooling and a classifier: any size."""
+
+    def __init__(self):
+        """The layers, with default (random) initialisation."""
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        """(N, 3, H, W) -> (N, 4)."""
+        x = F.max_pool2d(torch.relu(self.conv(x)), 2)
+        x = torch.relu(self.conv2(x) + x)
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
+def test_open_size_leaves_height_and_width_open(tmp_path):
+    """--open-size: traced at two sizes, the same layers; the input is written as [null, null, 3]."""
+    writer = convert(AnySize(), (16, 12, 3), str(tmp_path), open_size=True)
+    assert writer.inputs[0]["shape"] == [None, None, 3]
+    with open(tmp_path / "model.json") as f:
+        assert json.load(f)["inputs"][0]["shape"] == [None, None, 3]
+    assert convert(AnySize(), (16, 12, 3), str(tmp_path)).inputs[0]["shape"] == [16, 12, 3]
+
+
+def test_open_size_refuses_a_size_dependent_model(tmp_path):
+    """A Linear after a flatten of the image depends on the size: an error naming the layer."""
+    message = conversion_error(lambda: convert(Small(), (16, 16, 3), str(tmp_path), open_size=True),
+                               "open input size", "fc")
+    assert "--input-size" in message
+
+
 class Decoder(nn.Module):
     """Every layer of #12's layers part: transposed convolution, upsampling, the paddings, the normalisations, LRN, LPPool."""
 

@@ -37,6 +37,39 @@ import Anvil
         #expect(written == expected.values)
     }
 
+    /// The converted model with open height and width (fixture `converters/onnx_open`): `--shape`
+    /// sets the size; without it `run` and `bench` say what is missing; `summary` shows `?`.
+    @Test func runSetsTheSizeOfAnOpenInput() throws {
+        let fixture = "Tests/AnvilTests/Fixtures/converters/onnx_open"
+        let directory = Fixtures.repository.appendingPathComponent(fixture)
+        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("anvil-open-\(UUID().uuidString).f32")
+        defer { try? FileManager.default.removeItem(at: outputFile) }
+        for (h, w) in [(20, 28), (44, 36)] {
+            let (status, output) = try Self.run(["run", "--model", "\(fixture)/model.json", "--input", "\(fixture)/input_\(h)x\(w).f32",
+                                                 "--output", outputFile.path, "--shape", "\(h)x\(w)x3"])
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("1 × (\(h), \(w), 4)"), "\(output)")
+            let written = try Fixtures.floats(outputFile)
+            let expected = try Fixtures.floats(directory.appendingPathComponent("expected_\(h)x\(w).f32"))
+            try #require(written.count == expected.count)
+            let range = expected.max()! - expected.min()!
+            #expect(zip(written, expected).allSatisfy { abs($0 - $1) <= 1e-3 * range }, "\(h)x\(w)")
+        }
+        let missing = try Self.run(["run", "--model", "\(fixture)/model.json", "--input", "\(fixture)/input_20x28.f32", "--output", "/dev/null"])
+        #expect(missing.status != 0 && missing.output.contains("open size") && missing.output.contains("--shape"), "\(missing.output)")
+        let wrong = try Self.run(["run", "--model", "\(fixture)/model.json", "--input", "\(fixture)/input_20x28.f32", "--output", "/dev/null",
+                                  "--shape", "20x28x4"])
+        #expect(wrong.status != 0 && wrong.output.contains("(?, ?, 3)"), "\(wrong.output)")
+        let summary = try Self.run(["summary", "\(fixture)/model.json"])
+        #expect(summary.status == 0 && summary.output.contains("(?, ?, 3)") && summary.output.contains("(?, ?, 4)"), "\(summary.output)")
+        let sized = try Self.run(["summary", "\(fixture)/model.json", "--shape", "16x24x3"])
+        #expect(sized.status == 0 && sized.output.contains("(16, 24, 4)") && sized.output.contains("MACs per image"), "\(sized.output)")
+        let bench = try Self.run(["bench", "\(fixture)/model.json", "--iterations", "1", "--warmup", "0"])
+        #expect(bench.status != 0 && bench.output.contains("--shape"), "\(bench.output)")
+        let timed = try Self.run(["bench", "\(fixture)/model.json", "--iterations", "1", "--warmup", "0", "--shape", "16x16x3"])
+        #expect(timed.status == 0 && timed.output.contains("median_ms"), "\(timed.output)")
+    }
+
     @Test func runRejectsAPartialImage() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("anvil-partial-\(UUID().uuidString).f32")
         try [Float](repeating: 0, count: 100).withUnsafeBufferPointer { Data(buffer: $0) }.write(to: file)

@@ -23,7 +23,7 @@ import Anvil
     }
 
     @Test func examplesAreInTheReadme() throws {
-        for name in ["network", "compile", "vgg16"] {
+        for name in ["network", "compile", "vgg16", "open"] {
             let snippet = try Self.snippet(name)
             #expect(Self.readme.contains(snippet), "README.md lacks the '\(name)' example:\n\(snippet)")
         }
@@ -49,6 +49,29 @@ import Anvil
         // README vgg16 end
         #expect(vgg16.parameterCount == 138_357_544)
         #expect(vgg16.layers.first { $0.name == "pool5" }?.outputShape == Shape(height: 7, width: 7, channels: 512))
+    }
+
+    @Test func openInputExampleRuns() throws {
+        var printed: [String] = []
+        func print(_ value: Any) { printed.append("\(value)") }
+        // README open begin
+        let image = Input(channels: 3)  // height and width open
+        let scores = image
+            --> Convolution(kernel: (3, 3), channels: 16, stride: (2, 2), activation: .relu, name: "down")
+            --> Convolution(kernel: (3, 3), channels: 16, activation: .relu, name: "body")
+            --> Convolution(kernel: (1, 1), channels: 4, name: "classes")
+            --> Resize(scaleHeight: 2, scaleWidth: 2, name: "up")
+        let segmenter = try Model(input: image, output: scores)
+        print(segmenter.openOutputShapes[0])  // (?, ?, 4)
+        try segmenter.compile(from: RandomParameterSource(seed: 1))  // parameters read once, for every size
+        for (height, width) in [(64, 48), (120, 160)] {
+            let photo = Tensor(zeros: Shape(height: height, width: width, channels: 3))
+            let map = try segmenter.predict(photo)  // this size's plan and kernels are built at its first call
+            print(map.shape)  // (64, 48, 4), then (120, 160, 4)
+        }
+        // README open end
+        #expect(printed == ["(?, ?, 4)", "(64, 48, 4)", "(120, 160, 4)"])
+        #expect(segmenter.cachedInputShapes.count == 2)
     }
 
     @Test func examplesRun() throws {

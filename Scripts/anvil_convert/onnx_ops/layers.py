@@ -125,7 +125,9 @@ class LayersOps:
         scales = [float(v) for v in scales.reshape(-1)]
         if scales[0] != 1 or scales[1] != 1:
             self.fail(node, f"scales {scales} must keep N and C")
-        oh, ow = int(np.floor(h * np.float32(scales[2]))), int(np.floor(w * np.float32(scales[3])))
+        # An open height/width (None) stays open.
+        oh = None if h is None else int(np.floor(h * np.float32(scales[2])))
+        ow = None if w is None else int(np.floor(w * np.float32(scales[3])))
         name = self.add(node, "Resize", [tensor.name], scale=scales[2:], **options)
         self.set(node, type(tensor)(name, (oh, ow, c)))
 

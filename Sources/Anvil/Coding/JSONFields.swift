@@ -84,6 +84,21 @@ struct JSONFields {
         }
     }
 
+    /// An array of integers whose length is in `counts`; every element but the last may be
+    /// `null` (an open dimension: `[null, null, 3]`, `[null, 8]`).
+    func openIntArray(_ key: String, counts: ClosedRange<Int>) throws -> [Int?] {
+        let values = try array(key)
+        let what = "an array of \(counts.lowerBound) to \(counts.upperBound) integers (all but the last may be null)"
+        guard counts.contains(values.count) else { throw fail(key, what) }
+        return try values.enumerated().map { index, element in
+            switch element {
+            case .int(let number): return number
+            case .null where index < values.count - 1: return nil
+            default: throw fail(key, what)
+            }
+        }
+    }
+
     func pair(_ key: String) throws -> (Int, Int) {
         let values = try ints(key, count: 2)
         return (values[0], values[1])

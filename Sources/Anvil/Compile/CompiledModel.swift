@@ -18,6 +18,8 @@ final class CompiledModel: Sendable {
     let inputTensors: [Int]
     let outputTensors: [Int]
     let shapes: [Shape]
+    /// The shape of one image of each model output.
+    let outputShapes: [Shape]
     let slot: [Int]
     let slotOffsets: [Int]
     let floatsPerImage: Int
@@ -30,6 +32,7 @@ final class CompiledModel: Sendable {
         self.inputTensors = Array(0 ..< graph.inputCount)
         self.outputTensors = graph.outputs.map { plan.storage[$0] }
         self.shapes = graph.shapes
+        self.outputShapes = graph.outputs.map { graph.shapes[$0] }
         self.slot = plan.slot
         var offsets: [Int] = []
         var total = 0

@@ -13,13 +13,54 @@ struct Compiler {
             throw AnvilError(.invalidShape, "the activations of one image are too large to allocate")
         }
         let parameters = try loadParameters(source)
+        return CompiledModel(graph: graph, plan: plan, steps: try Self.buildSteps(
+            graph: graph, plan: plan, layout: layout, parameters: parameters, shared: nil, reusing: []))
+    }
+
+    /// Compiles a graph with open inputs: checks that no layer's parameters depend on the open
+    /// size (a `Dense` after a `Flatten` of an open tensor does) and loads every parameter once.
+    /// Kernels are built per input size on first use (``OpenCompiledModel``).
+    func compileOpen(_ source: any ParameterSource, cachedSizes: Int) throws -> OpenCompiledModel {
+        _ = Compute.threadCount
+        let size = Graph.probeSizes[1]
+        let other = try graph.resolved(inputShapes: graph.inputPatterns.map {
+            $0.filled(height: size.height, width: size.width)
+        })
+        for (node, otherNode) in zip(graph.nodes, other.nodes) {
+            let specs = node.layer.parameters(for: node.inputs.map { graph.shapes[$0] })
+            let otherSpecs = otherNode.layer.parameters(for: otherNode.inputs.map { other.shapes[$0] })
+            guard specs == otherSpecs else {
+                let inputs = node.inputs.map { graph.openShapes[$0].description }.joined(separator: ", ")
+                throw AnvilError(.invalidShape, "layer '\(node.name)' (\(node.layer.typeName)) cannot take an open input size: the size of its parameters depends on the size of its input \(inputs); fix the input's height and width, or pool globally before it")
+            }
+        }
+        let parameters = try loadParameters(source)
+        return OpenCompiledModel(graph: graph, layout: layout, parameters: parameters, cachedSizes: cachedSizes)
+    }
+
+    /// Builds the kernels of every step of `plan`. `shared` keeps what kernels of the sizes of an
+    /// open model share; a step whose shapes equal those of a step of a model in `reusing` (the
+    /// same graph at another size) reuses its kernel, as the kernel depends on nothing else.
+    static func buildSteps(graph: Graph, plan: ExecutionPlan, layout: WeightLayout,
+                           parameters: [ObjectIdentifier: [ParameterKind: ParameterData]],
+                           shared: SharedKernelData?, reusing: [CompiledModel]) throws -> [CompiledModel.Step] {
         var steps: [CompiledModel.Step] = []
-        for step in plan.steps {
+        for (position, step) in plan.steps.enumerated() {
             let node = graph.nodes[step.node]
             let loaded = parameters[ObjectIdentifier(node.layer)] ?? [:]
             var context = KernelContext(layerName: node.name, inputShapes: node.inputs.map { graph.shapes[$0] },
                                         outputShape: graph.shapes[node.output], layout: layout, parameters: loaded)
+            context.sharedData = shared
+            context.sharedKey = String(position)
             do {
+                var inputShapes = context.inputShapes
+                if let index = step.fusedAdd { inputShapes.append(graph.shapes[graph.nodes[index].output]) }
+                if let other = reusing.lazy.map({ $0.steps[position] })
+                    .first(where: { $0.inputShapes == inputShapes && $0.outputShape == context.outputShape }) {
+                    steps.append(CompiledModel.Step(kernel: other.kernel, inputs: step.inputs, output: step.output,
+                                                    inputShapes: inputShapes, outputShape: context.outputShape))
+                    continue
+                }
                 if let index = step.foldedNormalization {
                     let normalization = graph.nodes[index]
                     let bn = normalization.layer as! BatchNormalization
@@ -28,12 +69,10 @@ struct Compiler {
                                                   parameters: parameters[ObjectIdentifier(bn)] ?? [:])
                     context.foldedAffine = try bn.affine(bnContext)
                 }
-                var inputShapes = context.inputShapes
                 if let index = step.fusedAdd {
                     let add = graph.nodes[index]
                     context.fusedResidual = true
                     context.fusedActivation = (add.layer as! Add).activation
-                    inputShapes.append(graph.shapes[add.output])
                 }
                 if let index = step.fusedActivation {
                     context.fusedActivation = (graph.nodes[index].layer as! Activation).function
@@ -56,7 +95,7 @@ struct Compiler {
                     : AnvilError(error.code, "layer '\(node.name)' (\(node.layer.typeName)): \(error.message)")
             }
         }
-        return CompiledModel(graph: graph, plan: plan, steps: steps)
+        return steps
     }
 
     /// Requests every parameter of every distinct layer once; checks counts, values (when

@@ -233,12 +233,19 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
                                    finalActivation: ActivationFunction) throws -> any Kernel {
     let raw = try context.parameter(.weights)
     let bias = useBias ? try context.parameter(.biases) : nil
+    // Everything made from the weights goes through `sharedAcrossSizes`: an open model's kernels
+    // for every input size share one copy per algorithm (a fixed-size model just makes it).
+    // Read outside the shared closures, which do not run when the value is already made: reading
+    // it tells the compiler the layer folds the affine map.
+    let affine = context.foldedAffine
     if algorithm == .depthwise {
-        let reordered = WeightReorder.depthwise(raw.buffer, layout: context.layout, channels: outputChannels,
-                                                kernelHeight: geometry.kernelHeight, kernelWidth: geometry.kernelWidth)
-        let weights = KernelWeights(source: raw, reordered: reordered, bias: bias, outputs: outputChannels,
-                                    weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth,
-                                    rowStride: outputChannels, affine: context.foldedAffine)
+        let weights = context.sharedAcrossSizes("depthwise") {
+            let reordered = WeightReorder.depthwise(raw.buffer, layout: context.layout, channels: outputChannels,
+                                                    kernelHeight: geometry.kernelHeight, kernelWidth: geometry.kernelWidth)
+            return KernelWeights(source: raw, reordered: reordered, bias: bias, outputs: outputChannels,
+                                 weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth,
+                                 rowStride: outputChannels, affine: affine)
+        }
         raw.releaseMappedPages()  // always reordered into a copy
         return DepthwiseConvolutionKernel(geometry: geometry, inputChannels: inputChannels,
                                           multiplier: outputChannels / inputChannels, weights: weights,
@@ -247,22 +254,28 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
     if let variant = algorithm.winogradVariant {
         // The filter transform reads the weights in their own layout and applies a folded
         // BatchNormalization's scale itself: no reordered or scaled copy.
+        let (filters, foldedBias) = context.sharedAcrossSizes("winograd-\(variant.rawValue)") {
+            (WinogradConvolutionKernel.transformFilters(variant: variant, weights: raw, layout: context.layout, scale: affine?.scale,
+                                                        inputChannels: inputChannels, outputChannels: outputChannels),
+             KernelWeights.foldedBias(bias, affine: affine, outputs: outputChannels))
+        }
         let kernel = WinogradConvolutionKernel(
             variant: variant, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
-            weights: raw, layout: context.layout, scale: context.foldedAffine?.scale,
-            bias: KernelWeights.foldedBias(bias, affine: context.foldedAffine, outputs: outputChannels),
-            activation: finalActivation)
+            weights: raw, layout: context.layout, scale: affine?.scale, bias: foldedBias, activation: finalActivation,
+            transformed: filters)
         // Only the transformed filters are used from here on; mapped weights need not stay resident.
         raw.releaseMappedPages()
         return kernel
     }
     let groupInputs = inputChannels / groups
-    let reordered = WeightReorder.convolution(raw.buffer, layout: context.layout, outputs: outputChannels,
-                                              kernelHeight: geometry.kernelHeight, kernelWidth: geometry.kernelWidth,
-                                              inputs: groupInputs)
-    let weights = KernelWeights(source: raw, reordered: reordered, bias: bias, outputs: outputChannels,
-                                weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth * groupInputs,
-                                affine: context.foldedAffine)
+    let weights = context.sharedAcrossSizes("weights") {
+        let reordered = WeightReorder.convolution(raw.buffer, layout: context.layout, outputs: outputChannels,
+                                                  kernelHeight: geometry.kernelHeight, kernelWidth: geometry.kernelWidth,
+                                                  inputs: groupInputs)
+        return KernelWeights(source: raw, reordered: reordered, bias: bias, outputs: outputChannels,
+                             weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth * groupInputs,
+                             affine: affine)
+    }
     if weights.weights.buffer.baseAddress != raw.buffer.baseAddress { raw.releaseMappedPages() }  // a copy is used
     if algorithm == .fullyConnected {
         // One pixel in, one out (a classifier head on pooled features): a fully connected
@@ -273,16 +286,21 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
                            activation: finalActivation, channelsFirstInput: nil)
     }
     if algorithm == .winograd5x5 {
-        let kernel = Winograd5x5Kernel(geometry: geometry, inputChannels: inputChannels,
-                                       outputChannels: outputChannels, weights: weights, activation: finalActivation)
+        let filters = context.sharedAcrossSizes("winograd5x5") {
+            Winograd5x5Kernel.transformFilters(weights, inputChannels: inputChannels, outputChannels: outputChannels)
+        }
         raw.releaseMappedPages()  // only the transformed filters are used
-        return kernel
+        return Winograd5x5Kernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+                                 filters: filters, bias: weights.bias, activation: finalActivation)
     }
     if algorithm == .direct {
-        let kernel = DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels,
-                                             outputChannels: outputChannels, weights: weights, activation: finalActivation)
+        let packed = context.sharedAcrossSizes("direct") {
+            DirectConvolutionKernel.pack(weights.weights, outputs: outputChannels,
+                                         depth: geometry.kernelHeight * geometry.kernelWidth * inputChannels)
+        }
         raw.releaseMappedPages()  // only the packed copy is used
-        return kernel
+        return DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+                                       packed: packed, bias: weights.bias, activation: finalActivation)
     }
     return ConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
                              groups: groups, weights: weights, activation: finalActivation)

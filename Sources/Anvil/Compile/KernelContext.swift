@@ -33,6 +33,21 @@ public struct KernelContext {
     /// layer's (flattened) input is at position `inputOrder[i]` of the buffer the kernel reads.
     var inputOrder: [Int]? = nil
 
+    /// Where kernels built for the different input sizes of an open model keep what they can
+    /// share (reordered, packed or transformed weights); `nil` for a fixed-size model.
+    var sharedData: SharedKernelData? = nil
+    /// This step's key in ``sharedData`` (its position in the execution plan, the same at every size).
+    var sharedKey = ""
+
+    /// The value `make` builds, made once per layer application and `label` and shared by the
+    /// kernels built for every input size of an open model (weights reordered or transformed
+    /// once, not once per size); for a fixed-size model simply `make()`. `label` must name
+    /// everything the value depends on besides the layer's parameters (an algorithm, say).
+    func sharedAcrossSizes<T: Sendable>(_ label: String, _ make: () throws -> T) rethrows -> T {
+        guard let sharedData else { return try make() }
+        return try sharedData.value(for: sharedKey + "/" + label, make)
+    }
+
     /// The loaded tensor of `kind`; throws if the layer did not declare it.
     public func parameter(_ kind: ParameterKind) throws -> ParameterData {
         guard let data = parameters[kind] else {
@@ -46,4 +61,26 @@ public struct KernelContext {
 final class AffineUse {
     /// Set when the layer reads ``KernelContext/foldedAffine``.
     var taken = false
+}
+
+/// Values shared by the kernels of every input size of an open model (see
+/// ``KernelContext/sharedAcrossSizes(_:_:)``): one per layer application and label, kept for
+/// the compiled model's lifetime (a few per layer, whatever the number of sizes).
+final class SharedKernelData: Sendable {
+    private let values = TracedMutex<[String: any Sendable]>([:])
+
+    /// The value under `key`, made by `make` the first time (outside the lock; if two threads
+    /// race, the first stored value wins).
+    func value<T: Sendable>(for key: String, _ make: () throws -> T) rethrows -> T {
+        if let known = values.withLock({ $0[key] }) as? T { return known }
+        let made = try make()
+        return values.withLock { values in
+            if let known = values[key] as? T { return known }
+            values[key] = made
+            return made
+        }
+    }
+
+    /// How many values are kept (tests check that sizes share them).
+    var count: Int { values.withLock { $0.count } }
 }

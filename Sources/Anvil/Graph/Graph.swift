@@ -12,7 +12,22 @@ struct Graph {
     let inputNames: [String]
     let nodes: [Node]
     let outputs: [Int]
+    /// The shape of every tensor. In a graph with open inputs (``isOpen``) these are the shapes
+    /// at the first probe size (``probeSizes``), only good for what does not depend on the size;
+    /// ``resolved(inputShapes:)`` gives the graph at a concrete size.
     let shapes: [Shape]
+    /// Every tensor's shape with the dimensions that depend on an open input size as `nil`.
+    let openShapes: [OpenShape]
+    /// The inputs as declared (open dimensions `nil`).
+    let inputPatterns: [OpenShape]
+
+    /// True when an input has an open dimension (stored: read on allocation-free paths).
+    let isOpen: Bool
+
+    /// The two sizes open dimensions take to find which shapes depend on them: a dimension that
+    /// differs between the two inferences is open. Large, unequal and rich in powers of two, so
+    /// every stride divides them and no window is too large.
+    static let probeSizes: [(height: Int, width: Int)] = [(512, 768), (1024, 1280)]
 
     var inputCount: Int { inputNames.count }
 
@@ -71,16 +86,97 @@ struct Graph {
 
         inputNames = try Self.inputNames(inputs)
         let names = try Self.layerNames(order, reserved: Set(inputNames))
-        var shapes = inputs.map(\.shape)
-        for (i, shape) in shapes.enumerated() where !shape.isValid {
-            throw AnvilError(.invalidShape, "input '\(inputNames[i])' has invalid shape \(shape)")
-        }
         var nodes: [Node] = []
         for (position, tensor) in order.enumerated() {
             guard case .layer(let layer, let sources) = tensor.origin else { continue }
-            let name = names[position]
-            let inputIndices = sources.map { index[ObjectIdentifier($0)]! }
-            let inputShapes = inputIndices.map { shapes[$0] }
+            nodes.append(Node(layer: layer, name: names[position], inputs: sources.map { index[ObjectIdentifier($0)]! },
+                              output: inputs.count + nodes.count))
+        }
+        self.nodes = nodes
+        self.outputs = outputs.map { index[ObjectIdentifier($0)]! }
+        let patterns = inputs.map(\.openShape)
+        let declaredNames = inputNames
+        inputPatterns = patterns
+        isOpen = patterns.contains { $0.isOpen }
+        for (i, input) in inputs.enumerated() {
+            let pattern = input.openShape
+            guard (pattern.height ?? 1) > 0, (pattern.width ?? 1) > 0, (pattern.channels ?? 0) > 0 else {
+                throw AnvilError(.invalidShape, "input '\(inputNames[i])' has invalid shape \(pattern)")
+            }
+        }
+        guard patterns.contains(where: \.isOpen) else {
+            shapes = try Self.inferShapes(nodes: nodes, inputNames: declaredNames, inputShapes: inputs.map(\.shape))
+            openShapes = shapes.map(OpenShape.init)
+            return
+        }
+        // Open inputs: infer at two probe sizes; what differs between them is open.
+        let probes = try Self.probeSizes.map { size in
+            let probeShapes = patterns.map {
+                $0.filled(height: size.height, width: size.width)
+            }
+            do {
+                return try Self.inferShapes(nodes: nodes, inputNames: declaredNames, inputShapes: probeShapes)
+            } catch let error as AnvilError {
+                throw AnvilError(error.code, "with the open input size set to \(size.height)×\(size.width) to infer shapes: \(error.message)")
+            }
+        }
+        shapes = probes[0]
+        openShapes = zip(probes[0], probes[1]).map(Self.openDimensions)
+    }
+
+    /// `a` with the dimensions that differ in `b` open.
+    private static func openDimensions(_ a: Shape, _ b: Shape) -> OpenShape {
+        let height: Int? = a.height == b.height ? a.height : nil
+        let width: Int? = a.width == b.width ? a.width : nil
+        let channels: Int? = a.channels == b.channels ? a.channels : nil
+        return OpenShape(height: height, width: width, channels: channels, rank: a.rank)
+    }
+
+    private init(inputNames: [String], nodes: [Node], outputs: [Int], shapes: [Shape], inputPatterns: [OpenShape]) {
+        self.inputNames = inputNames
+        self.nodes = nodes
+        self.outputs = outputs
+        self.shapes = shapes
+        self.openShapes = shapes.map(OpenShape.init)
+        self.inputPatterns = inputPatterns
+        self.isOpen = inputPatterns.contains { $0.isOpen }
+    }
+
+    /// The graph at concrete input sizes: every shape inferred for `inputShapes`. Throws when an
+    /// input does not match its declared shape, or when a layer cannot take the size (naming
+    /// the size and the layer).
+    func resolved(inputShapes: [Shape]) throws -> Graph {
+        guard inputShapes.count == inputCount else {
+            throw AnvilError(.invalidInput, "the model has \(inputCount) input(s), \(inputShapes.count) given")
+        }
+        for (i, shape) in inputShapes.enumerated() {
+            guard shape.isValid else {
+                throw AnvilError(.invalidInput, "input '\(inputNames[i])': invalid image shape \(shape); every dimension must be positive")
+            }
+            guard inputPatterns[i].accepts(shape) else {
+                throw AnvilError(.invalidInput, "input '\(inputNames[i])' expects images of shape \(inputPatterns[i]), got \(shape)")
+            }
+        }
+        let shapes: [Shape]
+        do {
+            shapes = try Self.inferShapes(nodes: nodes, inputNames: inputNames, inputShapes: inputShapes)
+        } catch let error as AnvilError {
+            let sizes = inputShapes.map { "\($0.height)×\($0.width)" }.joined(separator: ", ")
+            throw AnvilError(error.code, "input size \(sizes) does not fit the model: \(error.message)")
+        }
+        return Graph(inputNames: inputNames, nodes: nodes, outputs: outputs, shapes: shapes,
+                     inputPatterns: inputShapes.map(OpenShape.init))
+    }
+
+    /// Every tensor's shape, inputs first, for inputs of `inputShapes`.
+    private static func inferShapes(nodes: [Node], inputNames: [String], inputShapes: [Shape]) throws -> [Shape] {
+        var shapes = inputShapes
+        for (i, shape) in shapes.enumerated() where !shape.isValid {
+            throw AnvilError(.invalidShape, "input '\(inputNames[i])' has invalid shape \(shape)")
+        }
+        for node in nodes {
+            let layer = node.layer, name = node.name
+            let inputShapes = node.inputs.map { shapes[$0] }
             let shape: Shape
             do {
                 guard layer.inputCountRange.contains(inputShapes.count) else {
@@ -96,11 +192,8 @@ struct Graph {
                 throw AnvilError(.invalidShape, "layer '\(name)' (\(layer.typeName)) on input \(inputShapes.map(\.description).joined(separator: ", ")) gives invalid shape \(shape)")
             }
             shapes.append(shape)
-            nodes.append(Node(layer: layer, name: name, inputs: inputIndices, output: inputs.count + nodes.count))
         }
-        self.nodes = nodes
-        self.shapes = shapes
-        self.outputs = outputs.map { index[ObjectIdentifier($0)]! }
+        return shapes
     }
 
     private static func inputNames(_ inputs: [Input]) throws -> [String] {

@@ -14,8 +14,14 @@ public struct LayerInfo {
     public let parameters: [ParameterSpec]
     /// True when this application reuses the parameters of an earlier one.
     public let sharesParameters: Bool
-    /// Multiply-accumulates per image.
+    /// Multiply-accumulates per image (0 when they depend on an open input size).
     public let macs: Int
+    /// The output shape with the dimensions that depend on an open input size as `nil`.
+    public let openOutputShape: OpenShape
+    /// True when the multiply-accumulates depend on an open input size.
+    public let macsDependOnInputSize: Bool
+    /// True when the parameter count depends on an open input size (the model cannot compile).
+    public let parametersDependOnInputSize: Bool
 
     /// Total parameter values.
     public var parameterCount: Int { saturatingSum(parameters.map(\.count)) }

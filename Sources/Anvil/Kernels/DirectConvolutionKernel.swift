@@ -31,6 +31,17 @@ struct DirectConvolutionKernel: Kernel {
                                 depth: geometry.kernelHeight * geometry.kernelWidth * inputChannels)
     }
 
+    /// Uses weights already packed by ``pack(_:outputs:depth:)`` (shared by the sizes of an open model).
+    init(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int, packed: ParameterData, bias: ParameterData?,
+         activation: ActivationFunction) {
+        self.geometry = geometry
+        self.inputChannels = inputChannels
+        self.outputChannels = outputChannels
+        self.activation = activation
+        self.bias = bias
+        self.packed = packed
+    }
+
     /// `weights` rows `[outputs][depth]` packed by `anvil_conv_pack_weights` into aligned memory.
     static func pack(_ weights: ParameterData, outputs: Int, depth: Int) -> ParameterData {
         let box = FloatBox(count: anvil_conv_packed_count(Int32(outputs), Int32(depth)))

@@ -23,17 +23,31 @@ struct Winograd5x5Kernel: Kernel {
     /// Transforms `weights` (rows `[o][5][5][c]`).
     init(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int, weights: KernelWeights,
          activation: ActivationFunction) {
+        self.init(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+                  filters: Self.transformFilters(weights, inputChannels: inputChannels, outputChannels: outputChannels),
+                  bias: weights.bias, activation: activation)
+    }
+
+    /// Uses filters already transformed by ``transformFilters(_:inputChannels:outputChannels:)``
+    /// (shared by the sizes of an open model).
+    init(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int, filters: ParameterData, bias: ParameterData?,
+         activation: ActivationFunction) {
         precondition(Self.supports(geometry: geometry), "F(2×2, 5×5) needs a 5×5, stride 1, dilation 1 convolution")
         self.geometry = geometry
         self.inputChannels = inputChannels
         self.outputChannels = outputChannels
-        self.bias = weights.bias
+        self.bias = bias
         self.activation = activation
+        self.filters = filters
+    }
+
+    /// `U = G g Gᵀ` of every filter of `weights` (rows `[o][5][5][c]`).
+    static func transformFilters(_ weights: KernelWeights, inputChannels: Int, outputChannels: Int) -> ParameterData {
         let box = FloatBox(count: anvil_winograd5_filter_count(Int32(outputChannels), Int32(inputChannels)))
         weights.weights.withUnsafeBufferPointer {
             anvil_winograd5_transform_filters($0.baseAddress!, Int32(outputChannels), Int32(inputChannels), box.pointer)
         }
-        filters = ParameterData(buffer: box.buffer, owner: box)
+        return ParameterData(buffer: box.buffer, owner: box)
     }
 
     /// Whether the kernel can compute this convolution at all.

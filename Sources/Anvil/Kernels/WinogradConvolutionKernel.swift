@@ -77,22 +77,19 @@ struct WinogradConvolutionKernel: Kernel {
     /// shift the caller has put into `bias`). The kernel keeps no reference to `weights`.
     init(variant: WinogradVariant, geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
          weights: ParameterData, layout: WeightLayout, scale: [Float]?, bias: ParameterData?,
-         activation: ActivationFunction, blockTiles: Int? = nil, instructionSet: InstructionSet = .current) {
+         activation: ActivationFunction, blockTiles: Int? = nil, instructionSet: InstructionSet = .current,
+         transformed: WinogradFilters? = nil) {
         precondition(Self.supports(geometry: geometry, groups: 1), "Winograd needs a 3×3, stride 1, dilation 1 convolution")
         precondition(weights.count == 9 * inputChannels * outputChannels && (scale?.count ?? outputChannels) == outputChannels)
         self.variant = variant
         self.geometry = geometry
         self.inputChannels = inputChannels
         self.outputChannels = outputChannels
-        let strides = FilterStrides(layout: layout, inputs: inputChannels, outputs: outputChannels)
-        self.filters = weights.withUnsafeBufferPointer { source in
-            func transform(_ factors: UnsafePointer<Float>?) -> WinogradFilters {
-                variant.transformFilters(source.baseAddress!, strides: strides, scale: factors,
-                                         outputs: outputChannels, inputs: inputChannels, instructionSet: instructionSet)
-            }
-            guard let scale else { return transform(nil) }
-            return scale.withUnsafeBufferPointer { transform($0.baseAddress) }
-        }
+        // `transformed`: the same filters made for another input size of an open model (see
+        // ``KernelContext/sharedAcrossSizes(_:_:)``).
+        self.filters = transformed ?? Self.transformFilters(variant: variant, weights: weights, layout: layout, scale: scale,
+                                                            inputChannels: inputChannels, outputChannels: outputChannels,
+                                                            instructionSet: instructionSet)
         self.bias = bias
         self.activation = activation
         self.fixedBlockTiles = blockTiles.map { max(1, $0) }
@@ -110,6 +107,21 @@ struct WinogradConvolutionKernel: Kernel {
             pad_left: Int32(geometry.padLeft), v_tile_stride: variant.positions * inputChannels,
             v_position_stride: inputChannels, m_tile_stride: variant.positions * padded, m_position_stride: padded,
             clamp_min: epilogue.lower, clamp_max: epilogue.upper, negative_slope: epilogue.slope)
+    }
+
+    /// The transformed filters of `weights` in `layout`, each output channel's times `scale[o]` when given.
+    static func transformFilters(variant: WinogradVariant, weights: ParameterData, layout: WeightLayout, scale: [Float]?,
+                                 inputChannels: Int, outputChannels: Int,
+                                 instructionSet: InstructionSet = .current) -> WinogradFilters {
+        let strides = FilterStrides(layout: layout, inputs: inputChannels, outputs: outputChannels)
+        return weights.withUnsafeBufferPointer { source in
+            func transform(_ factors: UnsafePointer<Float>?) -> WinogradFilters {
+                variant.transformFilters(source.baseAddress!, strides: strides, scale: factors,
+                                         outputs: outputChannels, inputs: inputChannels, instructionSet: instructionSet)
+            }
+            guard let scale else { return transform(nil) }
+            return scale.withUnsafeBufferPointer { transform($0.baseAddress) }
+        }
     }
 
     /// Whether the kernel can compute this convolution at all.

@@ -28,8 +28,9 @@ extension Model {
         }
         var root: [(String, JSONValue)] = [("format", .string("anvil.model")), ("version", .int(1))]
         if let name { root.append(("name", .string(name))) }
-        root.append(("inputs", .array(zip(graph.inputNames, inputShapes).map { name, shape in
-            .object([("name", .string(name)), ("shape", .array(shape.dimensions.map { .int($0) }))])
+        // Open dimensions are written as null.
+        root.append(("inputs", .array(zip(graph.inputNames, openInputShapes).map { name, shape in
+            .object([("name", .string(name)), ("shape", .array(shape.dimensions.map { $0.map(JSONValue.int) ?? .null }))])
         })))
         root.append(("layers", .array(layers)))
         root.append(("outputs", .array(graph.outputs.map { .string(tensorNames[$0]) })))

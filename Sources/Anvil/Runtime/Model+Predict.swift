@@ -10,8 +10,11 @@ extension Model {
     }
 
     /// Runs a batch: one tensor per input (all with the same batch size), one per output.
+    ///
+    /// With open inputs the tensors' shapes set the size (the first call at a size builds its
+    /// plan and kernels, see ``Model``); the outputs have the shapes of that size.
     public func predict(_ inputs: [Tensor]) throws -> [Tensor] {
-        let model = try compiledModel()
+        _ = try compilation()
         guard inputs.count == graph.inputCount else {
             throw AnvilError(.invalidInput, "the model has \(graph.inputCount) input(s), \(inputs.count) given")
         }
@@ -19,7 +22,8 @@ extension Model {
         for (i, tensor) in inputs.enumerated() {
             try checkInput(i, shape: tensor.shape, batch: tensor.batch, count: tensor.values.count, expectedBatch: batch)
         }
-        var results = outputShapes.map { Tensor(zeros: $0, batch: batch) }
+        let model = graph.inputCount == 1 ? try compiledModel(for: inputs[0].shape) : try compiledModel(for: inputs.map(\.shape))
+        var results = model.outputShapes.map { Tensor(zeros: $0, batch: batch) }
         try model.run(batch: batch, fill: { buffers in
             for (buffer, tensor) in zip(buffers, inputs) {
                 tensor.values.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: $0.count) }
@@ -34,48 +38,82 @@ extension Model {
 
     /// Runs a batch of `batch` images of a single-input, single-output model from and into
     /// memory you own; performs no heap allocation after the first call with this batch size.
+    /// A model with an open input size needs ``predict(_:shape:batch:into:)``.
     public func predict(_ input: UnsafeBufferPointer<Float>, batch: Int, into output: UnsafeMutableBufferPointer<Float>) throws {
-        let model = try compiledModel()
+        guard !graph.isOpen else {
+            throw AnvilError(.invalidInput, "input '\(graph.inputNames[0])' has an open size \(openInputShapes[0]); use predict(_:shape:batch:into:) to give it")
+        }
+        try predict(input, shape: inputShapes[0], batch: batch, into: output)
+    }
+
+    /// Runs a batch of `batch` images of `shape` (one image's height × width × channels) of a
+    /// single-input, single-output model from and into memory you own: `output` holds `batch`
+    /// images of ``outputShapes(forInputShapes:)``. For a model with an open input size this
+    /// sets the size; performs no heap allocation after the first call with this size and batch.
+    public func predict(_ input: UnsafeBufferPointer<Float>, shape: Shape, batch: Int,
+                        into output: UnsafeMutableBufferPointer<Float>) throws {
+        _ = try compilation()
         guard graph.inputCount == 1, graph.outputs.count == 1 else {
             throw AnvilError(.invalidInput, "the model has \(graph.inputCount) inputs and \(graph.outputs.count) outputs")
         }
-        try checkInput(0, shape: inputShapes[0], batch: batch, count: input.count, expectedBatch: batch)
-        let (needed, overflow) = batch.multipliedReportingOverflow(by: outputShapes[0].count)
+        try checkInput(0, shape: shape, batch: batch, count: input.count, expectedBatch: batch)
+        let model = try compiledModel(for: shape)
+        let outputShape = model.outputShapes[0]
+        let (needed, overflow) = batch.multipliedReportingOverflow(by: outputShape.count)
         guard !overflow, output.count == needed, let outputBase = output.baseAddress, let inputBase = input.baseAddress else {
-            throw AnvilError(.invalidInput, "output buffer has \(output.count) floats; batch \(batch) × \(outputShapes[0]) needs \(needed)")
+            throw AnvilError(.invalidInput, "output buffer has \(output.count) floats; batch \(batch) × \(outputShape) needs \(needed)")
         }
         try model.run(batch: batch, fill: { $0[0].update(from: inputBase, count: input.count) },
                   drain: { outputBase.update(from: $0[0], count: needed) })
     }
 
     /// Times each compiled step over `iterations` runs at batch size `batch` (on zero-filled
-    /// inputs) and returns the medians, in execution order.
-    public func profile(batch: Int = 1, iterations: Int = 10) throws -> [LayerTiming] {
-        let model = try compiledModel()
+    /// inputs) and returns the medians, in execution order. A model with open inputs needs
+    /// `inputShapes`, the size to time.
+    public func profile(batch: Int = 1, iterations: Int = 10, inputShapes shapes: [Shape]? = nil) throws -> [LayerTiming] {
+        let model: CompiledModel
+        if let shapes {
+            for (i, shape) in shapes.enumerated() where i < graph.inputCount {
+                try checkInput(i, shape: shape, batch: max(batch, 1), count: shape.count * max(batch, 1), expectedBatch: max(batch, 1))
+            }
+            model = try compiledModel(for: shapes)
+        } else {
+            guard !graph.isOpen else {
+                throw AnvilError(.invalidInput, "the model has an open input size \(openInputShapes.map(\.description).joined(separator: ", ")); give the input shapes to profile")
+            }
+            model = try compiledModel()
+        }
         guard batch >= 1 else { throw AnvilError(.invalidInput, "batch must be at least 1, got \(batch)") }
         return zip(model.stepNodes, try model.profile(batch: batch, iterations: iterations)).map { node, seconds in
             LayerTiming(name: graph.nodes[node].name, typeName: graph.nodes[node].layer.typeName, seconds: seconds)
         }
     }
 
-    /// Frees the per-batch-size buffers kept between calls.
+    /// Frees the per-batch-size buffers kept between calls (of every cached size, with open inputs).
     public func releaseWorkspaces() {
-        (try? compiledModel())?.releaseWorkspaces()
+        switch try? compilation() {
+        case .fixed(let model): model.releaseWorkspaces()
+        case .open(let open): for model in open.cache.models { model.releaseWorkspaces() }
+        case nil: break
+        }
     }
 
     private func checkInput(_ index: Int, shape: Shape, batch: Int, count: Int, expectedBatch: Int) throws {
         let name = graph.inputNames[index]
-        let expected = graph.shapes[index]
+        let expected = graph.inputPatterns[index]
         guard batch >= 1 else { throw AnvilError(.invalidInput, "input '\(name)': batch must be at least 1, got \(batch)") }
         guard batch == expectedBatch else {
             throw AnvilError(.invalidInput, "input '\(name)' has batch \(batch), the first input has \(expectedBatch)")
         }
-        guard shape == expected else {
+        guard expected.accepts(shape) else {
             throw AnvilError(.invalidInput, "input '\(name)' expects images of shape \(expected), got \(shape)")
         }
-        let (needed, overflow) = batch.multipliedReportingOverflow(by: expected.count)
+        guard shape.isValid else {
+            throw AnvilError(.invalidInput, "input '\(name)': invalid image shape \(shape); every dimension must be positive")
+        }
+        let (needed, overflow) = batch.multipliedReportingOverflow(by: shape.count)
         guard !overflow, count == needed else {
-            throw AnvilError(.invalidInput, "input '\(name)': batch \(batch) × \(expected) needs \(overflow ? "too many" : String(needed)) values, got \(count)")
+            throw AnvilError(.invalidInput, "input '\(name)': batch \(batch) × \(shape) needs \(overflow ? "too many" : String(needed)) values, got \(count)")
         }
     }
 }

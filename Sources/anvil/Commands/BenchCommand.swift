@@ -36,6 +36,9 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Use random weights even when the model file has parameters.")
     var randomWeights = false
 
+    @Option(help: "The input shape HxWxC: required for a model whose input height/width are open, checked otherwise.")
+    var shape: String?
+
     @Option(help: "Instruction set of Anvil's C kernels: scalar, avx2 or avx512 (default: ANVIL_ISA, else the best the CPU runs).")
     var isa: String?
 
@@ -69,12 +72,13 @@ struct BenchCommand: ParsableCommand {
             var built: Model!
             let compileTime = try clock.measure { built = try loadForBenchmark() }
             let model = built!
-            let shape = model.inputShapes[0]
+            let shape = try inputShape(of: model)
+            let outputShape = try model.outputShapes(forInputShapes: [shape])[0]
             let input = (0 ..< batch * shape.count).map { Float(($0 * 7919) % 255) / 255 }
-            var output = [Float](repeating: 0, count: batch * model.outputShapes[0].count)
+            var output = [Float](repeating: 0, count: batch * outputShape.count)
             func once() throws {
                 try input.withUnsafeBufferPointer { source in
-                    try output.withUnsafeMutableBufferPointer { try model.predict(source, batch: batch, into: $0) }
+                    try output.withUnsafeMutableBufferPointer { try model.predict(source, shape: shape, batch: batch, into: $0) }
                 }
             }
             let warmupStart = clock.now, warmupEnd = warmupStart + .microseconds(Int64(warmupMilliseconds * 1000))
@@ -88,12 +92,13 @@ struct BenchCommand: ParsableCommand {
             for _ in 0 ..< iterations { times.append(milliseconds(try clock.measure { try once() })) }
             times.sort()
             let median = times[times.count / 2]
-            let flops = 2 * Double(model.macs) * Double(batch)
+            let macs = saturatingMACs(try model.layers(forInputShapes: [shape]))
+            let flops = 2 * Double(macs) * Double(batch)
             print("model: \(model.outputNames.joined(separator: ", ")) from \(self.model); batch \(batch); threads \(Compute.threadCount)")
             print(String(format: "load+compile_ms: %.1f", milliseconds(compileTime)))
             print(String(format: "warmup: %d runs in %.1f ms", warmed, milliseconds(warmupTime)))
             if layers {
-                for timing in try model.profile(batch: batch, iterations: iterations) {
+                for timing in try model.profile(batch: batch, iterations: iterations, inputShapes: [shape]) {
                     let name = timing.name.padding(toLength: max(28, timing.name.count), withPad: " ", startingAt: 0)
                     let type = timing.typeName.padding(toLength: max(22, timing.typeName.count), withPad: " ", startingAt: 0)
                     print("  \(name) \(type) " + String(format: "%9.3f ms", timing.seconds * 1000))
@@ -107,6 +112,29 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
+    /// The one input's shape: `--shape`, which an open input size needs.
+    private func inputShape(of model: Model) throws -> Shape {
+        guard model.inputShapes.count == 1 else {
+            throw ValidationError("bench times single-input models; this one has \(model.inputShapes.count) inputs")
+        }
+        let pattern = model.openInputShapes[0]
+        guard let shape else {
+            guard let fixed = pattern.fixed else {
+                throw ValidationError("the model's input '\(model.inputNames[0])' has an open size \(pattern); give it with --shape HxWxC")
+            }
+            return fixed
+        }
+        let dims = shape.split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
+        guard dims.count == 3, let height = dims[0], let width = dims[1], let channels = dims[2], height > 0, width > 0, channels > 0 else {
+            throw ValidationError("--shape \(shape) is not HxWxC (three positive integers, e.g. 224x224x3)")
+        }
+        let given = Shape(height: height, width: width, channels: channels)
+        guard pattern.accepts(given) else {
+            throw ValidationError("--shape \(shape) does not match the model's input \(pattern)")
+        }
+        return given
+    }
+
     private func loadForBenchmark() throws -> Model {
         if let model = try ModelCatalog.model(named: model) {
             try model.compile(from: RandomParameterSource())
@@ -118,6 +146,14 @@ struct BenchCommand: ParsableCommand {
             return file.model
         }
         return try file.compiledModel()
+    }
+}
+
+/// The total multiply-accumulates of `layers`, saturating.
+func saturatingMACs(_ layers: [LayerInfo]) -> Int {
+    layers.reduce(0) { total, layer in
+        let (sum, overflow) = total.addingReportingOverflow(layer.macs)
+        return overflow ? Int.max : sum
     }
 }
 

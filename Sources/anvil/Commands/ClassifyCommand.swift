@@ -67,6 +67,9 @@ struct ClassifyCommand: ParsableCommand {
         guard network.inputShapes.count == 1, network.outputShapes.count == 1 else {
             throw ValidationError("'\(model)' has \(network.inputShapes.count) inputs and \(network.outputShapes.count) outputs; classify needs one of each")
         }
+        guard !network.hasOpenInputs, network.openOutputShapes.allSatisfy({ !$0.isOpen }) else {
+            throw ValidationError("'\(model)' has an open input size \(network.openInputShapes[0]); classify resizes photos to a fixed size: convert the model with one (e.g. --input-shape)")
+        }
         guard inputShape.channels == 3 else {
             throw ValidationError("'\(model)' takes \(inputShape.channels)-channel input; classify prepares RGB photos (3 channels)\(inputShape.channels == 1 ? " — for digits use `anvil mnist --image`" : "")")
         }

@@ -10,7 +10,8 @@ struct RunCommand: ParsableCommand {
         discussion: """
         Each input file holds N images of the input's shape (from the model file, or --shape);
         N is the file size divided by the image size unless --batch says it. Each output is
-        written as raw float32 NHWC, one file per model output.
+        written as raw float32 NHWC, one file per model output. An input whose height and width
+        are open in the model file (null) needs --shape, which sets its size.
         """
     )
 
@@ -26,8 +27,8 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Images per input file (default: inferred from the file size).")
     var batch: Int?
 
-    @Option(help: "Check the input shape: HxWxC, e.g. 28x28x1 (default: the model's).")
-    var shape: String?
+    @Option(help: "The input shape HxWxC, e.g. 28x28x1 (repeat for several inputs, in order): sets the size of an input whose height/width are open, checks a fixed one (default: the model's).")
+    var shape: [String] = []
 
     @Option(help: "Threads for OpenBLAS and Anvil's loops.")
     var threads: Int?
@@ -42,17 +43,37 @@ struct RunCommand: ParsableCommand {
         guard output.count == model.outputShapes.count else {
             throw ValidationError("the model has \(model.outputShapes.count) output(s); \(output.count) --output given")
         }
-        if let shape {
-            let dims = shape.split(separator: "x").compactMap { Int($0) }
-            let expected = model.inputShapes[0]
-            guard dims == [expected.height, expected.width, expected.channels] else {
-                throw ValidationError("--shape \(shape) does not match the model's input \(expected)")
+        guard shape.count <= model.inputShapes.count else {
+            throw ValidationError("the model has \(model.inputShapes.count) input(s); \(shape.count) --shape given")
+        }
+        var shapes: [Shape] = []
+        for (index, pattern) in model.openInputShapes.enumerated() {
+            let name = model.inputNames[index]
+            guard index < shape.count else {
+                guard let fixed = pattern.fixed else {
+                    throw ValidationError("input '\(name)' has an open size \(pattern); give it with --shape HxWxC")
+                }
+                shapes.append(fixed)
+                continue
             }
+            let text = shape[index]
+            let dims = text.split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
+            guard dims.count == 3, let height = dims[0], let width = dims[1], let channels = dims[2] else {
+                throw ValidationError("--shape \(text) is not HxWxC (three integers, e.g. 224x224x3)")
+            }
+            let given = Shape(height: height, width: width, channels: channels)
+            guard height > 0, width > 0, channels > 0 else {
+                throw ValidationError("--shape \(text): every dimension must be positive")
+            }
+            guard pattern.accepts(given) else {
+                throw ValidationError("--shape \(text) does not match the model's input '\(name)' \(pattern)")
+            }
+            shapes.append(given)
         }
         do {
             _ = try file.compiledModel()
             var tensors: [Tensor] = []
-            for (path, shape) in zip(input, model.inputShapes) {
+            for (path, shape) in zip(input, shapes) {
                 let values = try readFloats(path)
                 let images = batch ?? values.count / shape.count
                 guard images >= 1, images * shape.count == values.count else {

@@ -87,6 +87,39 @@ import AnvilModels
         }
     }
 
+    /// An open input size: after the first call at each of two sizes, alternating between them
+    /// allocates nothing (the per-size plans are looked up, not rebuilt).
+    @Test func warmPredictionAtTwoOpenSizesAllocatesNothing() async {
+        guard anvil_allocation_counting_enabled() == 1 else { return }
+        await #expect(processExitsWith: .success) {
+            let input = Input(channels: 3)
+            let output = input
+                --> Convolution(kernel: (3, 3), channels: 16, activation: .relu)
+                --> DepthwiseConvolution(kernel: (3, 3), stride: (2, 2))
+                --> Convolution(kernel: (3, 3), channels: 16)
+                --> MaxPooling(kernel: (2, 2)) --> Convolution(kernel: (5, 5), channels: 8)
+            let model = try Model(input: input, output: output)
+            try model.compile(from: RandomParameterSource(seed: 6))
+            let shapes = [Shape(height: 20, width: 24, channels: 3), Shape(height: 33, width: 17, channels: 3)]
+            let outputs = try shapes.map { try model.outputShapes(forInputShapes: [$0])[0] }
+            let values = [Float](repeating: 0.5, count: 2 * 33 * 24 * 3)
+            var result = [Float](repeating: 0, count: 2 * outputs.map(\.count).max()!)
+            func predict(_ index: Int) throws {
+                try values.withUnsafeBufferPointer { all in
+                    try result.withUnsafeMutableBufferPointer { out in
+                        try model.predict(UnsafeBufferPointer(rebasing: all[0 ..< 2 * shapes[index].count]), shape: shapes[index],
+                                          batch: 2, into: UnsafeMutableBufferPointer(rebasing: out[0 ..< 2 * outputs[index].count]))
+                    }
+                }
+            }
+            try predict(0); try predict(1)  // each size builds its plan, kernels and workspace once
+            let before = anvil_allocation_count()
+            for k in 0 ..< 20 { try predict(k % 2) }
+            let allocations = anvil_allocation_count() - before
+            exit(allocations == 0 ? 0 : Int32(min(allocations, 200)))
+        }
+    }
+
     /// The counter itself works (a test that can fail).
     @Test func counterCountsAllocations() {
         guard anvil_allocation_counting_enabled() == 1 else { return }

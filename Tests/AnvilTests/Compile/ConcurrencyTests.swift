@@ -65,6 +65,46 @@ struct ConcurrencyTests {
         #expect(errors.withLock { $0 }.isEmpty, "\(errors.withLock { $0.prefix(3) })")
     }
 
+    @Test("An open input size: 6 threads predicting at 5 sizes (3 cached, so sizes are built and dropped meanwhile), all bit-identical to the serial results")
+    func openSizesConcurrently() throws {
+        func build() throws -> Model {
+            let input = Input(channels: 3)
+            let output = input
+                --> Convolution(kernel: (3, 3), channels: 8, activation: .relu, name: "conv1")
+                --> DepthwiseConvolution(kernel: (3, 3), stride: (2, 2), activation: .relu6, name: "dw")
+                --> Convolution(kernel: (3, 3), channels: 8, name: "conv2")
+                --> BatchNormalization(name: "bn") --> Activation(.relu)
+                --> MaxPooling(kernel: (2, 2), padding: .same, name: "pool")
+            return try Model(input: input, output: output)
+        }
+        let sizes = [(5, 9), (8, 8), (13, 6), (4, 4), (16, 11)]
+        let inputs: [Tensor] = (0 ..< 20).map { i in
+            var rng = RefRandom(seed: 40 + i)
+            let (h, w) = sizes[i % sizes.count]
+            return try! rng.tensor(n: 1 + i % 3, h: h, w: w, c: 3).tensor()
+        }
+        let serialModel = try build()
+        try serialModel.compile(from: RandomParameterSource(seed: 11))
+        let serial = try inputs.map { Self.bits(try serialModel.predict($0)) }
+        let model = try build()
+        try model.compile(cachedSizes: 3, from: RandomParameterSource(seed: 11))
+        let mismatches = Atomic<Int>(0)
+        let errors = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 6) { thread in
+            for k in 0 ..< 150 {
+                let index = (thread * 7 + k * 3) % inputs.count
+                do {
+                    if Self.bits(try model.predict(inputs[index])) != serial[index] { mismatches.add(1, ordering: .relaxed) }
+                } catch {
+                    errors.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(mismatches.load(ordering: .relaxed) == 0, "predictions differing from the serial result")
+        #expect(errors.withLock { $0 }.isEmpty, "\(errors.withLock { $0.prefix(3) })")
+        #expect(model.cachedInputShapes.count == 3)
+    }
+
     @Test("The allocation-free API from 8 threads, each with its own output buffer")
     func unsafeAPIConcurrently() throws {
         let model = try Self.model()

@@ -111,6 +111,42 @@ struct FailureCatalogueTests {
             let output = UnsafeMutableBufferPointer(start: storage, count: batch * 2)
             try model.predict(UnsafeBufferPointer(start: storage, count: batch * 32), batch: batch, into: output)
         }),
+        // Open input sizes.
+        ("open.parameters-depend-on-size", { _ in
+            let image = Input(channels: 2, name: "image")
+            try Model(input: image, output: image --> Flatten(name: "flat") --> Dense(neurons: 3, name: "fc"))
+                .compile(from: RandomParameterSource(seed: 1))
+        }),
+        ("open.size-does-not-fit", { _ in
+            let image = Input(channels: 2, name: "image")
+            let model = try Model(input: image, output: image --> Convolution(kernel: (5, 5), channels: 2, padding: .valid, name: "conv"))
+            try model.compile(from: RandomParameterSource(seed: 1))
+            _ = try model.predict(Tensor(zeros: Shape(height: 3, width: 4, channels: 2)))
+        }),
+        ("open.invalid-size", { _ in
+            let image = Input(channels: 2, name: "image")
+            let model = try Model(input: image, output: image --> Activation(.relu))
+            try model.compile(from: RandomParameterSource(seed: 1))
+            var output = [Float](repeating: 0, count: 4)
+            try [Float](repeating: 0, count: 4).withUnsafeBufferPointer { i in
+                try output.withUnsafeMutableBufferPointer { o in
+                    try model.predict(i, shape: Shape(height: -2, width: -1, channels: 2), batch: 1, into: o)
+                }
+            }
+        }),
+        ("open.shape-needed", { _ in
+            let image = Input(channels: 2, name: "image")
+            let model = try Model(input: image, output: image --> Activation(.relu))
+            try model.compile(from: RandomParameterSource(seed: 1))
+            var output = [Float](repeating: 0, count: 4)
+            try [Float](repeating: 0, count: 4).withUnsafeBufferPointer { i in
+                try output.withUnsafeMutableBufferPointer { o in try model.predict(i, batch: 1, into: o) }
+            }
+        }),
+        ("open.cached-sizes", { _ in
+            let image = Input(channels: 2, name: "image")
+            try Model(input: image, output: image --> Activation(.relu)).compile(cachedSizes: 0, from: RandomParameterSource(seed: 1))
+        }),
         ("tensor.batch", { _ in _ = try Tensor(batch: 0, shape: Shape(height: 1, width: 1, channels: 1), values: []) }),
         ("tensor.count", { _ in _ = try Tensor(batch: 1, shape: Shape(height: 1, width: 1, channels: 3), values: [1, 2]) }),
         // Parameters, any source.
