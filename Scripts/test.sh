@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing (Scripts/setup.sh), runs the converters'
-# Python tests (Scripts/tests, pytest; a test whose framework - torch, keras, onnx - is not
-# installed is skipped with the reason), then the whole Swift test suite. Extra arguments go to
+# The README's test command: installs what is missing (Scripts/setup.sh), builds, runs the
+# converters' Python tests (Scripts/tests, pytest; a test whose framework - torch, keras, onnx - is
+# not installed is skipped with the reason; every model they write must load in the anvil just
+# built), then the whole Swift test suite. Extra arguments go to
 # `swift test` (e.g. --filter OnnxConformance).
 #
 # With no arguments it then runs the suites whose layers go through OpenBLAS again with other
@@ -15,8 +16,10 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 Scripts/setup.sh
 python3 -c "import numpy, pytest" 2>/dev/null || python3 -m pip install -q numpy pytest
-python3 -m pytest -q -p no:cacheprovider Scripts/tests
 swift build --build-tests
+# pytest after the build: its load check runs every model a converter test writes in this anvil
+# (Scripts/tests/conftest.py), and the torchvision end-to-end subset runs it too.
+ANVIL="$(swift build --show-bin-path)/anvil" ANVIL_LOAD_CHECK=required python3 -m pytest -q -p no:cacheprovider Scripts/tests
 swift test --skip-build "$@"
 if [ $# -eq 0 ] && [ "$(uname -m)" = x86_64 ]; then
   for core in Prescott Sandybridge; do

@@ -373,8 +373,6 @@ DATA_LAYERS = {"Data", "ImageData", "MemoryData", "HDF5Data", "WindowData", "Dum
 SKIPPED = {"Accuracy", "SoftmaxWithLoss", "EuclideanLoss", "SigmoidCrossEntropyLoss", "HingeLoss",
            "InfogainLoss", "MultinomialLogisticLoss", "ContrastiveLoss", "Silence"}
 UNSUPPORTED_REASONS = {
-    "LRN": "local response normalization (LRN) is not an Anvil layer; remove it or retrain without it",
-    "Deconvolution": "transposed convolution is not an Anvil layer",
     "Crop": "Crop is not an Anvil layer",
 }
 
@@ -633,6 +631,55 @@ class CaffeConverter:
         else:
             name = self.add(name, "Convolution", [tensor.name], parameters, channels=outputs, groups=groups, **common)
         self.output(layer, Tensor(name, (oh, ow, outputs)))
+
+    def layer_Deconvolution(self, layer):
+        """`Deconvolution`: TransposedConvolution (weights [in][out / group][kh][kw], the pytorch layout)."""
+        tensor = self.source(layer)
+        if not tensor.spatial:
+            self.fail(layer, "needs an image (N,C,H,W) input")
+        param = layer.message("convolution_param")
+        if int(param.get("axis", 1)) != 1:
+            self.fail(layer, "only axis 1 is supported")
+        outputs = int(param.get("num_output", 0))
+        kernel = _repeated_pair(param, "kernel_size", "kernel_h", "kernel_w", 0)
+        stride = _repeated_pair(param, "stride", "stride_h", "stride_w", 1)
+        pad = _repeated_pair(param, "pad", "pad_h", "pad_w", 0)
+        dilation = _repeated_pair(param, "dilation", "dilation_h", "dilation_w", 1)
+        groups = int(param.get("group", 1))
+        bias = str(param.get("bias_term", "true")).lower() not in ("false", "0")
+        h, w, c = tensor.shape
+        if outputs <= 0 or min(kernel) <= 0:
+            self.fail(layer, "num_output and kernel_size must be positive")
+        if c % groups or outputs % groups:
+            self.fail(layer, f"group {groups} must divide the input channels {c} and num_output {outputs}")
+        blobs = self.layer_blobs(layer, 1 + bias, 1 + bias)
+        self.check_size(layer, "the weight blob", blobs[0], c * (outputs // groups) * kernel[0] * kernel[1])
+        parameters = {"W": blobs[0]}
+        if bias:
+            self.check_size(layer, "the bias blob", blobs[1], outputs)
+            parameters["b"] = blobs[1]
+        oh = (h - 1) * stride[0] + (kernel[0] - 1) * dilation[0] + 1 - 2 * pad[0]
+        ow = (w - 1) * stride[1] + (kernel[1] - 1) * dilation[1] + 1 - 2 * pad[1]
+        if oh < 1 or ow < 1:
+            self.fail(layer, f"pad {pad} leaves no output for the input {h}x{w}")
+        name = self.add(str(layer.get("name")), "TransposedConvolution", [tensor.name], parameters, kernel=kernel,
+                        channels=outputs, stride=stride, padding=[pad[0], pad[1], pad[0], pad[1]], dilation=dilation,
+                        groups=groups, bias=bias)
+        self.output(layer, Tensor(name, (oh, ow, outputs)))
+
+    def layer_LRN(self, layer):
+        """`LRN` across channels (odd local_size): LocalResponseNormalization; WITHIN_CHANNEL is an error."""
+        tensor = self.source(layer)
+        param = layer.message("lrn_param")
+        if str(param.get("norm_region", "ACROSS_CHANNELS")) not in ("ACROSS_CHANNELS", "0"):
+            self.fail(layer, "norm_region WITHIN_CHANNEL is not supported (only ACROSS_CHANNELS)")
+        size = int(param.get("local_size", 5))
+        if size % 2 == 0:
+            self.fail(layer, f"local_size {size} must be odd (as Caffe requires)")
+        name = self.add(str(layer.get("name")), "LocalResponseNormalization", [tensor.name], size=size,
+                        alpha=float(param.get("alpha", 1.0)), beta=float(param.get("beta", 0.75)),
+                        bias=float(param.get("k", 1.0)))
+        self.output(layer, Tensor(name, tensor.shape))
 
     def layer_Pooling(self, layer):
         """`Pooling` MAX/AVE: ceil-mode pooling (Caffe rounds up), AVE counting the padding; global pooling when asked."""

@@ -225,6 +225,9 @@ class KerasConverter:
             "hard_sigmoid": (activation_json("hardSigmoid", alpha=hard_sigmoid_alpha, beta=0.5), None),
             "hard_swish": ("hardSwish", None), "hard_silu": ("hardSwish", None),
             "leaky_relu": (activation_json("leakyRelu", alpha=0.2), None),
+            "silu": ("silu", None), "swish": ("silu", None), "gelu": ("gelu", None), "softplus": ("softplus", None),
+            "softsign": ("softsign", None), "mish": ("mish", None), "exponential": ("exponential", None),
+            "celu": (activation_json("celu", alpha=1.0), None),
             "softmax": ("none", "Softmax"), "log_softmax": ("none", "LogSoftmax"),
         }
         if name not in table:
@@ -263,9 +266,23 @@ class KerasConverter:
         if ref[2] != 0:
             self.fail(node, f"reads output {ref[2]} of layer '{ref[0]}'; only single-output layers are supported")
         if tensor.padding is not None and not allow_padding:
-            self.fail(node, f"follows ZeroPadding2D '{ref[0]}', which can only be folded into a following "
-                            "Conv2D, DepthwiseConv2D, SeparableConv2D or pooling layer")
+            return self.write_padding(tensor)
         return tensor
+
+    def write_padding(self, tensor):
+        """A ZeroPadding2D no layer folded: a Pad layer of its own (written once per padded tensor)."""
+        written = getattr(self, "written_pads", None)
+        if written is None:
+            written = self.written_pads = {}
+        key = (tensor.name, tensor.padding)
+        if key not in written:
+            top, bottom, left, right = tensor.padding
+            name = self.writer.unique_name(f"{tensor.name}_pad")
+            self.writer.add_layer(name, "Pad", [tensor.name], pads=[top, left, bottom, right])
+            h, w, c = tensor.shape
+            written[key] = Tensor(name, (None if h is None else h + top + bottom, None if w is None else w + left + right, c),
+                                  nonnegative=tensor.nonnegative)
+        return written[key]
 
     def weights(self, node):
         """The layer's weights as float32 arrays, in Keras's order."""
@@ -338,12 +355,16 @@ class KerasConverter:
                 if shape[2] is None:
                     raise ConversionError(f"input '{name}' has an unknown number of channels")
                 anvil_shape = tuple(None if v is None else int(v) for v in shape)
+            elif len(shape) == 2 and shape[1] is not None:
+                # a sequence (length, channels); an unknown length stays open (null in the model file)
+                anvil_shape = (None if shape[0] is None else int(shape[0]), int(shape[1]))
             elif len(shape) == 1 and shape[0] is not None:
                 anvil_shape = (int(shape[0]),)
             else:
-                raise ConversionError(f"input '{name}' has shape {tuple(shape)}; Anvil takes (height, width, channels) images or vectors")
+                raise ConversionError(f"input '{name}' has shape {tuple(shape)}; Anvil takes (height, width, channels) images, "
+                                  "(length, channels) sequences or vectors")
             anvil_name = self.writer.unique_name(name)
-            self.writer.add_input(anvil_name, anvil_shape if len(anvil_shape) == 3 else (1, 1, anvil_shape[0]))
+            self.writer.add_input(anvil_name, anvil_shape if len(anvil_shape) >= 2 else (1, 1, anvil_shape[0]))
             self.tensors[(name, 0)] = Tensor(anvil_name, anvil_shape)
         for node in nodes:
             handler = getattr(self, f"layer_{node.class_name}", None)
@@ -358,7 +379,7 @@ class KerasConverter:
         for layer, node_index, tensor_index in outputs:
             tensor = self.tensors[(layer, node_index)]
             if tensor.padding is not None:
-                raise ConversionError(f"output '{layer}' is a ZeroPadding2D, which Anvil can only fold into a following layer")
+                tensor = self.write_padding(tensor)
             names.append(tensor.name)
         self.writer.set_outputs(names)
         self.writer.prune()
@@ -473,6 +494,87 @@ class KerasConverter:
         """`GlobalMaxPooling2D`: GlobalMaxPooling."""
         return self.global_pooling(node, "GlobalMaxPooling")
 
+    # -- 1-D layers on sequences (length, channels): height-1 windows ------------------------
+
+    def sequence_input(self, node):
+        """The layer's input, which must be a sequence (length, channels)."""
+        self.check_channels_last(node)
+        tensor = self.source(node)
+        if len(tensor.shape) != 2:
+            self.fail(node, f"needs a 3-D (N, length, channels) input, got shape {tensor.shape}")
+        return tensor
+
+    def window_1d(self, node, length, kernel, stride, dilation):
+        """(Anvil padding, output length) of a 1-D window with Keras' `same`/`valid` padding."""
+        padding = node.config.get("padding", "valid")
+        if padding not in ("same", "valid"):
+            self.fail(node, f"padding '{padding}' is not supported (same or valid)")
+        if length is None:  # an open length stays open: Anvil infers it per prediction
+            return padding, None
+        out = -(-length // stride) if padding == "same" else _window_output(length, kernel, stride, dilation, 0, 0)
+        if out < 1:
+            self.fail(node, f"the window {kernel} does not fit the length {length}")
+        return padding, out
+
+    @staticmethod
+    def _one(value):
+        """An int or a one-element sequence as an int."""
+        return int(value if isinstance(value, int) else value[0])
+
+    def layer_Conv1D(self, node):
+        """`Conv1D`: Convolution with a (1, k) window (kernel (k, in, out) is the tensorflow layout with kh 1)."""
+        tensor = self.sequence_input(node)
+        k, s = self._one(node.config["kernel_size"]), self._one(node.config.get("strides", 1))
+        d = self._one(node.config.get("dilation_rate", 1))
+        padding, out = self.window_1d(node, tensor.shape[0], k, s, d)
+        activation, extra = self.activation(node)
+        weights = self.weights(node)
+        filters, groups = int(node.config["filters"]), int(node.config.get("groups", 1))
+        use_bias = bool(node.config.get("use_bias", True))
+        parameters = {"W": weights[0]}
+        if use_bias:
+            parameters["b"] = weights[1]
+        name = self.emit(node, None, "Convolution", [tensor.name], parameters, kernel=[1, k], channels=filters,
+                         stride=[1, s], padding=padding, dilation=[1, d], groups=groups, bias=use_bias,
+                         activation=activation)
+        return self.finish_activation(node, name, (out, filters), activation, extra)
+
+    def pooling_1d(self, node, layer_type):
+        """`MaxPooling1D` / `AveragePooling1D`: pooling with a (1, k) window."""
+        tensor = self.sequence_input(node)
+        k = self._one(node.config["pool_size"])
+        s = self._one(node.config.get("strides") or k)
+        padding, out = self.window_1d(node, tensor.shape[0], k, s, 1)
+        options = {"kernel": [1, k], "stride": [1, s], "padding": padding}
+        if layer_type == "AveragePooling":
+            options["countIncludesPadding"] = False
+        name = self.emit(node, None, layer_type, [tensor.name], **options)
+        return Tensor(name, (out, tensor.shape[1]), nonnegative=tensor.nonnegative)
+
+    def layer_MaxPooling1D(self, node):
+        """`MaxPooling1D`: MaxPooling over a (1, k) window."""
+        return self.pooling_1d(node, "MaxPooling")
+
+    def layer_AveragePooling1D(self, node):
+        """`AveragePooling1D`: AveragePooling over a (1, k) window, padding excluded as in Keras."""
+        return self.pooling_1d(node, "AveragePooling")
+
+    def global_pooling_1d(self, node, layer_type):
+        """A global pooling over the length; the output is a vector."""
+        tensor = self.sequence_input(node)
+        if node.config.get("keepdims", False):
+            self.fail(node, "keepdims=True is not supported")
+        name = self.emit(node, None, layer_type, [tensor.name])
+        return Tensor(name, (tensor.shape[1],), nonnegative=tensor.nonnegative)
+
+    def layer_GlobalAveragePooling1D(self, node):
+        """`GlobalAveragePooling1D`: GlobalAveragePooling."""
+        return self.global_pooling_1d(node, "GlobalAveragePooling")
+
+    def layer_GlobalMaxPooling1D(self, node):
+        """`GlobalMaxPooling1D`: GlobalMaxPooling."""
+        return self.global_pooling_1d(node, "GlobalMaxPooling")
+
     def layer_Dense(self, node):
         """`Dense`: Dense on a vector, a 1x1 Convolution on an image (Keras applies it per pixel)."""
         tensor = self.source(node)
@@ -483,6 +585,10 @@ class KerasConverter:
         parameters = {"W": weights[0]}
         if use_bias:
             parameters["b"] = weights[1]
+        if len(tensor.shape) == 2:  # a sequence: Anvil's Dense works per position, as Keras does
+            name = self.emit(node, None, "Dense", [tensor.name], parameters, neurons=units, bias=use_bias,
+                             activation=activation)
+            return self.finish_activation(node, name, (tensor.shape[0], units), activation, extra)
         if tensor.spatial:  # Keras applies Dense to the last axis of every pixel: a 1x1 convolution
             name = self.emit(node, None, "Convolution", [tensor.name], parameters, kernel=[1, 1], channels=units,
                              padding="valid", bias=use_bias, activation=activation)
@@ -497,7 +603,7 @@ class KerasConverter:
         """`Flatten`: Flatten in hwc order (nothing for a vector)."""
         self.check_channels_last(node)
         tensor = self.source(node)
-        if not tensor.spatial:
+        if len(tensor.shape) == 1:
             return tensor
         if None in tensor.shape:
             self.fail(node, "the flattened size depends on the open input height/width; pass --input-shape H,W")
@@ -604,9 +710,46 @@ class KerasConverter:
         """`Add` of equally shaped tensors."""
         sources = [self.source(node, i) for i in range(len(node.inputs))]
         if len({s.shape for s in sources}) != 1:
-            self.fail(node, f"inputs have different shapes {[s.shape for s in sources]}; Anvil's Add does not broadcast")
+            return self.merge(node, "add")
         name = self.emit(node, None, "Add", [s.name for s in sources])
         return Tensor(name, sources[0].shape, nonnegative=all(s.nonnegative for s in sources))
+
+    def merge(self, node, operation):
+        """Multiply / Subtract / Maximum / Minimum / Average, and Add of differently shaped
+        tensors: Elementwise with broadcasting over (height, width, channels)."""
+        sources = [self.source(node, i) for i in range(len(node.inputs))]
+        # A vector (n,) aligns with the channels of an image, as Keras broadcasts trailing axes.
+        shape = [1, 1, 1]
+        for source in sources:
+            for axis, size in enumerate(source.hwc):
+                # None is an open size: it broadcasts with 1 and with itself (Anvil checks each size).
+                if size == 1 or size == shape[axis]:
+                    continue
+                if shape[axis] != 1:
+                    self.fail(node, f"shapes {[s.shape for s in sources]} do not broadcast (each axis equal or 1)")
+                shape[axis] = size
+        name = self.emit(node, None, "Elementwise", [s.name for s in sources], operation=operation)
+        return Tensor(name, tuple(shape) if any(s.spatial for s in sources) else (shape[2],))
+
+    def layer_Multiply(self, node):
+        """`Multiply`: Elementwise multiply (a squeeze-and-excitation gate broadcasts)."""
+        return self.merge(node, "multiply")
+
+    def layer_Subtract(self, node):
+        """`Subtract`: Elementwise subtract."""
+        return self.merge(node, "subtract")
+
+    def layer_Maximum(self, node):
+        """`Maximum`: Elementwise maximum."""
+        return self.merge(node, "maximum")
+
+    def layer_Minimum(self, node):
+        """`Minimum`: Elementwise minimum."""
+        return self.merge(node, "minimum")
+
+    def layer_Average(self, node):
+        """`Average`: Elementwise mean."""
+        return self.merge(node, "mean")
 
     def layer_Concatenate(self, node):
         """`Concatenate` along the channels."""
@@ -618,32 +761,116 @@ class KerasConverter:
         shape = sources[0].shape[:-1] + (sum(s.shape[-1] for s in sources),)
         return Tensor(name, shape, nonnegative=all(s.nonnegative for s in sources))
 
-    def resize(self, node, height, width):
-        """A bilinear Resize to height x width with half-pixel coordinates; other interpolations are errors."""
+    def resize(self, node, height, width, nearest_allowed=False):
+        """A Resize to height x width: bilinear with half-pixel coordinates, or (integer upsampling
+        only, where every backend agrees) nearest; other interpolations are errors."""
         tensor = self.source(node)
         self.spatial_input(node, tensor)
-        if node.config.get("interpolation", "nearest") != "bilinear":
-            self.fail(node, f"interpolation '{node.config.get('interpolation', 'nearest')}' is not supported; "
-                            "Anvil resizes bilinearly only")
+        interpolation = node.config.get("interpolation", "nearest")
+        if interpolation == "nearest" and nearest_allowed:
+            name = self.emit(node, None, "Resize", [tensor.name], size=[height, width], coordinates="asymmetric",
+                             mode="nearest", nearestRounding="floor")
+            return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
+        if interpolation != "bilinear":
+            self.fail(node, f"interpolation '{interpolation}' is not supported here (bilinear; nearest in UpSampling2D)")
         name = self.emit(node, None, "Resize", [tensor.name], size=[height, width], coordinates="halfPixel")
         return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
 
     def layer_UpSampling2D(self, node):
-        """`UpSampling2D` (bilinear): Resize to the input size times the factors."""
+        """`UpSampling2D` (nearest or bilinear): Resize to the input size times the factors."""
         self.check_channels_last(node)
         tensor = self.source(node)
         self.spatial_input(node, tensor)
         sh, sw = _pair(node.config.get("size", 2))
         if None in tensor.shape[:2]:
-            # An open size: Resize by the factors (half-pixel coordinates give the same samples
-            # for an integer factor as resizing to in × factor).
-            if node.config.get("interpolation", "nearest") != "bilinear":
-                self.fail(node, f"interpolation '{node.config.get('interpolation', 'nearest')}' is not supported; "
-                                "Anvil resizes bilinearly only")
-            name = self.emit(node, None, "Resize", [tensor.name], scale=[float(sh), float(sw)], coordinates="halfPixel")
+            # An open size: Resize by the factors (for an integer factor, half-pixel bilinear and
+            # asymmetric floor nearest sample as resizing to in × factor does).
+            interpolation = node.config.get("interpolation", "nearest")
+            if interpolation == "nearest":
+                options = dict(coordinates="asymmetric", mode="nearest", nearestRounding="floor")
+            elif interpolation == "bilinear":
+                options = dict(coordinates="halfPixel")
+            else:
+                self.fail(node, f"interpolation '{interpolation}' is not supported here (bilinear; nearest in UpSampling2D)")
+            name = self.emit(node, None, "Resize", [tensor.name], scale=[float(sh), float(sw)], **options)
             height, width = (None if v is None else v * f for v, f in zip(tensor.shape[:2], (sh, sw)))
             return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
-        return self.resize(node, tensor.shape[0] * sh, tensor.shape[1] * sw)
+        return self.resize(node, tensor.shape[0] * sh, tensor.shape[1] * sw, nearest_allowed=True)
+
+    def layer_Conv2DTranspose(self, node):
+        """`Conv2DTranspose`: TransposedConvolution (kernel [kh][kw][out][in], the tensorflow layout) with
+        explicit pads and output padding reproducing Keras's output window (valid: in·s + max(k − s, 0),
+        same: in·s, or with output_padding its own rule)."""
+        self.check_channels_last(node)
+        tensor = self.source(node)
+        self.spatial_input(node, tensor)
+        kernel = _pair(node.config["kernel_size"])
+        stride = _pair(node.config.get("strides", 1))
+        dilation = _pair(node.config.get("dilation_rate", 1))
+        padding = node.config.get("padding", "valid")
+        extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+        output_padding = node.config.get("output_padding")
+        output_padding = [None, None] if output_padding is None else list(_pair(output_padding))
+        h, w, _ = tensor.shape
+        if padding not in ("same", "valid"):
+            self.fail(node, f"padding '{padding}' is not supported (same or valid)")
+        before, after, op, sizes = [], [], [], []
+        for size, s, e, o, d in zip((h, w), stride, extent, output_padding, dilation):
+            # Keras's padding of the dilated input (its JAX form), as crops of the full output (in − 1)·s + e.
+            if padding == "valid":
+                o = max(e, s) - e if o is None else o
+                left, right = e - 1, e - 1 + o
+            else:
+                total = s + e - 2 if o is None else e + e % 2 - 2 + o
+                left = min(total // 2 + total % 2, e - 1)
+                right = total - left
+            crop_left, crop_right = e - 1 - left, e - 1 - right
+            before.append(crop_left)
+            after.append(max(crop_right, 0))
+            op.append(max(-crop_right, 0))
+            sizes.append(None if size is None else (size - 1) * s + e - crop_left - crop_right)  # None: open
+            if crop_left < 0 or op[-1] >= max(s, d):
+                self.fail(node, f"output_padding {output_padding} gives an output Anvil cannot express")
+        pads = [before[0], before[1], after[0], after[1]]
+        oh, ow = sizes
+        activation, extra = self.activation(node)
+        weights = self.weights(node)
+        filters = int(node.config["filters"])
+        parameters = {"W": weights[0]}
+        if node.config.get("use_bias", True):
+            parameters["b"] = weights[1]
+        name = self.emit(node, None, "TransposedConvolution", [tensor.name], parameters, kernel=kernel, channels=filters,
+                         stride=stride, padding=pads, outputPadding=op, dilation=dilation,
+                         bias=bool(node.config.get("use_bias", True)), activation=activation)
+        return self.finish_activation(node, name, (oh, ow, filters), activation, extra)
+
+    def normalization(self, node, layer_type, **options):
+        """LayerNormalization / GroupNormalization over the channels (γ = 1 / β = 0 when scale/center are off)."""
+        tensor = self.source(node)
+        axis = node.config.get("axis", -1)
+        axis = axis[0] if isinstance(axis, (list, tuple)) and len(axis) == 1 else axis
+        self.check_axis(node, tensor, axis)
+        if node.config.get("rms_scaling"):
+            self.fail(node, "rms_scaling=True is not supported")
+        weights = self.weights(node)
+        channels = tensor.shape[-1]
+        gamma = weights.pop(0) if node.config.get("scale", True) else np.ones(channels, np.float32)
+        beta = weights.pop(0) if node.config.get("center", True) else np.zeros(channels, np.float32)
+        name = self.emit(node, None, layer_type, [tensor.name], {"gamma": gamma, "beta": beta},
+                         epsilon=float(node.config.get("epsilon", 0.001)), **options)
+        return Tensor(name, tensor.shape)
+
+    def layer_LayerNormalization(self, node):
+        """`LayerNormalization` over the last axis (the channels): LayerNormalization."""
+        return self.normalization(node, "LayerNormalization")
+
+    def layer_GroupNormalization(self, node):
+        """`GroupNormalization` over channel groups: GroupNormalization."""
+        tensor = self.source(node)
+        groups = int(node.config.get("groups", 32))
+        if tensor.shape[-1] % groups:
+            self.fail(node, f"groups {groups} must divide {tensor.shape[-1]} channels")
+        return self.normalization(node, "GroupNormalization", groups=groups)
 
     def layer_Resizing(self, node):
         """`Resizing` (bilinear, no crop/pad/antialias): Resize to the size."""

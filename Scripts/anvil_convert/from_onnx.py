@@ -18,51 +18,138 @@ import sys
 import numpy as np
 
 from . import cli
+from .onnx_ops.layers import LayersOps
+from .onnx_ops.layout import LayoutOps
+from .onnx_ops.elementwise import ElementwiseOps
 from .writer import ConversionError, ModelWriter, activation_json
 
 SELU_ALPHA = 1.67326319217681884765625
 SELU_GAMMA = 1.05070102214813232421875
 FLOAT_MAX = 3.4028234663852886e38
+FLOAT_TYPES = (1, 10, 11, 16)  # TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16 (read as float32)
+
+
+def standard_perm(rank):
+    """Where ONNX's axes sit in Anvil's channels-last layout for a tensor converted as is:
+    NCHW → NHWC (0, 3, 1, 2), NCL → NLC (0, 2, 1), [N, F] → [N, F] (0, 1), [N] → (0,)."""
+    return {4: (0, 3, 1, 2), 3: (0, 2, 1), 2: (0, 1), 1: (0,)}[rank]
 
 
 class Act:
-    """An activation tensor in Anvil: name and shape (h, w, c) for NCHW, (n,) for [N, n]; a
-    height or width is None when it depends on an open input size."""
+    """A computed tensor: its Anvil name, its Anvil shape (the axes after the batch axis, in
+    Anvil's channels-last memory order: (h, w, c) an image, (l, c) a sequence, (n,) a vector,
+    () rank 1) and `perm`, which Anvil axis holds each ONNX axis (batch axis 0 first).
 
-    def __init__(self, name, shape):
-        """`shape` is (h, w, c) for an NCHW tensor, (n,) for [N, n]; None for an open dimension."""
+    The ONNX rank is the Anvil rank. Converted as is, a tensor has the standard permutation
+    (NCHW held as NHWC: perm (0, 3, 1, 2)); after an ONNX Transpose it may hold any other, with
+    no data moved: `onnx_shape[i]` is Anvil axis `perm[i]`'s extent.
+
+    An extent is None when it depends on an open input size (an image's height/width or a
+    sequence's length left open: null in the model file, any size at predict)."""
+
+    def __init__(self, name, shape, perm=None, anvil_rank=None):
+        """`shape` is Anvil's (h, w, c), (l, c), (n,) or () (None for an open extent); `perm`
+        defaults to the standard one;
+        `anvil_rank` is the rank of the Anvil tensor when it differs from ONNX's (a global
+        pooling gives Anvil a vector of C where ONNX keeps [N, C, 1, 1]; same values)."""
         self.name = name
         self.shape = tuple(None if v is None else int(v) for v in shape)
+        self.perm = tuple(int(v) for v in perm) if perm is not None else standard_perm(len(self.shape) + 1)
+        self.anvil_rank = anvil_rank if anvil_rank is not None else len(self.shape) + 1
+        assert sorted(self.perm) == list(range(len(self.shape) + 1)), (name, shape, perm)
 
     @property
     def open(self):
-        """Whether a dimension depends on an open input size."""
+        """Whether an extent depends on an open input size."""
         return None in self.shape
 
     @property
+    def rank(self):
+        """The rank counting the batch axis (ONNX's and Anvil's)."""
+        return len(self.shape) + 1
+
+    @property
+    def standard(self):
+        """Whether ONNX's axes sit where converting as is puts them (channels last)."""
+        return self.perm == standard_perm(self.rank)
+
+    @property
     def spatial(self):
-        """Whether the tensor is an image."""
-        return len(self.shape) == 3
+        """Whether the tensor is an NCHW image held as Anvil's NHWC."""
+        return len(self.shape) == 3 and self.standard
 
     @property
     def onnx_shape(self):
-        """The shape as ONNX sees it: [1, C, H, W] or [1, n]."""
-        return [1, self.shape[2], self.shape[0], self.shape[1]] if self.spatial else [1, self.shape[0]]
+        """The shape as ONNX sees it: [1, C, H, W], [1, C, L], [1, n], ... (batch 1)."""
+        full = (1,) + self.shape
+        return [full[a] for a in self.perm]
+
+    @property
+    def onnx_ordered(self):
+        """Whether Anvil's memory holds the values in ONNX's row-major order (axes of extent 1 aside)."""
+        full = (1,) + self.shape
+        held = [a for a in self.perm if full[a] != 1]
+        return held == sorted(held)
+
+    def channel_axis(self, onnx_axis):
+        """Whether ONNX axis `onnx_axis` is Anvil's channel axis (the last): a per-channel layer
+        (LayerNormalization, a MatMul on the last axis) then applies without moving data."""
+        return self.perm[onnx_axis % self.rank] == self.rank - 1
+
+    def like(self, name):
+        """A tensor of the same shape and layout named `name` (the output of an element-wise layer)."""
+        return Act(name, self.shape, self.perm, self.anvil_rank)
 
 
 class Flat:
-    """A spatial tensor flattened to [N, C*H*W] (C,H,W order), not yet written: Gemm/MatMul read
-    the spatial tensor directly; anything else gets an Anvil Flatten (order chw)."""
+    """A tensor flattened to [N, everything] in ONNX's order, not yet written: Gemm/MatMul read an
+    image source directly (weights reordered to match its layout); anything else gets an Anvil
+    Flatten (order chw for a standard image, after a Transpose to ONNX's order otherwise)."""
 
     def __init__(self, source):
-        """`source` is the spatial Act being flattened."""
+        """`source` is the Act being flattened."""
         self.source = source
         self.written = None
 
     @property
     def shape(self):
-        """(C·H·W,): the flattened length (None when the source's size is open)."""
+        """(n,): the flattened length (None when the source's size is open)."""
         return (None,) if self.source.open else (int(np.prod(self.source.shape)),)
+
+
+class Placeholder(Act):
+    """The output of a node that could not be converted, with the shape ONNX infers for it: the
+    nodes after it are still checked, but nothing is written for it."""
+
+
+BLOCKED = object()  # a value no later node can be checked against (no inferred shape)
+
+# ONNX operator -> the input positions that must be constants (weights, statistics, shapes,
+# bounds): a graph input read only there is a weight fed as a graph input.
+CONSTANT_INPUTS = {
+    "Conv": (1, 2), "ConvTranspose": (1, 2), "Gemm": (1, 2), "MatMul": (1,),
+    "BatchNormalization": (1, 2, 3, 4), "InstanceNormalization": (1, 2), "LayerNormalization": (1, 2),
+    "GroupNormalization": (1, 2), "PRelu": (1,), "Clip": (1, 2), "Resize": (1, 2, 3), "Upsample": (1,),
+    "Reshape": (1,), "Pad": (1, 2, 3), "Slice": (1, 2, 3, 4), "Split": (1,), "Squeeze": (1,),
+    "Unsqueeze": (1,), "Expand": (1,), "Tile": (1,),
+}
+
+
+def blocker_error(blockers, unchecked=0):
+    """One ConversionError listing every blocker (its `blockers` attribute holds them): the
+    blocker itself when there is one, else a count and one indented line per blocker."""
+    later = (f"{unchecked} later node{'s' if unchecked != 1 else ''} read only what "
+             f"{'this' if len(blockers) == 1 else 'these'} could not produce and {'was' if unchecked == 1 else 'were'} not checked")
+    if len(blockers) == 1:
+        error = ConversionError(blockers[0] + (f" ({later})" if unchecked else ""))
+    else:
+        lines = [f"{len(blockers)} blocker{'s' if len(blockers) != 1 else ''} (every one this run found):"]
+        lines += [f"  {b}" for b in blockers]
+        if unchecked:
+            lines.append(f"  ({later})")
+        error = ConversionError("\n".join(lines))
+    error.blockers = list(blockers)
+    return error
 
 
 def _attributes(node):
@@ -77,7 +164,7 @@ def _attributes(node):
     return result
 
 
-class OnnxConverter:
+class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
     """Converts an onnx ModelProto into a ModelWriter (layout "pytorch"), NCHW mapped to Anvil's NHWC."""
     def __init__(self, model, name=None, input_shape=None):
         """`input_shape` (C, H, W) fills in open input dimensions."""
@@ -89,6 +176,11 @@ class OnnxConverter:
         self.values = {}     # ONNX tensor name -> Act, Flat or np.ndarray (a constant)
         self.consumers = {}  # ONNX tensor name -> indices of nodes reading it
         self.skip = set()    # indices of nodes folded into an earlier one
+        self.pending_pads = {}  # node index -> pads of a Pad folded into it (onnx_ops/layers.py)
+        self.blockers = []   # every error met, one line each (raised together at the end)
+        self.unchecked = 0   # nodes not checked because they read only blocked values
+        self._inferred = None
+        self.output_tensors = {}  # ONNX graph output name -> the Act written as that Anvil output
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -123,19 +215,66 @@ class OnnxConverter:
             self.fail(node, f"reads '{name}', which is neither a graph input, an initializer nor an earlier node's output")
         return self.values[name]
 
-    def act(self, node, index=0, allow_flat=False):
-        """Input `index` as a computed tensor; a pending flatten is written unless `allow_flat`."""
+    def act(self, node, index=0, allow_flat=False, any_layout=False):
+        """Input `index` as a computed tensor; a pending flatten is written unless `allow_flat`.
+        Unless `any_layout`, a tensor held in another layout than the standard one (after an
+        ONNX Transpose) is first moved there by an Anvil Transpose (see `to_standard`)."""
         value = self.value(node, index)
         if isinstance(value, Flat):
             return value if allow_flat else self.write_flatten(value, node)
         if not isinstance(value, Act):
             self.fail(node, f"input {index} ('{node.input[index]}') must be a computed tensor, not a constant")
-        return value
+        return value if any_layout else self.to_standard(node, value)
+
+    def exact(self, node, tensor):
+        """`tensor` with the Anvil tensor of ONNX's rank (a Reshape when a global pooling left a
+        vector where ONNX has [N, C, 1, 1]): what a layer with axis options needs."""
+        if tensor.anvil_rank == tensor.rank:
+            return tensor
+        name = self.add(node, "Reshape", [tensor.name], suffix="_rank", shape=list(tensor.shape))
+        return Act(name, tensor.shape, tensor.perm)
+
+    def transpose_to(self, node, tensor, target):
+        """`tensor` moved so that ONNX axis i sits at Anvil axis target[i] (an Anvil Transpose, or
+        nothing when only axes of extent 1 move); returns the new Act."""
+        inverse = [0] * len(target)
+        for onnx_axis, anvil_axis in enumerate(target):
+            inverse[anvil_axis] = onnx_axis
+        permutation = [tensor.perm[inverse[j]] for j in range(len(target))]
+        full = (1,) + tensor.shape
+        shape = tuple(full[a] for a in permutation[1:])
+        if permutation[0] != 0:
+            self.fail(node, f"its input would need the batch axis moved (layout {tensor.perm})")
+        moved = [a for a in permutation if full[a] != 1]
+        # (A Reshape needs every extent: with an open one, the relabelling is an Anvil Transpose.)
+        if moved == sorted(moved) and (shape == tensor.shape or None not in shape):
+            if shape == tensor.shape:
+                return Act(tensor.name, shape, target, tensor.anvil_rank)
+            name = self.add(node, "Reshape", [tensor.name], suffix="_layout", shape=list(shape))
+            return Act(name, shape, target)
+        tensor = self.exact(node, tensor)
+        name = self.add(node, "Transpose", [tensor.name], suffix="_layout", permutation=permutation)
+        return Act(name, shape, target)
+
+    def to_standard(self, node, tensor):
+        """`tensor` in the standard layout (channels last), moved there if it is not."""
+        return tensor if tensor.standard else self.transpose_to(node, tensor, standard_perm(tensor.rank))
+
+    def to_onnx_order(self, node, tensor):
+        """`tensor` held in ONNX's own axis order (perm identity), moved there if needed."""
+        identity = tuple(range(tensor.rank))
+        return tensor if tensor.perm == identity else self.transpose_to(node, tensor, identity)
 
     def write_flatten(self, flat, node):
-        """Writes the Flatten (chw order) a pending flatten stands for, once; returns its tensor."""
+        """Writes the Flatten a pending flatten stands for, once; returns its tensor: order chw
+        from a standard image, otherwise a plain flatten of the tensor moved to ONNX's order."""
         if flat.written is None:
-            name = self.add(node, "Flatten", [flat.source.name], suffix="_flatten", order="chw")
+            source = flat.source
+            if source.spatial:
+                name = self.add(node, "Flatten", [source.name], suffix="_flatten", order="chw")
+            else:
+                source = self.to_onnx_order(node, source)
+                name = self.add(node, "Flatten", [source.name], suffix="_flatten")
             flat.written = Act(name, flat.shape)
         return flat.written
 
@@ -155,6 +294,13 @@ class OnnxConverter:
         if not isinstance(tensor, Act) or not tensor.spatial:
             self.fail(node, f"needs a 4-D NCHW input, got shape {tensor.onnx_shape}")
 
+    def windowed(self, node, tensor):
+        """An error unless `tensor` is a 4-D NCHW image or a 3-D NCL sequence (a 1-D window); for
+        a sequence, returns True (its window runs as a height-1 2-D one)."""
+        if isinstance(tensor, Act) and tensor.standard and tensor.rank in (3, 4):
+            return tensor.rank == 3
+        self.fail(node, f"needs a 4-D NCHW or 3-D NCL input, got shape {tensor.onnx_shape}")
+
     def set(self, node, value, index=0):
         """Records `value` as output `index` of the node; an error when a later output is used."""
         if isinstance(value, np.generic):
@@ -167,7 +313,13 @@ class OnnxConverter:
     # -- conversion -----------------------------------------------------------------------
 
     def convert(self):
-        """Converts every node in graph order; returns the ModelWriter, outputs set and pruned."""
+        """Converts every node in graph order; returns the ModelWriter, outputs set and pruned.
+
+        A node that cannot be converted does not stop the conversion: its error is kept, its
+        outputs become placeholders of the shape ONNX's shape inference gives them (or are marked
+        blocked when it gives none), and the nodes after it are still checked. At the end one
+        ConversionError lists every blocker (its `blockers` attribute holds them, one line each);
+        nodes that read only blocked values cannot be checked and are counted, not reported."""
         from onnx import numpy_helper
         for initializer in self.graph.initializer:
             self.values[initializer.name] = numpy_helper.to_array(initializer)
@@ -178,34 +330,137 @@ class OnnxConverter:
             self.consumers.setdefault(output.name, []).append(-1)
         for graph_input in self.graph.input:
             if graph_input.name in self.values:
-                continue
-            self.add_input(graph_input)
+                continue  # an initializer also listed as an input (IR < 4 style): its stored value is used
+            try:
+                weight = self.weight_use(graph_input.name)
+                if weight is not None:
+                    raise ConversionError(weight)
+                self.add_input(graph_input)
+            except ConversionError as error:
+                self.blockers.append(str(error))
+                self.values[graph_input.name] = BLOCKED
         for index, node in enumerate(self.graph.node):
             if index in self.skip:
                 continue
-            if node.domain not in ("", "ai.onnx"):
-                self.fail(node, f"operators of domain '{node.domain}' are not supported")
-            handler = getattr(self, f"op_{node.op_type}", None)
-            if handler is None:
-                self.fail(node, "this operator is not supported by the Anvil converter (see docs/converters.md)")
-            handler(node, index)
+            if any(self.values.get(name) is BLOCKED for name in node.input if name):
+                self.unchecked += 1
+                self.block(node)
+                continue
+            try:
+                if node.domain not in ("", "ai.onnx"):
+                    self.fail(node, f"operators of domain '{node.domain}' are not supported")
+                handler = getattr(self, f"op_{node.op_type}", None)
+                if handler is None:
+                    self.fail(node, "this operator is not supported by the Anvil converter (see docs/converters.md)")
+                handler(node, index)
+            except ConversionError as error:
+                self.blockers.append(str(error))
+                self.block(node)
+            except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as error:
+                self.blockers.append(f"{self.describe(node)}: cannot be converted ({type(error).__name__}: {error})")
+                self.block(node)
         outputs = []
         for output in self.graph.output:
             value = self.values.get(output.name)
+            if value is BLOCKED or isinstance(value, Placeholder):
+                continue
             if isinstance(value, Flat):
                 value = value.written or self.write_flatten(value, self.graph.node[-1])
+            if isinstance(value, Act) and not value.standard:
+                # Anvil's outputs are channels-last: a tensor left in another layout is moved back.
+                value = self.to_standard(self.graph.node[-1], value)
             if not isinstance(value, Act):
-                raise ConversionError(f"graph output '{output.name}' is a constant or was never computed")
+                self.blockers.append(f"graph output '{output.name}' is a constant or was never computed")
+                continue
+            self.output_tensors[output.name] = value
             outputs.append(value.name)
+        if self.blockers:
+            raise blocker_error(self.blockers, self.unchecked)
         self.writer.set_outputs(outputs)
         self.writer.prune()
         return self.writer
 
+    def block(self, node):
+        """After `node` failed: each output becomes a Placeholder of its inferred ONNX shape, so
+        the nodes reading it are still checked, or BLOCKED when no shape is known."""
+        for output in node.output:
+            if not output:
+                continue
+            dims = self.inferred_shape(output)
+            self.values[output] = BLOCKED if dims is None else self.placeholder(output, dims)
+
+    def inferred_shape(self, name):
+        """The ONNX shape of tensor `name` from onnx's shape inference (run once, lazily), or None
+        when unknown or not fully static."""
+        if self._inferred is None:
+            self._inferred = {}
+            import onnx
+            model = self.model
+            for attempt in range(2):
+                try:
+                    inferred = onnx.shape_inference.infer_shapes(model)
+                    break
+                except Exception:  # noqa: BLE001 - shape inference only helps the report
+                    # onnx gives up on the whole graph for one node of an unknown domain: retry without those
+                    model = onnx.ModelProto()
+                    model.CopyFrom(self.model)
+                    kept = [n for n in model.graph.node if n.domain in ("", "ai.onnx")]
+                    del model.graph.node[:]
+                    model.graph.node.extend(kept)
+            else:
+                return None
+            for info in list(inferred.graph.value_info) + list(inferred.graph.output):
+                tensor_type = info.type.tensor_type
+                dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+                if tensor_type.HasField("shape") and None not in dims:
+                    self._inferred[info.name] = dims
+        return self._inferred.get(name)
+
+    def placeholder(self, name, dims):
+        """A stand-in for a tensor a failed node would have produced, in the standard layout
+        ([N, C, H, W] as (h, w, c), [N, C, L] as (l, c), [N, F] as (f,), [N] as ()): a
+        Placeholder, or BLOCKED for ranks above 4."""
+        if not 1 <= len(dims) <= 4:
+            return BLOCKED
+        shape = tuple(dims[2:]) + tuple(dims[1:2])
+        if 0 in shape:
+            return BLOCKED
+        label = self.writer.unique_name(name)
+        self.writer._names.add(label)  # known to the writer, so later layers may read it (never written)
+        return Placeholder(label, shape)
+
+    def weight_use(self, name):
+        """The error for a graph input `name` (not an initializer) that nodes read only where ONNX
+        takes a constant (Conv's W, Gemm's B, BatchNormalization's statistics, ...), else None."""
+        uses = []
+        for index in sorted(set(self.consumers.get(name, []))):
+            if index < 0:
+                return None  # also a graph output: data
+            node = self.graph.node[index]
+            slots = [position for position, value in enumerate(node.input) if value == name]
+            if not all(position in CONSTANT_INPUTS.get(node.op_type, ()) for position in slots):
+                return None
+            uses.append(f"input {slots[0]} of {self.describe(node)}")
+        if not uses:
+            return None
+        return (f"input '{name}' is a weight fed as a graph input (read as {', '.join(uses)}, which must be "
+                "a constant): export with the parameters stored in the file (torch.onnx.export(..., "
+                "export_params=True)), or make it an initializer: append numpy_helper.from_array(value, "
+                f"'{name}') to graph.initializer and remove '{name}' from graph.input")
+
     def add_input(self, graph_input):
-        """Adds a graph input: [N, C, H, W] or [N, F]. An open height/width (dim_param or no
-        dim_value) stays open unless --input-shape gives the sizes; the channels must be known."""
+        """Adds a graph input: [N, C, H, W], [N, C, L] or [N, F]. An open height/width or length
+        (dim_param or no dim_value) stays open unless --input-shape gives the sizes (images);
+        the channels must be known."""
+        if not graph_input.type.HasField("tensor_type"):
+            raise ConversionError(f"input '{graph_input.name}' is not a tensor (a sequence, map or optional)")
+        tensor_type = graph_input.type.tensor_type
+        if tensor_type.elem_type not in FLOAT_TYPES:
+            from onnx import TensorProto
+            kind = TensorProto.DataType.Name(tensor_type.elem_type).lower()
+            raise ConversionError(f"input '{graph_input.name}' holds {kind} values; Anvil's inputs are floating point")
         dims = []
-        for d in graph_input.type.tensor_type.shape.dim:
+        for d in tensor_type.shape.dim:
             dims.append(d.dim_value if d.HasField("dim_value") else None)
         name = self.writer.unique_name(graph_input.name)
         if len(dims) == 4:
@@ -216,11 +471,16 @@ class OnnxConverter:
                 raise ConversionError(f"input '{graph_input.name}' has open channels {dims}; pass --input-shape C,H,W")
             self.writer.add_input(name, (h, w, c))
             self.values[graph_input.name] = Act(name, (h, w, c))
+        elif len(dims) == 3 and dims[1] is not None:
+            c, length = dims[1:]  # an open length (None) stays open
+            self.writer.add_input(name, (length, c))
+            self.values[graph_input.name] = Act(name, (length, c))
         elif len(dims) == 2 and dims[1] is not None:
-            self.writer.add_input(name, (1, 1, dims[1]))
+            self.writer.add_input(name, (dims[1],))
             self.values[graph_input.name] = Act(name, (dims[1],))
         else:
-            raise ConversionError(f"input '{graph_input.name}' has shape {dims}; Anvil takes NCHW images or [N, F] vectors")
+            raise ConversionError(f"input '{graph_input.name}' has shape {dims}; Anvil takes NCHW images, NCL sequences "
+                                  f"or [N, F] vectors (if '{graph_input.name}' is a weight, store it as an initializer)")
 
     # -- constants and shape arithmetic -----------------------------------------------------
 
@@ -249,9 +509,9 @@ class OnnxConverter:
             shape = np.array(value.shape, np.int64)
         else:
             if isinstance(value, (Act, Flat)) and None in value.shape:
-                self.fail(node, "the shape of a tensor whose height/width depend on the open input size is not a "
+                self.fail(node, "the shape of a tensor whose size depends on the open input size is not a "
                                 "constant; pass --input-shape C,H,W (or export with fixed sizes)")
-            shape = np.array(value.onnx_shape if isinstance(value, Act) else [1, value.shape[0]], np.int64)
+            shape = np.array(value.onnx_shape if hasattr(value, "onnx_shape") else [1, value.shape[0]], np.int64)
         a = _attributes(node)
         start, end = a.get("start", 0), a.get("end", None)
         self.set(node, shape[start:end])
@@ -266,24 +526,6 @@ class OnnxConverter:
         if self.opset >= 13 and len(node.input) > 1 and node.input[1]:
             return [int(v) for v in self.const(node, 1).reshape(-1)]
         return list(_attributes(node).get("axes", []))
-
-    def op_Unsqueeze(self, node, index):
-        """`Unsqueeze` of a constant: a constant (of a computed tensor: an error)."""
-        value = self.value(node, 0)
-        if not isinstance(value, np.ndarray):
-            self.fail(node, "Unsqueeze of a computed tensor is not supported")
-        result = value
-        for axis in sorted(a % (value.ndim + len(self._axes(node))) for a in self._axes(node)):
-            result = np.expand_dims(result, axis)
-        self.set(node, result)
-
-    def op_Squeeze(self, node, index):
-        """`Squeeze` of a constant: a constant."""
-        value = self.value(node, 0)
-        if not isinstance(value, np.ndarray):
-            self.fail(node, "Squeeze of a computed tensor is not supported")
-        axes = self._axes(node)
-        self.set(node, np.squeeze(value, axis=tuple(axes)) if axes else np.squeeze(value))
 
     def op_Cast(self, node, index):
         """`Cast` of a constant to the target type; a tensor passes unchanged."""
@@ -304,15 +546,15 @@ class OnnxConverter:
 
     # -- layers -----------------------------------------------------------------------------
 
-    def window(self, node, tensor, kernel, pooling):
+    def window(self, node, tensor, kernel, pooling, a=None):
         """Padding, stride, dilation, output size and ceil mode of a Conv or pooling window (auto_pad resolved)."""
-        a = _attributes(node)
+        a = _attributes(node) if a is None else a
         stride = tuple(a.get("strides", [1, 1]))
         dilation = tuple(a.get("dilations", [1, 1]))
         if len(kernel) != 2 or len(stride) != 2 or len(dilation) != 2:
             self.fail(node, "only 2-D windows are supported")
         auto_pad = a.get("auto_pad", "NOTSET")
-        h, w, _ = tensor.shape
+        h, w = (1, tensor.shape[0]) if len(tensor.shape) == 2 else tensor.shape[:2]
         ceil = bool(a.get("ceil_mode", 0))
         extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
         if auto_pad == "SAME_LOWER" and None in (h, w):
@@ -332,6 +574,9 @@ class OnnxConverter:
             pads = [pads[0], pads[1], pads[2], pads[3]]  # ONNX [top, left, bottom, right] = Anvil's order
         else:
             self.fail(node, f"auto_pad '{auto_pad}' is not supported")
+        extra = self.window_extra_pads(node)
+        if extra is not None:
+            pads = [p + e for p, e in zip(pads, extra)]
         outs = []
         for size, e, s, before, after in zip((h, w), extent, stride, pads[:2], pads[2:]):
             if size is None:  # an open size: Anvil infers it per predicted size
@@ -348,22 +593,36 @@ class OnnxConverter:
             self.fail(node, f"pads {pads} must be smaller than the window {kernel}")
         return pads, stride, dilation, outs, ceil
 
+    @staticmethod
+    def window_1d(a):
+        """A 1-D window's attributes as the height-1 2-D window Anvil runs."""
+        a = dict(a)
+        for key in ("strides", "dilations", "kernel_shape"):
+            if key in a:
+                a[key] = [1] + list(a[key])
+        if "pads" in a:
+            a["pads"] = [0, a["pads"][0], 0, a["pads"][1]]
+        return a
+
     def op_Conv(self, node, index):
-        """`Conv`: Convolution, or DepthwiseConvolution when group equals the input channels."""
+        """`Conv` (2-D, or 1-D on a sequence): Convolution, or DepthwiseConvolution when group equals the input channels."""
         tensor = self.act(node)
-        self.spatial(node, tensor)
+        one_d = self.windowed(node, tensor)
         weights = self.const(node, 1)
         bias = self.const(node, 2, required=False)
         a = _attributes(node)
+        if one_d and weights.ndim == 3:
+            weights = weights.reshape(weights.shape[0], weights.shape[1], 1, weights.shape[2])
+            a = self.window_1d(a)
         if weights.ndim != 4:
-            self.fail(node, f"weights of rank {weights.ndim}; only 2-D convolutions are supported")
+            self.fail(node, f"weights of rank {weights.ndim} on an input of rank {tensor.rank}; only 1-D and 2-D convolutions are supported")
         outputs, per_group, kh, kw = weights.shape
         kernel = tuple(a.get("kernel_shape", [kh, kw]))
         groups = int(a.get("group", 1))
-        channels = tensor.shape[2]
+        channels = tensor.shape[-1]
         if per_group * groups != channels:
             self.fail(node, f"weights {list(weights.shape)} with group {groups} do not match {channels} input channels")
-        padding, stride, dilation, (oh, ow), _ = self.window(node, tensor, kernel, pooling=False)
+        padding, stride, dilation, (oh, ow), _ = self.window(node, tensor, kernel, pooling=False, a=a)
         parameters = {"W": weights}
         if bias is not None:
             parameters["b"] = bias
@@ -372,20 +631,23 @@ class OnnxConverter:
             name = self.add(node, "DepthwiseConvolution", [tensor.name], parameters, multiplier=outputs // channels, **common)
         else:
             name = self.add(node, "Convolution", [tensor.name], parameters, channels=outputs, groups=groups, **common)
-        self.set(node, Act(name, (oh, ow, outputs)))
+        self.set(node, Act(name, (ow, outputs) if one_d else (oh, ow, outputs)))
 
     def pool(self, node, layer_type):
         """`MaxPool` / `AveragePool` of `layer_type`, with ceil mode and count_include_pad."""
         tensor = self.act(node)
-        self.spatial(node, tensor)
+        one_d = self.windowed(node, tensor)
         a = _attributes(node)
+        if one_d:
+            a = self.window_1d(a)
         kernel = tuple(a["kernel_shape"])
-        padding, stride, dilation, (oh, ow), ceil = self.window(node, tensor, kernel, pooling=True)
+        folded = self.has_folded_pads(node)  # a zero Pad folded in counts as cells (onnx_ops/layers.py)
+        padding, stride, dilation, (oh, ow), ceil = self.window(node, tensor, kernel, pooling=True, a=a)
         options = dict(kernel=kernel, stride=stride, padding=padding, dilation=dilation, ceilMode=ceil)
         if layer_type == "AveragePooling":
-            options["countIncludesPadding"] = bool(a.get("count_include_pad", 0))
+            options["countIncludesPadding"] = bool(a.get("count_include_pad", 0)) or folded
         name = self.add(node, layer_type, [tensor.name], **options)
-        self.set(node, Act(name, (oh, ow, tensor.shape[2])))
+        self.set(node, Act(name, (ow, tensor.shape[-1]) if one_d else (oh, ow, tensor.shape[-1])))
 
     def op_MaxPool(self, node, index):
         """`MaxPool` (row-major storage only): MaxPooling."""
@@ -398,11 +660,12 @@ class OnnxConverter:
         self.pool(node, "AveragePooling")
 
     def global_pool(self, node, layer_type):
-        """A global pooling of `layer_type`; the output is 1x1xC."""
+        """A global pooling of `layer_type`: ONNX's [N, C, 1, 1] (or [N, C, 1]) is Anvil's vector of C."""
         tensor = self.act(node)
-        self.spatial(node, tensor)
+        one_d = self.windowed(node, tensor)
         name = self.add(node, layer_type, [tensor.name])
-        self.set(node, Act(name, (1, 1, tensor.shape[2])))
+        c = tensor.shape[-1]
+        self.set(node, Act(name, (1, c) if one_d else (1, 1, c), anvil_rank=2))
 
     def op_GlobalAveragePool(self, node, index):
         """`GlobalAveragePool`: GlobalAveragePooling."""
@@ -423,22 +686,37 @@ class OnnxConverter:
                         epsilon=float(_attributes(node).get("epsilon", 1e-5)))
         self.set(node, Act(name, tensor.shape))
 
-    def flatten_source(self, node, value):
-        """A Gemm/MatMul input: (Anvil tensor name, element count)."""
+    def flatten_source(self, node, value, weights):
+        """A Gemm/MatMul input and its `weights` [out][in]: (Anvil tensor name, element count, weights
+        reordered for that tensor). A pending flatten of an image is read directly: its ONNX-ordered
+        weights are reordered to the C, H, W order of Anvil's axes that the "pytorch" layout reads
+        (nothing to do for a standard NCHW image); of another tensor it is written first."""
+        if isinstance(value, Flat) and value.source.open:
+            self.fail(node, "its flattened input's size depends on the open input size, so the weight "
+                            "count cannot match every size; pass --input-shape C,H,W")
+        if isinstance(value, Flat) and value.source.rank == 4 and value.source.anvil_rank == 4:
+            source = value.source
+            count = int(np.prod(source.shape))
+            if weights.shape[1] == count and not source.standard:
+                onnx_dims = source.onnx_shape[1:]
+                anvil_axes = [source.perm.index(j) for j in range(1, 4)]  # ONNX axis held by Anvil axis j
+                w = weights.reshape([weights.shape[0]] + onnx_dims)
+                w = np.transpose(w, [0] + anvil_axes)        # [out][h][w][c] of Anvil's axes
+                weights = np.ascontiguousarray(np.transpose(w, (0, 3, 1, 2))).reshape(weights.shape[0], -1)
+            return source.name, count, weights
         if isinstance(value, Flat):
-            if value.source.open:
-                self.fail(node, "its flattened input's size depends on the open input height/width, so the weight "
-                                "count cannot match every size; pass --input-shape C,H,W")
-            return value.source.name, int(np.prod(value.source.shape))
-        if isinstance(value, Act) and not value.spatial:
-            return value.name, value.shape[0]
-        if isinstance(value, Act) and value.shape[:2] == (1, 1):
-            return value.name, value.shape[2]
+            value = self.write_flatten(value, node)
+        if isinstance(value, Act) and value.open:
+            self.fail(node, f"its input's size {value.onnx_shape} depends on the open input size, so the weight "
+                            "count cannot match every size; pass --input-shape C,H,W")
+        if isinstance(value, Act) and (value.rank == 2 or value.anvil_rank == 2
+                                       or (value.rank == 4 and value.shape[:2] == (1, 1) and value.standard)):
+            return value.name, value.shape[-1] if value.rank != 1 else 1, weights
         self.fail(node, "its input must be 2-D ([N, features]); flatten the image first")
 
     def dense(self, node, index, weights, bias):
         """Writes a Dense layer; a sole-consumer Add of a constant vector becomes its bias."""
-        source, inputs = self.flatten_source(node, self.value(node, 0))
+        source, inputs, weights = self.flatten_source(node, self.value(node, 0), weights)
         outputs = weights.shape[0]
         if weights.shape[1] != inputs:
             self.fail(node, f"weights {list(weights.shape)} do not match {inputs} input features")
@@ -486,50 +764,45 @@ class OnnxConverter:
             self.fail(node, "only MatMul by a constant weight matrix is supported")
         if weights.ndim != 2:
             self.fail(node, f"the weight matrix must be 2-D, got shape {list(weights.shape)}")
+        tensor = self.value(node, 0)
+        if isinstance(tensor, Act) and tensor.rank >= 3:
+            self.channel_matmul(node, index, tensor, weights)
+            return
         self.dense(node, index, weights.T, None)
 
-    def op_Flatten(self, node, index):
-        """`Flatten` from axis 1: a pending flatten (nothing when a Gemm/MatMul reads it); of a constant, a constant."""
-        value = self.value(node, 0)
-        axis = _attributes(node).get("axis", 1)
-        if isinstance(value, np.ndarray):
-            self.set(node, value.reshape(int(np.prod(value.shape[:axis])), -1))
-            return
-        if axis != 1:
-            self.fail(node, f"axis {axis} is not supported (only 1)")
-        self.set(node, Flat(value) if isinstance(value, Act) and value.spatial else value)
-
-    def op_Reshape(self, node, index):
-        """`Reshape`: of a constant, a constant; of a tensor, only to its own shape or flattening to [N, -1]."""
-        value = self.value(node, 0)
-        target = [int(v) for v in self.const(node, 1).reshape(-1)]
-        if isinstance(value, np.ndarray):
-            self.set(node, value.reshape([value.shape[i] if t == 0 else t for i, t in enumerate(target)]))
-            return
-        current = value.source.onnx_shape if isinstance(value, Flat) else value.onnx_shape
-        if isinstance(value, Flat):
-            current = [1, int(np.prod(current[1:]))]
-        allow_zero = _attributes(node).get("allowzero", 0)
-        resolved = [current[i] if (t == 0 and not allow_zero and i < len(current)) else t for i, t in enumerate(target)]
-        total = int(np.prod(current))
-        if resolved.count(-1) == 1:
-            known = int(np.prod([v for v in resolved if v != -1]))
-            resolved[resolved.index(-1)] = total // known if known else 0
-        if int(np.prod(resolved)) != total:
-            self.fail(node, f"cannot reshape {current} to {target}")
-        if resolved == current:
-            self.set(node, value)
-        elif len(resolved) == 2 and resolved[0] == 1:
-            source = value if isinstance(value, Flat) else (Flat(value) if value.spatial else value)
-            self.set(node, source)
-        else:
-            self.fail(node, f"reshaping {current} to {resolved} is not supported (only flattening to [N, -1])")
+    def channel_matmul(self, node, index, tensor, weights):
+        """`MatMul` of a tensor of rank 3 or 4 by a constant [K, M] on its last ONNX axis: where
+        that axis is Anvil's channels (a channels-last region such as ConvNeXt's, or [N, L, C]
+        after a Transpose) a PointwiseConvolution (a following Add of a constant vector becomes
+        its bias), keeping the layout; otherwise the tensor is moved first."""
+        if not tensor.channel_axis(-1):
+            target = list(range(tensor.rank))
+            tensor = self.transpose_to(node, tensor, tuple(target))
+        tensor = self.exact(node, tensor)
+        if weights.shape[0] != tensor.shape[-1]:
+            self.fail(node, f"weights {list(weights.shape)} do not match {tensor.shape[-1]} features on the last axis")
+        outputs = weights.shape[1]
+        output_name, bias = node.output[0], None
+        users = self.consumers.get(output_name, [])
+        if len(users) == 1 and users[0] > index and self.graph.node[users[0]].op_type == "Add":
+            follower = self.graph.node[users[0]]
+            other = follower.input[1] if follower.input[0] == output_name else follower.input[0]
+            constant = self.values.get(other)
+            if isinstance(constant, np.ndarray) and constant.size == outputs:
+                bias = constant.reshape(-1).astype(np.float32)
+                self.skip.add(users[0])
+                output_name = follower.output[0]
+        parameters = {"W": np.ascontiguousarray(weights.T)}
+        if bias is not None:
+            parameters["b"] = bias
+        name = self.add(node, "PointwiseConvolution", [tensor.name], parameters, channels=outputs, bias=bias is not None)
+        self.values[output_name] = Act(name, tensor.shape[:-1] + (outputs,), tensor.perm)
 
     def activation(self, node, function):
-        """An Activation applying `function` to the node's input."""
-        tensor = self.act(node)
+        """An Activation applying `function` to the node's input, in whatever layout it is held."""
+        tensor = self.act(node, any_layout=True)
         name = self.add(node, "Activation", [tensor.name], function=function)
-        self.set(node, Act(name, tensor.shape))
+        self.set(node, tensor.like(name))
 
     def op_Relu(self, node, index):
         """`Relu`: relu."""
@@ -597,19 +870,20 @@ class OnnxConverter:
         self.set(node, Act(name, tensor.shape))
 
     def softmax(self, node, layer_type):
-        """`Softmax` / `LogSoftmax` over the channels (axis 1; before opset 13 only when H·W is 1)."""
-        tensor = self.act(node)
+        """`Softmax` / `LogSoftmax` over the axis Anvil holds as channels (ONNX axis 1 of a standard
+        tensor, the last axis in a channels-last region; before opset 13 only when the axes after
+        it have extent 1)."""
+        tensor = self.act(node, any_layout=True)
         default = -1 if self.opset >= 13 else 1
-        axis = _attributes(node).get("axis", default)
-        rank = 4 if tensor.spatial else 2
-        axis = axis % rank
-        if axis != 1:
-            self.fail(node, f"axis {axis} is not supported; Anvil's {layer_type} works over the channels (axis 1)")
-        if self.opset < 13 and tensor.spatial and tensor.shape[:2] != (1, 1):
-            self.fail(node, f"before opset 13, {node.op_type} over axis 1 of an NCHW tensor spans C, H and W; "
-                            "Anvil works over channels only")
+        axis = _attributes(node).get("axis", default) % tensor.rank
+        if not tensor.channel_axis(axis):
+            self.fail(node, f"axis {axis} is not supported; Anvil's {layer_type} works over the channels "
+                            f"(axis 1 of an NCHW tensor; this tensor's layout is {list(tensor.perm)})")
+        if self.opset < 13 and any(d != 1 for d in tensor.onnx_shape[axis + 1:]):
+            self.fail(node, f"before opset 13, {node.op_type} over axis {axis} of a {tensor.rank}-D tensor spans the "
+                            "axes after it too; Anvil works over channels only")
         name = self.add(node, layer_type, [tensor.name])
-        self.set(node, Act(name, tensor.shape))
+        self.set(node, tensor.like(name))
 
     def op_Softmax(self, node, index):
         """`Softmax`: Softmax."""
@@ -619,135 +893,6 @@ class OnnxConverter:
         """`LogSoftmax`: LogSoftmax."""
         self.softmax(node, "LogSoftmax")
 
-    def elementwise_constant(self, node, op):
-        """Add/Sub/Mul/Div where one side is a scalar constant: an Activation linear(a, b)."""
-        first, second = self.value(node, 0), self.value(node, 1)
-        if isinstance(first, np.ndarray) and isinstance(second, np.ndarray):
-            self.set(node, {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}[op](first, second))
-            return True
-        constant = first if isinstance(first, np.ndarray) else second if isinstance(second, np.ndarray) else None
-        if constant is None:
-            return False
-        if constant.size != 1:
-            self.fail(node, f"{op} with a constant of shape {list(constant.shape)} is not supported "
-                            "(only scalars, or a bias right after Gemm/MatMul)")
-        k = float(constant.reshape(-1)[0])
-        constant_first = constant is first
-        if op == "Add":
-            a, b = 1.0, k
-        elif op == "Mul":
-            a, b = k, 0.0
-        elif op == "Sub":
-            a, b = (-1.0, k) if constant_first else (1.0, -k)
-        else:
-            if constant_first:
-                self.fail(node, "dividing a constant by a tensor is not supported")
-            a, b = 1.0 / k, 0.0
-        tensor = self.act(node, 1 if constant_first else 0)
-        name = self.add(node, "Activation", [tensor.name], function=activation_json("linear", a=a, b=b))
-        self.set(node, Act(name, tensor.shape))
-        return True
-
-    def op_Add(self, node, index):
-        """`Add`: with a scalar constant, a linear activation (elementwise_constant); of tensors, as `Sum`."""
-        if not self.elementwise_constant(node, "Add"):
-            self.op_Sum(node, index)
-
-    def op_Sub(self, node, index):
-        """`Sub` with a scalar constant: a linear activation."""
-        if not self.elementwise_constant(node, "Sub"):
-            self.fail(node, "subtracting two computed tensors is not supported")
-
-    def op_Mul(self, node, index):
-        """`Mul` with a scalar constant: a linear activation."""
-        if not self.elementwise_constant(node, "Mul"):
-            self.fail(node, "multiplying two computed tensors is not supported")
-
-    def op_Div(self, node, index):
-        """`Div` by a scalar constant: a linear activation."""
-        if not self.elementwise_constant(node, "Div"):
-            self.fail(node, "dividing two computed tensors is not supported")
-
-    def op_Sum(self, node, index):
-        """`Sum` of tensors of one shape: Add (one input: that input)."""
-        tensors = [self.act(node, i) for i in range(len(node.input))]
-        if len(tensors) == 1:
-            self.set(node, tensors[0])
-            return
-        if len({t.shape for t in tensors}) != 1:
-            self.fail(node, f"inputs of different shapes {[t.onnx_shape for t in tensors]}; Anvil's Add does not broadcast")
-        name = self.add(node, "Add", [t.name for t in tensors])
-        self.set(node, Act(name, tensors[0].shape))
-
-    def op_Concat(self, node, index):
-        """`Concat`: of constants, a constant; of tensors, Concatenate along the channels."""
-        values = [self.value(node, i) for i in range(len(node.input))]
-        axis = _attributes(node).get("axis", 1)
-        if all(isinstance(v, np.ndarray) for v in values):
-            self.set(node, np.concatenate(values, axis=axis))
-            return
-        tensors = [self.act(node, i) for i in range(len(node.input))]
-        rank = 4 if tensors[0].spatial else 2
-        if axis % rank != 1:
-            self.fail(node, f"axis {axis} is not supported (only 1, the channels)")
-        if len({t.shape[:-1] for t in tensors}) != 1 or len({t.spatial for t in tensors}) != 1:
-            self.fail(node, f"inputs differ in height/width: {[t.onnx_shape for t in tensors]}")
-        name = self.add(node, "Concatenate", [t.name for t in tensors])
-        self.set(node, Act(name, tensors[0].shape[:-1] + (sum(t.shape[-1] for t in tensors),)))
-
-    def resize(self, node, mode, coordinates, scales, sizes):
-        """A bilinear Resize from `scales` or `sizes` with the Anvil name of the coordinate transform."""
-        tensor = self.act(node)
-        self.spatial(node, tensor)
-        if mode not in ("linear", "bilinear"):
-            self.fail(node, f"mode '{mode}' is not supported; Anvil resizes bilinearly only")
-        modes = {"half_pixel": "halfPixel", "pytorch_half_pixel": "pytorchHalfPixel", "align_corners": "alignCorners",
-                 "asymmetric": "asymmetric"}
-        if coordinates not in modes:
-            self.fail(node, f"coordinate_transformation_mode '{coordinates}' is not supported")
-        h, w, c = tensor.shape
-        if sizes is not None and sizes.size:
-            sizes = [int(v) for v in sizes.reshape(-1)]
-            if len(sizes) != 4 or sizes[0] != 1 or sizes[1] != c:
-                self.fail(node, f"sizes {sizes} must keep N and C")
-            name = self.add(node, "Resize", [tensor.name], size=sizes[2:], coordinates=modes[coordinates])
-            self.set(node, Act(name, (sizes[2], sizes[3], c)))
-            return
-        if scales is None or scales.size != 4:
-            self.fail(node, "needs 4 scales or 4 sizes")
-        scales = [float(v) for v in scales.reshape(-1)]
-        if scales[0] != 1 or scales[1] != 1:
-            self.fail(node, f"scales {scales} must keep N and C")
-        oh = None if h is None else int(np.floor(h * np.float32(scales[2])))
-        ow = None if w is None else int(np.floor(w * np.float32(scales[3])))
-        name = self.add(node, "Resize", [tensor.name], scale=scales[2:], coordinates=modes[coordinates])
-        self.set(node, Act(name, (oh, ow, c)))
-
-    def op_Resize(self, node, index):
-        """`Resize` in linear mode (no roi, no antialias, stretch): Resize."""
-        a = _attributes(node)
-        if a.get("antialias", 0):
-            self.fail(node, "antialias=1 is not supported")
-        if a.get("axes") is not None and list(a["axes"]) not in ([0, 1, 2, 3], [2, 3], [-2, -1]):
-            self.fail(node, f"axes {list(a['axes'])} are not supported")
-        if self.opset < 11:
-            scales = self.const(node, 1)
-            self.resize(node, a.get("mode", "nearest"), "asymmetric", scales, None)
-            return
-        scales = self.const(node, 2, required=False)
-        sizes = self.const(node, 3, required=False)
-        if a.get("axes") is not None and len(a["axes"]) == 2:
-            scales = None if scales is None else np.concatenate([[1, 1], scales.reshape(-1)])
-            sizes = None if sizes is None else np.concatenate([[1, self.act(node).shape[2]], sizes.reshape(-1)])
-        if a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-            self.fail(node, "keep_aspect_ratio_policy other than 'stretch' is not supported")
-        self.resize(node, a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel"), scales, sizes)
-
-    def op_Upsample(self, node, index):
-        """`Upsample` (opset < 10) in linear mode: Resize with asymmetric coordinates."""
-        a = _attributes(node)
-        scales = np.array(a["scales"]) if "scales" in a else self.const(node, 1)
-        self.resize(node, a.get("mode", "nearest"), "asymmetric", scales, None)
 
 
 def convert_file(path, output_directory, name=None, input_shape=None):

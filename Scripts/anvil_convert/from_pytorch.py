@@ -7,14 +7,24 @@ read the same tensors. Weights are written unchanged in PyTorch's layout into on
 blob (`"layout": "pytorch"`), named `<layer>_<suffix>` (W, b, gamma, beta, mean, variance,
 slopes).
 
-Supported: Conv2d (any groups; depthwise becomes DepthwiseConvolution), BatchNorm1d/2d,
+Supported: Conv2d (any groups; depthwise becomes DepthwiseConvolution), Conv1d, MaxPool1d and
+AvgPool1d on (N, C, L) sequences (a height-1 window; input_shape (length, channels)),
+ChannelShuffle, PixelShuffle / PixelUnshuffle (DepthToSpace / SpaceToDepth, CRD), BatchNorm1d/2d,
 Linear, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d/AdaptiveMaxPool2d (to 1x1, or to a size that
 divides the input), ZeroPad2d / F.pad(constant 0) before a convolution (folded into its
-padding), ReLU, ReLU6, Hardtanh, LeakyReLU, ELU, SELU, Sigmoid, Tanh, Hardswish,
-Hardsigmoid, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
+padding; a Pad layer before anything else), ConstantPad2d / ReflectionPad2d /
+ReplicationPad2d / F.pad (constant, reflect, replicate), ConvTranspose2d, Upsample /
+UpsamplingNearest2d / UpsamplingBilinear2d / F.interpolate (nearest, nearest-exact,
+bilinear, bicubic), InstanceNorm2d (affine or not; with running statistics it is a
+BatchNormalization), GroupNorm, LocalResponseNorm (odd sizes), LPPool2d (p = 2), ReLU, ReLU6, Hardtanh, LeakyReLU, ELU, SELU, Sigmoid, Tanh, Hardswish,
+Hardsigmoid, SiLU, GELU (both approximations), Mish, Softplus (beta 1), Softsign, CELU, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
 (N, -1), Dropout (identity at inference), Identity, torch.add / + / += (tensor + tensor;
-tensor + or * a number), torch.cat(dim=1), x.mean((2, 3)), and their torch.nn.functional
-and Tensor-method forms. Anything else is an error naming every unsupported node.
+tensor + or * a number), tensor * / - / / tensor and + of other shapes with broadcasting
+(Elementwise: a squeeze-and-excitation gate), torch.cat(dim=1), x.mean((2, 3)), F.interpolate
+(Resize; `x.shape` may give its size), torchvision's stochastic depth (identity at
+inference), x.chunk(n, dim=1) (Slice layers), ShuffleNet's channel shuffle (view to
+(N, g, C/g, H, W), transpose(1, 2), view back: ChannelShuffle), and their
+torch.nn.functional and Tensor-method forms. Anything else is an error naming every unsupported node.
 
 A flatten that only feeds Linear layers is dropped: Anvil's Dense reads a spatial input
 and, with the pytorch layout, takes its weights as PyTorch's C,H,W-flattened ones. An
@@ -29,8 +39,12 @@ Usage:
 
 `--torchvision` accepts the zoo networks: vgg16, mobilenet_v1 (not in torchvision: the
 definition in torch_zoo.py, named as Keras names its layers), inception_v3 (without the
-auxiliary classifier), squeezenet1_1, resnet18, resnet50. `--width` below 1 builds the
-reduced variants defined in torch_zoo.py, which equal torchvision's at width 1
+auxiliary classifier), squeezenet1_1, resnet18, resnet50, googlenet (without the auxiliary
+classifiers), fcn_resnet50 (without the auxiliary head; 21 classes by default), and
+torchvision's own classes for mobilenet_v2, mobilenet_v3_large, mobilenet_v3_small,
+efficientnet_b0 (their `width_mult`), densenet121 (growth rate and stem scaled) and
+shufflenet_v2_x1_0 (stage channels scaled). `--width` below 1 builds the reduced variants
+defined in torch_zoo.py, which equal torchvision's at width 1
 (Scripts/fixtures/zoo_reference.py checks that). From Python:
 `anvil_convert.from_pytorch.convert(module, (H, W, C), out_dir)`.
 """
@@ -73,6 +87,7 @@ class _Pad:
     def __init__(self, source, pads, node):
         """`pads` are (top, left, bottom, right); `node` is where the padding was made."""
         self.source, self.pads, self.node = source, pads, node
+        self.written = None
 
 
 class _Flatten:
@@ -81,6 +96,23 @@ class _Flatten:
     def __init__(self, source, base_name):
         """`base_name` names the Flatten layer if one has to be written."""
         self.source, self.base_name, self.written = source, base_name, None
+
+
+class _Chunks:
+    """`x.chunk(n, dim=1)`: channel ranges [start, end) that indexing turns into Slice layers."""
+
+    def __init__(self, source, ranges):
+        """`ranges` are the (start, end) channel ranges of the parts."""
+        self.source, self.ranges = source, ranges
+
+
+class _Grouped:
+    """`x.view(N, g, C/g, H, W)` (and then `transpose(1, 2)`): half of a channel shuffle, which
+    the view back to (N, C, H, W) completes as a ChannelShuffle layer."""
+
+    def __init__(self, source, groups, transposed=False):
+        """`source` viewed as `groups` groups of channels; `transposed` after transpose(1, 2)."""
+        self.source, self.groups, self.transposed = source, groups, transposed
 
 
 class _Scalar:
@@ -98,7 +130,31 @@ _ACTIVATION_MODULES = {
     nn.LeakyReLU: lambda m: {"type": "leakyRelu", "alpha": float(m.negative_slope)},
     nn.ELU: lambda m: {"type": "elu", "alpha": float(m.alpha)},
     nn.Hardtanh: lambda m: _clip(m.min_val, m.max_val),
+    nn.SiLU: lambda m: "silu",
+    nn.GELU: lambda m: _gelu(m.approximate),
+    nn.Mish: lambda m: "mish",
+    nn.Softplus: lambda m: _softplus(m.beta),
+    nn.Softsign: lambda m: "softsign",
+    nn.CELU: lambda m: {"type": "celu", "alpha": float(m.alpha)},
 }
+
+
+def _gelu(approximate):
+    """GELU's Anvil activation: gelu (exact, erf) or geluTanh (approximate='tanh')."""
+    if approximate not in ("none", "tanh"):
+        raise ConversionError(f"GELU with approximate='{approximate}' is not supported (only 'none' and 'tanh')")
+    return "gelu" if approximate == "none" else "geluTanh"
+
+
+def _softplus(beta):
+    """Softplus's Anvil activation; only beta 1 (log(1 + e^x)) exists in Anvil."""
+    if float(beta) != 1:
+        raise ConversionError(f"Softplus with beta {beta} is not supported (only beta 1)")
+    return "softplus"
+
+
+_LAYER_MODULES = (nn.ConvTranspose2d, nn.Upsample, nn.UpsamplingNearest2d, nn.UpsamplingBilinear2d, nn.InstanceNorm2d,
+                  nn.GroupNorm, nn.LocalResponseNorm, nn.LPPool2d)
 
 _IDENTITY_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.AlphaDropout, nn.FeatureAlphaDropout, nn.Identity)
 
@@ -113,6 +169,13 @@ def _argument(node, index, keyword, default=None):
     if len(node.args) > index:
         return node.args[index]
     return node.kwargs.get(keyword, default)
+
+
+def _is_inference_stochastic_depth(node):
+    """torchvision.ops.stochastic_depth(x, p, mode, training=False): the identity at inference."""
+    return (node.op == "call_function" and getattr(node.target, "__name__", "") == "stochastic_depth"
+            and getattr(node.target, "__module__", "").startswith("torchvision.")
+            and _argument(node, 3, "training", True) is False)
 
 
 def _activation_function(node):
@@ -130,6 +193,8 @@ def _activation_function(node):
         return "selu"
     if target is F.hardswish:
         return "hardSwish"
+    if target in (F.silu, "silu"):
+        return "silu"
     if target is F.hardsigmoid:
         return {"type": "hardSigmoid", "alpha": 1.0 / 6.0, "beta": 0.5}
     if target in (F.leaky_relu, "leaky_relu"):
@@ -138,6 +203,18 @@ def _activation_function(node):
         return {"type": "elu", "alpha": float(_argument(node, 1, "alpha", 1.0))}
     if target in (F.hardtanh, "hardtanh"):
         return _clip(float(_argument(node, 1, "min_val", -1.0)), float(_argument(node, 2, "max_val", 1.0)))
+    if target in (F.silu, "silu"):
+        return "silu"
+    if target in (F.gelu, "gelu"):
+        return _gelu(node.kwargs.get("approximate", "none"))
+    if target in (F.mish, "mish"):
+        return "mish"
+    if target in (F.softplus, "softplus"):
+        return _softplus(_argument(node, 1, "beta", 1))
+    if target in (F.softsign, "softsign"):
+        return "softsign"
+    if target in (F.celu, "celu"):
+        return {"type": "celu", "alpha": float(_argument(node, 1, "alpha", 1.0))}
     return None
 
 
@@ -156,13 +233,19 @@ class Converter:
     """Traces `module` and fills a ModelWriter (layout "pytorch") with its graph and weights."""
 
     def __init__(self, module, input_shape, name=None, input_name="input"):
-        """`input_shape` is (height, width, channels) of one image."""
+        """`input_shape` is (height, width, channels) of one image, or (length, channels) of one
+        sequence (PyTorch's (N, C, L): Conv1d, MaxPool1d, AvgPool1d)."""
         self.module = module.eval()
-        self.height, self.width, self.channels = (int(v) for v in input_shape)
+        self.sequence = len(input_shape) == 2
+        if self.sequence:
+            self.height, (self.width, self.channels) = 1, (int(v) for v in input_shape)
+        else:
+            self.height, self.width, self.channels = (int(v) for v in input_shape)
         self.name = name or type(module).__name__
         self.input_name = input_name
         self.writer = ModelWriter(self.name, layout="pytorch")
-        self.writer.add_input(input_name, (self.height, self.width, self.channels))
+        self.writer.add_input(input_name, (self.width, self.channels) if self.sequence
+                              else (self.height, self.width, self.channels))
         self.names = {input_name}  # names taken or reserved (a module's name before its layer is written)
         self.applications = {}    # module path -> times applied
         self.shared = set()       # layers whose parameters another layer uses
@@ -222,7 +305,8 @@ class Converter:
                        if not self.supported(node, modules)]
         if unsupported:
             raise ConversionError("unsupported: " + "; ".join(unsupported))
-        example = torch.zeros(1, self.channels, self.height, self.width)
+        example = (torch.zeros(1, self.channels, self.width) if self.sequence
+                   else torch.zeros(1, self.channels, self.height, self.width))
         try:
             with torch.no_grad():
                 ShapeProp(graph_module).propagate(example)
@@ -273,14 +357,20 @@ class Converter:
             module = modules[node.target]
             return isinstance(module, (nn.Conv2d, nn.BatchNorm1d, nn.BatchNorm2d, nn.Linear, nn.MaxPool2d, nn.AvgPool2d,
                                        nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.ZeroPad2d, nn.ConstantPad2d,
+                                       nn.ReflectionPad2d, nn.ReplicationPad2d,
                                        nn.Flatten, nn.Softmax, nn.LogSoftmax, nn.PReLU, *_IDENTITY_MODULES,
-                                       *_ACTIVATION_MODULES))
+                                       nn.Conv1d, nn.MaxPool1d, nn.AvgPool1d, nn.ChannelShuffle, nn.PixelShuffle,
+                                       nn.PixelUnshuffle,
+                                       *_ACTIVATION_MODULES, *_LAYER_MODULES))
         target = node.target
         return (_activation_function(node) is not None or target in _IDENTITY_FUNCTIONS or target in _FLATTEN_TARGETS
+                or _is_inference_stochastic_depth(node)
                 or target in _SCALAR_TARGETS or target in _ADD_TARGETS or target in _SCALE_TARGETS
                 or target in (torch.cat, F.avg_pool2d, F.max_pool2d, F.adaptive_avg_pool2d, F.adaptive_max_pool2d,
                               F.pad, F.softmax, torch.softmax, "softmax", F.log_softmax, torch.log_softmax,
-                              "log_softmax", torch.mean, "mean", "contiguous", operator.getitem))
+                              "log_softmax", torch.mean, "mean", "contiguous", operator.getitem, F.interpolate,
+                              torch.chunk, "chunk", torch.transpose, "transpose", operator.floordiv)
+                or (target is getattr and node.args[1:] == ("shape",)))
 
     def tensor(self, value, node):
         """`value` as a written tensor (pending flattens are written, pads are errors)."""
@@ -289,8 +379,12 @@ class Converter:
         if isinstance(value, _Flatten):
             return self.materialize(value, node)
         if isinstance(value, _Pad):
-            raise ConversionError(f"padding at node '{value.node.name}' is only supported right before a Conv2d "
-                                  f"(node '{node.name}' reads it)")
+            # Zero padding not folded into a convolution: a Pad layer of its own (written once).
+            if value.written is None:
+                top, left, bottom, right = value.pads
+                value.written = self.emit(self.function_name(value.node, "pad"), "Pad", [self.tensor(value.source, node)],
+                                          value.node, pads=[top, left, bottom, right])
+            return value.written
         raise ConversionError(f"node '{node.name}' uses a non-tensor value where a tensor is needed")
 
     def materialize(self, value, node):
@@ -312,11 +406,10 @@ class Converter:
         source = values[node.args[0]]
         if isinstance(module, _IDENTITY_MODULES):
             return source
-        if isinstance(module, (nn.ZeroPad2d, nn.ConstantPad2d)):
-            if float(getattr(module, "value", 0.0)) != 0.0:
-                raise ConversionError(f"module '{node.target}' pads with {module.value}; only zero padding is supported")
-            left, right, top, bottom = module.padding
-            return self.pad(self.tensor(source, node), (top, left, bottom, right), node)
+        if isinstance(module, (nn.ZeroPad2d, nn.ConstantPad2d, nn.ReflectionPad2d, nn.ReplicationPad2d)):
+            mode = {nn.ReflectionPad2d: "reflect", nn.ReplicationPad2d: "edge"}.get(type(module), "constant")
+            return self.pad_layer(self.unique(path), self.tensor(source, node), list(module.padding), mode,
+                                  float(getattr(module, "value", 0.0)), node)
         if isinstance(module, nn.Flatten):
             if module.start_dim != 1 or module.end_dim not in (-1, len(node.args[0].meta["tensor_meta"].shape) - 1):
                 raise ConversionError(f"module '{node.target}' flattens dims {module.start_dim}..{module.end_dim}; only 1..-1")
@@ -336,6 +429,19 @@ class Converter:
             return result
         if isinstance(module, nn.Conv2d):
             return self.convolution(name, module, source, node)
+        if isinstance(module, _LAYER_MODULES):
+            return self.layer_module(name, module, self.tensor(source, node), node)
+        if isinstance(module, nn.Conv1d):
+            return self.convolution_1d(name, module, self.tensor(source, node), node)
+        if isinstance(module, (nn.MaxPool1d, nn.AvgPool1d)):
+            return self.pooling_1d(name, module, self.tensor(source, node), node)
+        if isinstance(module, nn.ChannelShuffle):
+            return self.emit(name, "ChannelShuffle", [self.tensor(source, node)], node, groups=int(module.groups))
+        if isinstance(module, (nn.PixelShuffle, nn.PixelUnshuffle)):
+            shuffle = isinstance(module, nn.PixelShuffle)
+            factor = module.upscale_factor if shuffle else module.downscale_factor
+            return self.emit(name, "DepthToSpace" if shuffle else "SpaceToDepth", [self.tensor(source, node)], node,
+                             blockSize=int(factor), mode="CRD")
         if isinstance(module, (nn.BatchNorm1d, nn.BatchNorm2d)):
             return self.batch_norm(name, module, self.tensor(source, node), node)
         if isinstance(module, nn.Linear):
@@ -373,12 +479,23 @@ class Converter:
         """A call of a function or method: its layer, or the value it passes on (identity, scalar, flatten, padding)."""
         target = node.target
         op = target if isinstance(target, str) else getattr(target, "__name__", "op")
+        if target is getattr:  # x.shape: only its values (read from the traced shapes) are used
+            return _Scalar()
+        if target is operator.getitem and isinstance(values.get(node.args[0]), _Chunks):
+            chunks = values[node.args[0]]
+            start, end = chunks.ranges[node.args[1]]
+            return self.emit(self.function_name(node, "slice"), "Slice", [chunks.source], node, axis=-1, start=start,
+                             end=end)
+        if target is operator.floordiv:  # arithmetic on sizes (x.size(1) // groups)
+            if not all(isinstance(values.get(a), _Scalar) or isinstance(a, int) for a in node.args):
+                raise ConversionError(f"floor division at node '{node.name}' is only supported between sizes")
+            return _Scalar()
         if target in _SCALAR_TARGETS or target is operator.getitem:
             if target is operator.getitem and not isinstance(values.get(node.args[0]), _Scalar):
                 raise ConversionError(f"indexing at node '{node.name}' is not supported")
             return _Scalar()
         first = node.args[0] if node.args else next(iter(node.kwargs.values()))
-        if target in _IDENTITY_FUNCTIONS or target == "contiguous":
+        if target in _IDENTITY_FUNCTIONS or target == "contiguous" or _is_inference_stochastic_depth(node):
             return values[first]
         function = _activation_function(node)
         if function is not None:
@@ -386,14 +503,22 @@ class Converter:
                              function=function)
         if target in _FLATTEN_TARGETS:
             return self.flatten_function(node, values, op)
+        if target in (torch.chunk, "chunk"):
+            return self.chunk(node, values)
+        if target in (torch.transpose, "transpose"):
+            grouped = values[first]
+            dims = sorted(d % 5 for d in (_argument(node, 1, "dim0"), _argument(node, 2, "dim1")))
+            if not isinstance(grouped, _Grouped) or grouped.transposed or dims != [1, 2]:
+                raise ConversionError(f"transpose at node '{node.name}' is only supported as the middle of a channel "
+                                      "shuffle: view (N, g, C/g, H, W), transpose(1, 2), view (N, C, H, W)")
+            return _Grouped(grouped.source, grouped.groups, transposed=True)
         if target is F.pad:
-            pad = list(_argument(node, 1, "pad"))
-            mode = _argument(node, 2, "mode", "constant")
-            value = _argument(node, 3, "value", None) or 0.0
-            if mode != "constant" or value != 0.0 or len(pad) not in (2, 4):
-                raise ConversionError(f"F.pad at node '{node.name}' must be constant zero padding of the last two dims")
-            left, right, top, bottom = (pad + [0, 0])[:4]
-            return self.pad(self.tensor(values[first], node), (top, left, bottom, right), node)
+            mode = {"replicate": "edge"}.get(_argument(node, 2, "mode", "constant"), _argument(node, 2, "mode", "constant"))
+            return self.pad_layer(self.function_name(node, "pad"), self.tensor(values[first], node),
+                                  list(_argument(node, 1, "pad")), mode, float(_argument(node, 3, "value", None) or 0.0),
+                                  node)
+        if target is F.interpolate:
+            return self.interpolate(node, self.tensor(values[first], node))
         if target in _ADD_TARGETS:
             return self.add(node, values, op)
         if target in _SCALE_TARGETS:
@@ -445,6 +570,112 @@ class Converter:
             raise ConversionError(f"negative padding at node '{node.name}' is not supported")
         return _Pad(source, pads, node)
 
+    def pad_layer(self, name, source, pad, mode, value, node):
+        """F.pad / the padding modules: `pad` is PyTorch's (left, right[, top, bottom[, front, back]]).
+        Zero padding of height and width waits to be folded into the next convolution; anything
+        else is a Pad layer."""
+        if len(pad) not in (2, 4, 6) or mode not in ("constant", "reflect", "edge"):
+            raise ConversionError(f"padding at node '{node.name}' must pad 1 to 3 trailing dims in mode constant, "
+                                  f"reflect or replicate (got {len(pad)} values, mode '{mode}')")
+        left, right, top, bottom, front, back = (list(pad) + [0] * 6)[:6]
+        if min(pad) < 0:
+            raise ConversionError(f"negative padding at node '{node.name}' is not supported")
+        if mode == "constant" and value == 0.0 and not front and not back:
+            self.names.discard(name)
+            return self.pad(source, (top, left, bottom, right), node)
+        options = {"pads": [top, left, bottom, right], "mode": mode}
+        if front or back:
+            options["channelPads"] = [front, back]
+        if mode == "constant":
+            options["value"] = value
+        return self.emit(name, "Pad", [source], node, **options)
+
+    def upsample(self, name, source, node, size, scale_factor, mode, align_corners):
+        """nn.Upsample / F.interpolate: Resize (nearest: asymmetric + floor as PyTorch; nearest-exact;
+        bilinear and bicubic with align_corners or half-pixel centres)."""
+        if len(source.shape) != 4:
+            raise ConversionError(f"interpolation at node '{node.name}' needs an NCHW tensor")
+        modes = {"nearest": ("nearest", "asymmetric"), "nearest-exact": ("nearest", "halfPixel"),
+                 "bilinear": ("linear", "pytorchHalfPixel"), "bicubic": ("cubic", "halfPixel")}
+        if mode not in modes:
+            raise ConversionError(f"interpolate at node '{node.name}' is mode '{mode}'; supported: nearest, "
+                                  "nearest-exact, bilinear, bicubic")
+        kind, coordinates = modes[mode]
+        if align_corners and kind != "nearest":
+            coordinates = "alignCorners"
+        options = {}
+        if size is not None or coordinates == "alignCorners":
+            # align_corners maps corner to corner of the rounded output size (ONNX and Anvil's scale
+            # form use the unrounded in × scale), so it is written as the traced output size.
+            options["size"] = list(_pair(size)) if size is not None else [int(v) for v in node.meta["tensor_meta"].shape[2:]]
+        elif scale_factor is not None:
+            options["scale"] = [float(v) for v in (scale_factor if isinstance(scale_factor, (tuple, list))
+                                                   else (scale_factor, scale_factor))]
+        else:
+            raise ConversionError(f"interpolation at node '{node.name}' has neither size nor scale_factor")
+        options["coordinates"] = coordinates
+        if kind != "linear":  # linear is Resize's default mode
+            options["mode"] = kind
+        if kind == "nearest":
+            options["nearestRounding"] = "floor" if mode == "nearest" else "roundPreferCeil"
+        if kind == "cubic":
+            options["cubicCoefficient"] = -0.75
+        return self.emit(name, "Resize", [source], node, **options)
+
+    def layer_module(self, name, module, source, node):
+        """ConvTranspose2d, Upsample*, InstanceNorm2d, GroupNorm, LocalResponseNorm and LPPool2d."""
+        if isinstance(module, nn.ConvTranspose2d):
+            if module.padding_mode != "zeros" or len(node.args) > 1 or node.kwargs:
+                raise ConversionError(f"module '{node.target}' needs zero padding and no output_size argument")
+            pad = _pair(module.padding)
+            self.add_tensor(f"{name}_W", module.weight)
+            if module.bias is not None:
+                self.add_tensor(f"{name}_b", module.bias)
+            return self.emit(name, "TransposedConvolution", [source], node, kernel=list(module.kernel_size),
+                             channels=module.out_channels, stride=list(module.stride),
+                             padding=[pad[0], pad[1], pad[0], pad[1]], outputPadding=list(module.output_padding),
+                             dilation=list(module.dilation), groups=module.groups, bias=module.bias is not None)
+        if isinstance(module, (nn.Upsample, nn.UpsamplingNearest2d, nn.UpsamplingBilinear2d)):
+            align = True if isinstance(module, nn.UpsamplingBilinear2d) else module.align_corners
+            return self.upsample(name, source, node, module.size, module.scale_factor, module.mode, align)
+        if isinstance(module, nn.InstanceNorm2d):
+            channels = source.shape[1]
+            if module.track_running_stats and module.running_mean is not None:
+                # Evaluation with running statistics: a batch normalisation.
+                gamma = module.weight if module.affine else torch.ones(channels)
+                beta = module.bias if module.affine else torch.zeros(channels)
+                for suffix, values in (("gamma", gamma), ("beta", beta), ("mean", module.running_mean),
+                                       ("variance", module.running_var)):
+                    self.add_tensor(f"{name}_{suffix}", values)
+                return self.emit(name, "BatchNormalization", [source], node, epsilon=float(module.eps))
+            if module.affine:
+                self.add_tensor(f"{name}_gamma", module.weight)
+                self.add_tensor(f"{name}_beta", module.bias)
+            return self.emit(name, "InstanceNormalization", [source], node, epsilon=float(module.eps),
+                             affine=bool(module.affine))
+        if isinstance(module, nn.GroupNorm):
+            if module.affine:
+                self.add_tensor(f"{name}_gamma", module.weight)
+                self.add_tensor(f"{name}_beta", module.bias)
+            return self.emit(name, "GroupNormalization", [source], node, groups=module.num_groups,
+                             epsilon=float(module.eps), affine=bool(module.affine))
+        if isinstance(module, nn.LocalResponseNorm):
+            if module.size % 2 == 0:
+                raise ConversionError(f"module '{node.target}' has an even size {module.size}: PyTorch centres its "
+                                      "window differently from ONNX/Caffe LRN, which Anvil implements")
+            return self.emit(name, "LocalResponseNormalization", [source], node, size=module.size,
+                             alpha=float(module.alpha), beta=float(module.beta), bias=float(module.k))
+        norm = float(module.norm_type)
+        if module.ceil_mode:
+            raise ConversionError(f"module '{node.target}' has ceil_mode: PyTorch rescales clipped windows")
+        if norm != 2.0:
+            raise ConversionError(f"module '{node.target}' has norm_type {norm}: PyTorch sums x^p (not |x|^p), "
+                                  "which only equals Lp pooling for p = 2")
+        kernel = _pair(module.kernel_size)
+        stride = _pair(module.stride if module.stride is not None else module.kernel_size)
+        return self.emit(name, "LpPooling", [source], node, p=2.0, kernel=list(kernel), stride=list(stride),
+                         padding="valid", ceilMode=bool(module.ceil_mode))
+
     def convolution(self, name, module, source, node):
         """`Conv2d`: Convolution with explicit padding (a pending pad folded), or DepthwiseConvolution."""
         if module.padding_mode != "zeros":
@@ -471,6 +702,41 @@ class Converter:
         if groups > 1 and groups == inputs and outputs % inputs == 0:
             return self.emit(name, "DepthwiseConvolution", [source], node, multiplier=outputs // inputs, **options)
         return self.emit(name, "Convolution", [source], node, channels=outputs, groups=groups, **options)
+
+    def convolution_1d(self, name, module, source, node):
+        """`Conv1d` on (N, C, L): Convolution (DepthwiseConvolution) with a (1, k) window."""
+        if module.padding_mode != "zeros":
+            raise ConversionError(f"module '{node.target}' pads with mode '{module.padding_mode}'; only zeros")
+        (k,), (s,), (d,) = module.kernel_size, module.stride, module.dilation
+        if isinstance(module.padding, str):
+            total = 0 if module.padding == "valid" else d * (k - 1)
+            before, after = total // 2, total - total // 2
+        else:
+            before = after = module.padding[0]
+        inputs, outputs, groups = module.in_channels, module.out_channels, module.groups
+        options = {"kernel": [1, k], "stride": [1, s], "padding": [0, before, 0, after], "dilation": [1, d],
+                   "bias": module.bias is not None}
+        self.add_tensor(f"{name}_W", module.weight)  # [out][in][k] = [out][in][1][k]
+        if module.bias is not None:
+            self.add_tensor(f"{name}_b", module.bias)
+        if groups > 1 and groups == inputs and outputs % inputs == 0:
+            return self.emit(name, "DepthwiseConvolution", [source], node, multiplier=outputs // inputs, **options)
+        return self.emit(name, "Convolution", [source], node, channels=outputs, groups=groups, **options)
+
+    def pooling_1d(self, name, module, source, node):
+        """`MaxPool1d` / `AvgPool1d` on (N, C, L): pooling with a (1, k) window."""
+        average = isinstance(module, nn.AvgPool1d)
+        if not average and module.return_indices:
+            raise ConversionError(f"module '{node.target}' returns indices; not supported")
+        one = lambda v: int(v[0] if isinstance(v, (tuple, list)) else v)  # noqa: E731
+        k = one(module.kernel_size)
+        s = one(module.stride) if module.stride not in (None, ()) else k
+        p = one(module.padding)
+        options = {"kernel": [1, k], "stride": [1, s], "padding": [0, p, 0, p],
+                   "dilation": [1, 1 if average else one(module.dilation)], "ceilMode": bool(module.ceil_mode)}
+        if average:
+            options["countIncludesPadding"] = bool(module.count_include_pad)
+        return self.emit(name, "AveragePooling" if average else "MaxPooling", [source], node, **options)
 
     def batch_norm(self, name, module, source, node):
         """`BatchNorm1d/2d` with running statistics: BatchNormalization (γ = 1, β = 0 when not affine)."""
@@ -527,6 +793,18 @@ class Converter:
         return self.emit(name, "AveragePooling" if average else "MaxPooling", [source], node,
                          kernel=kernel, stride=kernel, padding="valid")
 
+    def interpolate(self, node, source):
+        """F.interpolate: Resize to the traced output size (`size=`, which may be read from x.shape) or by
+        the factors (`scale_factor=`, used as given in the coordinate mapping as PyTorch does); see `upsample`."""
+        scale = _argument(node, 2, "scale_factor", None)
+        if (_argument(node, 6, "antialias", False) or len(source.shape) != 4
+                or (scale is not None and _argument(node, 5, "recompute_scale_factor", None))):
+            raise ConversionError(f"interpolate at node '{node.name}': only an NCHW tensor without antialias or a "
+                                  "recomputed scale factor is supported")
+        size = None if scale is not None else [int(v) for v in node.meta["tensor_meta"].shape[2:]]
+        return self.upsample(self.function_name(node, "resize"), source, node, size, scale,
+                             _argument(node, 3, "mode", "nearest"), _argument(node, 4, "align_corners", None))
+
     def softmax(self, name, kind, source, dim, node):
         """`kind` (Softmax or LogSoftmax) over dim 1, the channels; other dims are errors."""
         rank = len(source.shape)
@@ -544,12 +822,31 @@ class Converter:
             return _Tensor(source.name, (source.shape[0], source.shape[1]))
         return _Flatten(source, base_name)
 
+    def chunk(self, node, values):
+        """`x.chunk(n, dim=1)`: parts of ceil(C / n) channels (the last may be smaller), as PyTorch splits."""
+        source = self.tensor(values[node.args[0]], node)
+        parts, dim = _argument(node, 1, "chunks"), _argument(node, 2, "dim", 0)
+        if len(source.shape) != 4 or dim not in (1, -3):
+            raise ConversionError(f"chunk at node '{node.name}' splits dim {dim}; only the channels of an NCHW tensor")
+        channels = source.shape[1]
+        size = -(-channels // parts)
+        return _Chunks(source, [(start, min(start + size, channels)) for start in range(0, channels, size)])
+
     def flatten_function(self, node, values, op):
-        """torch.flatten / view / reshape, which must flatten to (N, -1)."""
+        """torch.flatten / view / reshape, which must flatten to (N, -1), or view a channel shuffle's groups."""
         first = node.args[0]
         source = values[first]
         shape = node.meta["tensor_meta"].shape
         input_shape = first.meta["tensor_meta"].shape
+        if (len(shape) == 5 and len(input_shape) == 4 and isinstance(source, _Tensor) and shape[0] == input_shape[0]
+                and shape[1] * shape[2] == input_shape[1] and tuple(shape[3:]) == tuple(input_shape[2:])):
+            return _Grouped(source, int(shape[1]))
+        if isinstance(source, _Grouped):
+            if not source.transposed or tuple(shape) != tuple(source.source.shape):
+                raise ConversionError(f"{op} at node '{node.name}' reshapes grouped channels other than as a "
+                                      "channel shuffle (view (N, g, C/g, H, W), transpose(1, 2), view (N, C, H, W))")
+            return self.emit(self.function_name(node, "shuffle"), "ChannelShuffle", [source.source], node,
+                             groups=source.groups)
         if len(shape) != 2 or shape[0] != input_shape[0]:
             raise ConversionError(f"{op} at node '{node.name}' gives shape {tuple(shape)}; only flattening to (N, -1)")
         scope = self.scope(node)
@@ -564,7 +861,7 @@ class Converter:
                 raise ConversionError(f"add at node '{node.name}' has alpha {alpha}; only 1")
             x, y = self.tensor(values[a], node), self.tensor(values[b], node)
             if x.shape != y.shape:
-                raise ConversionError(f"add at node '{node.name}' broadcasts {x.shape} and {y.shape}; shapes must match")
+                return self.elementwise(node, values, op, "add")
             return self.emit(self.function_name(node, op), "Add", [x, y], node)
         return self.scale(node, values, op)
 
@@ -573,6 +870,10 @@ class Converter:
         a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("other")
         tensor_first = isinstance(a, torch.fx.Node)
         tensor, number = (a, b) if tensor_first else (b, a)
+        if isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node):
+            operation = {operator.sub: "subtract", torch.sub: "subtract", "sub": "subtract", operator.truediv: "divide",
+                         torch.div: "divide", "div": "divide"}.get(node.target, "multiply")
+            return self.elementwise(node, values, op, operation)
         if not isinstance(tensor, torch.fx.Node) or not isinstance(number, (int, float)) or isinstance(number, bool):
             raise ConversionError(f"{op} at node '{node.name}' combines two tensors or non-numbers; "
                                   "only tensor + tensor (same shape) and tensor with a number are supported")
@@ -593,12 +894,33 @@ class Converter:
         return self.emit(self.function_name(node, kind), "Activation", [self.tensor(values[tensor], node)], node,
                          function={"type": "linear", "a": a_, "b": b_})
 
+    @staticmethod
+    def _anvil_shape(shape):
+        """A PyTorch shape (N, C, H, W) or (N, F) as Anvil's (h, w, c)."""
+        return (shape[2], shape[3], shape[1]) if len(shape) == 4 else (1, 1, shape[1])
+
+    def elementwise(self, node, values, op, operation):
+        """Two tensors combined with broadcasting (x * gate, x - y, x / y, x + y of other shapes): Elementwise."""
+        a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("other")
+        if node.kwargs.get("alpha", 1) != 1:
+            raise ConversionError(f"{op} at node '{node.name}' has alpha {node.kwargs['alpha']}; only 1")
+        x, y = self.tensor(values[a], node), self.tensor(values[b], node)
+        if len(x.shape) != len(y.shape) or x.shape[0] != y.shape[0]:
+            raise ConversionError(f"{op} at node '{node.name}' broadcasts {tuple(x.shape)} and {tuple(y.shape)}; "
+                                  "Anvil broadcasts tensors of one rank and batch")
+        for p, q in zip(self._anvil_shape(x.shape), self._anvil_shape(y.shape)):
+            if p != q and p != 1 and q != 1:
+                raise ConversionError(f"{op} at node '{node.name}': shapes {tuple(x.shape)} and {tuple(y.shape)} "
+                                      "do not broadcast (each axis equal or 1)")
+        return self.emit(self.function_name(node, op), "Elementwise", [x, y], node, operation=operation)
+
     # -- finishing ------------------------------------------------------------------------
 
     def fuse_activations(self, outputs):
         """Writes an activation as the `activation` of the convolution, Dense or Add before
         it when it is that layer's only consumer (what Anvil would fuse at compile time)."""
-        fusable = {"Convolution", "DepthwiseConvolution", "PointwiseConvolution", "Dense", "Add"}
+        fusable = {"Convolution", "DepthwiseConvolution", "PointwiseConvolution", "Dense", "Add", "Elementwise",
+                   "TransposedConvolution"}
         output_names = {t.name for t in outputs}
         layers = self.writer.layers
         by_name = {layer["name"]: layer for layer in layers}

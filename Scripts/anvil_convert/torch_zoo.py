@@ -54,9 +54,21 @@ def import_torchvision():
 # computation); the Swift definitions in Sources/AnvilModels/Zoo scale channels the same way.
 # ---------------------------------------------------------------------------------------
 
-ZOO = ("vgg16", "mobilenet_v1", "inception_v3", "squeezenet1_1", "resnet18", "resnet50")
+ZOO = ("vgg16", "mobilenet_v1", "inception_v3", "squeezenet1_1", "resnet18", "resnet50",
+       "mobilenet_v2", "googlenet", "densenet121", "fcn_resnet50", "mobilenet_v3_large", "mobilenet_v3_small",
+       "efficientnet_b0", "shufflenet_v2_x1_0")
 DEFAULT_INPUT_SIZE = {"vgg16": 224, "mobilenet_v1": 224, "inception_v3": 299,
-                      "squeezenet1_1": 224, "resnet18": 224, "resnet50": 224}
+                      "squeezenet1_1": 224, "resnet18": 224, "resnet50": 224,
+                      "mobilenet_v2": 224, "googlenet": 224, "densenet121": 224, "fcn_resnet50": 224,
+                      "mobilenet_v3_large": 224, "mobilenet_v3_small": 224, "efficientnet_b0": 224,
+                      "shufflenet_v2_x1_0": 224}
+# Networks whose torchvision constructor already takes a width (MobileNet v2's and v3's and
+# EfficientNet's `width_mult`, DenseNet's growth rate and stem features, ShuffleNet v2's stage
+# channels): build_network always uses torchvision's class.
+TORCHVISION_SCALABLE = ("mobilenet_v2", "densenet121", "mobilenet_v3_large", "mobilenet_v3_small", "efficientnet_b0",
+                        "shufflenet_v2_x1_0")
+# Segmentation networks: their output is a per-pixel class map (N, classes, H, W).
+SEGMENTATION = ("fcn_resnet50",)
 
 
 def scaled(channels, width):
@@ -175,12 +187,13 @@ class Bottleneck(nn.Module):
 
     expansion = 4
 
-    def __init__(self, channels, planes, stride):
-        """1x1 to `planes`, 3x3 with `stride`, 1x1 to 4 x `planes` channels."""
+    def __init__(self, channels, planes, stride, dilation=1):
+        """1x1 to `planes`, 3x3 with `stride` (and `dilation`), 1x1 to 4 x `planes` channels."""
         super().__init__()
         self.conv1 = nn.Conv2d(channels, planes, kernel_size=1, bias=False)
         self.bn1 = nn.BatchNorm2d(planes)
-        self.conv2 = nn.Conv2d(planes, planes, kernel_size=3, stride=stride, padding=1, bias=False)
+        self.conv2 = nn.Conv2d(planes, planes, kernel_size=3, stride=stride, padding=dilation, dilation=dilation,
+                               bias=False)
         self.bn2 = nn.BatchNorm2d(planes)
         self.conv3 = nn.Conv2d(planes, planes * 4, kernel_size=1, bias=False)
         self.bn3 = nn.BatchNorm2d(planes * 4)
@@ -466,20 +479,184 @@ class MobileNetV1(nn.Module):
         return torch.flatten(x, 1)
 
 
-def build_network(name, classes=1000, width=1.0, input_size=None, use_torchvision=None):
+class GoogLeNetUnit(nn.Module):
+    """GoogLeNet's `BasicConv2d`: convolution without bias, batch norm (epsilon 0.001), ReLU."""
+
+    def __init__(self, channels, out, kernel_size, stride=1, padding=0):
+        """A bias-free convolution and its batch norm."""
+        super().__init__()
+        self.conv = nn.Conv2d(channels, out, kernel_size=kernel_size, stride=stride, padding=padding, bias=False)
+        self.bn = nn.BatchNorm2d(out, eps=0.001)
+
+    def forward(self, x):
+        """relu(bn(conv(x)))."""
+        return F.relu(self.bn(self.conv(x)), inplace=True)
+
+
+class GoogLeNetInception(nn.Module):
+    """GoogLeNet's inception block: 1x1 | 1x1-3x3 | 1x1-3x3 (torchvision's "5x5" branch is a
+    3x3) | maxpool 3/1 (ceil mode)-1x1, concatenated."""
+
+    def __init__(self, channels, ch1x1, ch3x3red, ch3x3, ch5x5red, ch5x5, pool_proj):
+        """The four branches with these (already scaled) channel counts."""
+        super().__init__()
+        self.branch1 = GoogLeNetUnit(channels, ch1x1, 1)
+        self.branch2 = nn.Sequential(GoogLeNetUnit(channels, ch3x3red, 1), GoogLeNetUnit(ch3x3red, ch3x3, 3, padding=1))
+        self.branch3 = nn.Sequential(GoogLeNetUnit(channels, ch5x5red, 1), GoogLeNetUnit(ch5x5red, ch5x5, 3, padding=1))
+        self.branch4 = nn.Sequential(nn.MaxPool2d(kernel_size=3, stride=1, padding=1, ceil_mode=True),
+                                     GoogLeNetUnit(channels, pool_proj, 1))
+        self.out_channels = ch1x1 + ch3x3 + ch5x5 + pool_proj
+
+    def forward(self, x):
+        """The branches concatenated along the channels."""
+        return torch.cat([self.branch1(x), self.branch2(x), self.branch3(x), self.branch4(x)], 1)
+
+
+class GoogLeNet(nn.Module):
+    """GoogLeNet (Inception v1) as torchvision's `googlenet(aux_logits=False, transform_input=False)`."""
+
+    BLOCKS = (("inception3a", (64, 96, 128, 16, 32, 32)), ("inception3b", (128, 128, 192, 32, 96, 64)), "maxpool3",
+              ("inception4a", (192, 96, 208, 16, 48, 64)), ("inception4b", (160, 112, 224, 24, 64, 64)),
+              ("inception4c", (128, 128, 256, 24, 64, 64)), ("inception4d", (112, 144, 288, 32, 64, 64)),
+              ("inception4e", (256, 160, 320, 32, 128, 128)), "maxpool4",
+              ("inception5a", (256, 160, 320, 32, 128, 128)), ("inception5b", (384, 192, 384, 48, 128, 128)))
+
+    def __init__(self, classes=1000, width=1.0):
+        """The stem, nine inception blocks, pooling and the classifier, channels scaled by `width`."""
+        super().__init__()
+        s = lambda channels: scaled(channels, width)  # noqa: E731
+        self.conv1 = GoogLeNetUnit(3, s(64), 7, stride=2, padding=3)
+        self.maxpool1 = nn.MaxPool2d(3, stride=2, ceil_mode=True)
+        self.conv2 = GoogLeNetUnit(s(64), s(64), 1)
+        self.conv3 = GoogLeNetUnit(s(64), s(192), 3, padding=1)
+        self.maxpool2 = nn.MaxPool2d(3, stride=2, ceil_mode=True)
+        channels = s(192)
+        for item in self.BLOCKS:
+            if item == "maxpool3":
+                self.maxpool3 = nn.MaxPool2d(3, stride=2, ceil_mode=True)
+            elif item == "maxpool4":
+                self.maxpool4 = nn.MaxPool2d(2, stride=2, ceil_mode=True)
+            else:
+                block = GoogLeNetInception(channels, *(s(c) for c in item[1]))
+                setattr(self, item[0], block)
+                channels = block.out_channels
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.dropout = nn.Dropout(p=0.2)
+        self.fc = nn.Linear(channels, classes)
+
+    def forward(self, x):
+        """Stem, inception blocks and pools, global average pooling, dropout, fc."""
+        x = self.maxpool2(self.conv3(self.conv2(self.maxpool1(self.conv1(x)))))
+        for item in self.BLOCKS:
+            x = getattr(self, item if isinstance(item, str) else item[0])(x)
+        x = torch.flatten(self.avgpool(x), 1)
+        return self.fc(self.dropout(x))
+
+
+class DilatedResNet50Backbone(nn.Module):
+    """torchvision's `resnet50(replace_stride_with_dilation=[False, True, True])` without
+    `avgpool` and `fc`: layers 3 and 4 keep the resolution (output stride 8) and dilate their
+    3x3 convolutions by 2 and 4 instead (each stage's first block by the previous dilation)."""
+
+    def __init__(self, width=1.0):
+        """Stem and the four bottleneck stages, channels scaled by `width`."""
+        super().__init__()
+        stem = scaled(64, width)
+        self.conv1 = nn.Conv2d(3, stem, kernel_size=7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(stem)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+        channels, dilation = stem, 1
+        for stage, (planes, count, dilate) in enumerate(zip((64, 128, 256, 512), (3, 4, 6, 3), (False, False, True, True))):
+            stride, previous = (2 if stage > 0 else 1), dilation
+            if dilate:
+                dilation, stride = dilation * stride, 1
+            blocks = []
+            for index in range(count):
+                blocks.append(Bottleneck(channels, scaled(planes, width), stride if index == 0 else 1,
+                                         previous if index == 0 else dilation))
+                channels = scaled(planes, width) * 4
+            setattr(self, f"layer{stage + 1}", nn.Sequential(*blocks))
+        self.out_channels = channels
+
+    def forward(self, x):
+        """Stem and stages: (N, 2048 x width, H/8, W/8)."""
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        return self.layer4(self.layer3(self.layer2(self.layer1(x))))
+
+
+class FCNResNet50(nn.Module):
+    """FCN (Long et al. 2015) as torchvision's `fcn_resnet50(aux_loss=False)`: the dilated
+    ResNet-50 `backbone`, the `classifier` head (3x3 convolution to 512 channels, batch norm,
+    ReLU, dropout, 1x1 convolution to the classes) and bilinear upsampling
+    (`align_corners=False`) to the input size. Returns the `"out"` map as a tensor (torchvision
+    returns a dict)."""
+
+    def __init__(self, classes=21, width=1.0):
+        """Backbone and head, channels scaled by `width`."""
+        super().__init__()
+        self.backbone = DilatedResNet50Backbone(width)
+        inner = scaled(512, width)
+        self.classifier = nn.Sequential(
+            nn.Conv2d(self.backbone.out_channels, inner, kernel_size=3, padding=1, bias=False), nn.BatchNorm2d(inner),
+            nn.ReLU(), nn.Dropout(0.1), nn.Conv2d(inner, classes, kernel_size=1))
+
+    def forward(self, x):
+        """Per-pixel class scores (N, classes, H, W)."""
+        size = x.shape[-2:]
+        x = self.classifier(self.backbone(x))
+        return F.interpolate(x, size=size, mode="bilinear", align_corners=False)
+
+
+def make_divisible(value, divisor=8):
+    """torchvision's `_make_divisible`: `value` rounded to the nearest multiple of `divisor`,
+    at least `divisor`, and not below 90% of `value`."""
+    rounded = max(divisor, int(value + divisor / 2) // divisor * divisor)
+    return rounded + divisor if rounded < 0.9 * value else rounded
+
+
+def build_network(name, classes=None, width=1.0, input_size=None, use_torchvision=None):
     """A zoo network in eval mode. At width 1 torchvision's own model is used where it has
-    one (unless `use_torchvision` is False); otherwise the definitions above."""
+    one (unless `use_torchvision` is False); otherwise the definitions above. MobileNet v2
+    and DenseNet-121 are always torchvision's classes (their constructors take the width).
+    `classes` defaults to 1000 (21, PASCAL VOC's, for the segmentation networks)."""
     if name not in ZOO:
         raise ConversionError(f"unknown zoo network '{name}' (one of {', '.join(ZOO)})")
+    classes = classes or (21 if name in SEGMENTATION else 1000)
     input_size = input_size or DEFAULT_INPUT_SIZE[name]
+    if name in TORCHVISION_SCALABLE:
+        models = import_torchvision().models
+        if name == "mobilenet_v2":
+            module = models.MobileNetV2(num_classes=classes, width_mult=width)
+        elif name.startswith("mobilenet_v3"):
+            # mobilenet_v3_large(width_mult=...) passes the width on to MobileNetV3, which refuses it:
+            # build the block list the builder would (its `_mobilenet_v3_conf`) and the class directly.
+            blocks, last_channel = sys.modules["torchvision.models.mobilenetv3"]._mobilenet_v3_conf(name, width_mult=width)
+            module = models.MobileNetV3(blocks, last_channel, num_classes=classes)
+        elif name == "shufflenet_v2_x1_0":  # stage channels kept even (each block splits them in halves)
+            channels = [scaled(24, width)] + [2 * scaled(c // 2, width) for c in (116, 232, 464)] + [scaled(1024, width)]
+            module = models.ShuffleNetV2([4, 8, 4], channels, num_classes=classes)
+        elif name == "efficientnet_b0":  # as efficientnet_b0() builds it, with the width given
+            stages, last_channel = sys.modules["torchvision.models.efficientnet"]._efficientnet_conf(
+                name, width_mult=width, depth_mult=1.0)
+            module = models.EfficientNet(stages, 0.2, last_channel=last_channel, num_classes=classes)
+        else:
+            module = models.DenseNet(growth_rate=scaled(32, width), block_config=(6, 12, 24, 16),
+                                     num_init_features=scaled(64, width), num_classes=classes)
+        return module.eval()
     if use_torchvision is None:
-        use_torchvision = width == 1.0 and name != "mobilenet_v1"
+        use_torchvision = width == 1.0 and name not in ("mobilenet_v1", "fcn_resnet50")
     if use_torchvision:
         if width != 1.0 or name == "mobilenet_v1":
             raise ConversionError(f"torchvision has no {name} at width {width}")
         models = import_torchvision().models
         if name == "inception_v3":
             module = models.inception_v3(num_classes=classes, aux_logits=False, transform_input=False, init_weights=False)
+        elif name == "googlenet":
+            module = models.googlenet(num_classes=classes, aux_logits=False, transform_input=False, init_weights=False)
+        elif name == "fcn_resnet50":  # returns a dict: {"out": ...}
+            module = models.segmentation.fcn_resnet50(weights=None, weights_backbone=None, num_classes=classes,
+                                                      aux_loss=False)
         else:
             module = getattr(models, name)(num_classes=classes)
     elif name == "vgg16":
@@ -492,6 +669,10 @@ def build_network(name, classes=1000, width=1.0, input_size=None, use_torchvisio
         module = SqueezeNet11(classes, width)
     elif name == "resnet18":
         module = ResNet(BasicBlock, (2, 2, 2, 2), classes, width)
+    elif name == "googlenet":
+        module = GoogLeNet(classes, width)
+    elif name == "fcn_resnet50":
+        module = FCNResNet50(classes, width)
     else:
         module = ResNet(Bottleneck, (3, 4, 6, 3), classes, width)
     return module.eval()

@@ -31,6 +31,10 @@ class ConversionError(Exception):
 
 JSON_STYLES = ("nested", "expanded", "layer_lines")
 
+# When set, `write` appends the path of every model.json it writes to this file: the pytest
+# suite sets it and then loads each of those models with the Swift `anvil` (conftest.py).
+WRITTEN_LOG = "ANVIL_CONVERT_WRITTEN"
+
 
 _NAME_PATTERN = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -74,14 +78,15 @@ class ModelWriter:
     # -- graph ----------------------------------------------------------------------------
 
     def add_input(self, name, shape_hwc):
-        """A graph input of one image, `[height, width, channels]`; height and width may be None
-        (open: any size at predict, written as null)."""
+        """A graph input: one image `[height, width, channels]`, a sequence `[length, channels]` or a
+        vector `[features]` (the axes after the batch axis). Every axis but the channels may be
+        None (open: any size at predict, written as null)."""
         if name in self._names:
             raise ConversionError(f"the name '{name}' is used twice")
         shape = [None if v is None else int(v) for v in shape_hwc]
-        if (len(shape) != 3 or shape[2] is None or any(v is not None and v <= 0 for v in shape)):
-            raise ConversionError(f"input '{name}' needs a [height, width, channels] shape, positive (height and "
-                                  f"width may be open), got {shape}")
+        if not 1 <= len(shape) <= 3 or shape[-1] is None or any(v is not None and v <= 0 for v in shape):
+            raise ConversionError(f"input '{name}' needs a positive [height, width, channels], [length, channels] "
+                                  f"or [features] shape (all but the channels may be open), got {shape}")
         self._names.add(name)
         self.inputs.append({"name": name, "shape": shape})
         return name
@@ -175,6 +180,10 @@ class ModelWriter:
         if self.tensors:
             with open(blob_path, "wb") as handle:
                 handle.write(blob)
+        log = os.environ.get(WRITTEN_LOG)
+        if log:  # the pytest suite loads every model written (Scripts/tests/conftest.py)
+            with open(log, "a") as handle:
+                handle.write(os.path.abspath(model_path) + "\n")
         return model_path, blob_path
 
     def summary(self):

@@ -63,9 +63,14 @@ def test_truncated_caffemodel():
 
 
 @pytest.mark.parametrize("label, prototxt, blobs, fragments", [
-    ("LRN", HEAD + CONV + 'layer { name: "norm1" type: "LRN" bottom: "conv1" top: "norm1" }', conv_weights(),
-     ("'norm1'", "LRN", "not an Anvil layer")),
-    ("V1 LRN", HEAD + 'layers { name: "norm1" type: LRN bottom: "data" top: "norm1" }', {}, ("'norm1'", "LRN")),
+    ("LRN within channel", HEAD + CONV + 'layer { name: "norm1" type: "LRN" bottom: "conv1" top: "norm1" '
+     'lrn_param { norm_region: WITHIN_CHANNEL } }', conv_weights(), ("'norm1'", "LRN", "WITHIN_CHANNEL")),
+    ("V1 LRN of even size", HEAD + 'layers { name: "norm1" type: LRN bottom: "data" top: "norm1" '
+     'lrn_param { local_size: 4 } }', {}, ("'norm1'", "LRN", "odd")),
+    ("deconvolution weights of the wrong size", HEAD + 'layer { name: "up" type: "Deconvolution" bottom: "data" top: "up" '
+     'convolution_param { num_output: 2 kernel_size: 2 stride: 2 } }', {"up": [np.zeros((2, 3, 3, 3), np.float32),
+                                                                            np.zeros(2, np.float32)]},
+     ("'up'", "Deconvolution", "expected 24")),
     ("unknown type", HEAD + 'layer { name: "w" type: "Warp" bottom: "data" top: "w" }', {},
      ("'w'", "Warp", "not supported")),
     ("missing weights", HEAD + CONV, {}, ("'conv1'", "no weights")),
@@ -136,3 +141,18 @@ def test_conversion_error_type_is_shared():
     """The converters raise the writer's ConversionError, one class for all front ends."""
     from anvil_convert import from_caffe
     assert from_caffe.ConversionError is ConversionError
+
+
+def test_deconvolution_and_lrn():
+    """Deconvolution becomes TransposedConvolution (weights as they are: [in][out/group][kh][kw]); LRN across
+    channels becomes LocalResponseNormalization with Caffe's k as its bias."""
+    prototxt = HEAD + ('layer { name: "up" type: "Deconvolution" bottom: "data" top: "up" convolution_param '
+                       '{ num_output: 4 kernel_size: 4 stride: 2 pad: 1 group: 1 } }\n'
+                       'layer { name: "norm" type: "LRN" bottom: "up" top: "norm" lrn_param '
+                       '{ local_size: 3 alpha: 0.0001 beta: 0.75 k: 2 } }\n')
+    weights = np.random.default_rng(1).standard_normal((3, 4, 4, 4)).astype(np.float32)
+    writer = convert(prototxt, {"up": [weights, np.zeros(4, np.float32)]})
+    up, norm = writer.layers
+    assert up["type"] == "TransposedConvolution" and up["channels"] == 4 and up["padding"] == [1, 1, 1, 1]
+    assert up["stride"] == [2, 2] and np.array_equal(writer.tensors["up_W"], weights.reshape(-1))
+    assert norm["type"] == "LocalResponseNormalization" and norm["size"] == 3 and norm["bias"] == 2.0

@@ -15,21 +15,34 @@ RNG = np.random.default_rng(0)
 
 
 def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opset=17):
-    """A one-input ONNX model of `nodes` with float initializers (name, values)."""
+    """A one-input ONNX model of `nodes` with initializers (name, values): float, or int64 when given as integers."""
+    def tensor(name, values):
+        array = np.asarray(values)
+        return numpy_helper.from_array(array.astype(np.int64 if array.dtype.kind in "iu" else np.float32), name)
     graph = helper.make_graph(
         nodes, "t", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(input_shape))],
         [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
-        [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in initializers])
+        [tensor(k, v) for k, v in initializers])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 @pytest.mark.parametrize("label, onnx_model, fragments", [
-    ("unsupported op", lambda: model([helper.make_node("LRN", ["x"], ["y"], size=3, name="norm")]),
-     ("'norm'", "LRN", "not supported")),
-    ("transpose", lambda: model([helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1], name="tr")]),
-     ("'tr'", "Transpose")),
-    ("nearest resize", lambda: model([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest", name="rs")],
-                                     [("s", [1, 1, 2, 2])]), ("'rs'", "Resize", "nearest")),
+    ("unsupported op", lambda: model([helper.make_node("NonMaxSuppression", ["x"], ["y"], name="nms")]),
+     ("'nms'", "NonMaxSuppression", "not supported")),
+    ("crop-and-resize", lambda: model([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest", name="rs",
+                                                        coordinate_transformation_mode="tf_crop_and_resize")],
+                                      [("s", [1, 1, 2, 2])]), ("'rs'", "Resize", "tf_crop_and_resize")),
+    ("wrap pad", lambda: model([helper.make_node("Pad", ["x", "p"], ["y"], mode="wrap", name="pd")],
+                               [("p", np.array([0, 0, 1, 1, 0, 0, 1, 1]))]), ("'pd'", "Pad", "wrap")),
+    ("cropping pad", lambda: model([helper.make_node("Pad", ["x", "p"], ["y"], name="pd")],
+                                   [("p", np.array([0, 0, -1, 0, 0, 0, 0, 0]))]), ("'pd'", "Pad", "negative")),
+    ("layer norm over width", lambda: model([helper.make_node("LayerNormalization", ["x", "g"], ["y"], name="ln")],
+                                            [("g", np.ones(8))]), ("'ln'", "LayerNormalization", "channel axis")),
+    ("group norm not dividing", lambda: model([helper.make_node("GroupNormalization", ["x", "g", "b"], ["y"], num_groups=2,
+                                                                name="gn")], [("g", np.ones(2)), ("b", np.zeros(2))], opset=18),
+     ("'gn'", "GroupNormalization", "divide")),
+    ("transpose of the batch axis", lambda: model([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0, 2, 3], name="tr")]),
+     ("'tr'", "Transpose", "batch axis")),
     ("softmax over width", lambda: model([helper.make_node("Softmax", ["x"], ["y"], axis=3, name="sm")]),
      ("'sm'", "Softmax", "axis 3")),
     ("old softmax on images", lambda: model([helper.make_node("Softmax", ["x"], ["y"], name="sm")], opset=11),
@@ -39,7 +52,12 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
     ("matmul of two tensors", lambda: model([helper.make_node("Flatten", ["x"], ["f"]),
                                              helper.make_node("MatMul", ["f", "f"], ["y"], name="mm")]),
      ("'mm'", "MatMul", "constant weight")),
-    ("mul of two tensors", lambda: model([helper.make_node("Mul", ["x", "x"], ["y"], name="sq")]), ("'sq'", "Mul")),
+    ("mul of shapes that do not broadcast", lambda: model([helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                                                           helper.make_node("Mul", ["x", "c"], ["y"], name="sq")],
+                                                          [("w", RNG.standard_normal((2, 3, 1, 1)))]),
+     ("'sq'", "Mul", "[1, 3, 8, 8] and [1, 2, 8, 8]", "broadcast")),
+    ("a constant with a batch axis", lambda: model([helper.make_node("Add", ["x", "k"], ["y"], name="ad")],
+                                                   [("k", np.ones((2, 3, 1, 1)))]), ("'ad'", "Add", "batch axis")),
     ("unknown input channels", lambda: model([helper.make_node("Relu", ["x"], ["y"])], input_shape=("N", "C", "H", "W")),
      ("open channels", "--input-shape")),
     ("dense after flatten of an open size", lambda: model(
@@ -51,8 +69,8 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
     ("same_lower on an open size", lambda: model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
                                                                    auto_pad="SAME_LOWER", name="mp")],
                                                  input_shape=(1, 3, "H", "W")), ("'mp'", "SAME_LOWER", "--input-shape")),
-    ("bad reshape", lambda: model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", [1, 3, 64])]),
-     ("'rs'", "Reshape", "not supported")),
+    ("bad reshape", lambda: model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", [3, 64, 1])]),
+     ("'rs'", "Reshape", "batch axis")),
     ("custom domain", lambda: model([helper.make_node("Foo", ["x"], ["y"], domain="com.example", name="foo")]),
      ("'foo'", "com.example")),
 ])
@@ -121,3 +139,299 @@ def test_input_shape_still_fixes_open_dimensions():
     """--input-shape C,H,W gives the open sizes when passed."""
     writer = OnnxConverter(open_model(), input_shape=(3, 16, 12)).convert()
     assert writer.inputs == [{"name": "x", "shape": [16, 12, 3]}]
+
+
+def layers_of(nodes, initializers=(), **kwargs):
+    """The converted layers (type and options) of a one-input model."""
+    return OnnxConverter(model(nodes, initializers, **kwargs)).convert().layers
+
+
+def test_conv_transpose_pads_output_shape_and_groups():
+    """ConvTranspose: explicit pads and output_padding pass through; output_shape and SAME_UPPER become pads."""
+    N = helper.make_node
+    w = RNG.standard_normal((3, 2, 3, 3))
+    layer = layers_of([N("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2], pads=[1, 0, 0, 1],
+                         output_padding=[1, 0], name="up")], [("w", w), ("b", np.zeros(2))])[0]
+    assert layer["type"] == "TransposedConvolution" and layer["channels"] == 2 and layer["padding"] == [1, 0, 0, 1]
+    assert layer["outputPadding"] == [1, 0] and layer["stride"] == [2, 2] and layer["bias"]
+    grouped = layers_of([N("ConvTranspose", ["x", "w"], ["y"], group=3, strides=[2, 2], output_shape=[16, 16])],
+                        [("w", RNG.standard_normal((3, 1, 4, 4)))])[0]
+    # full 2*7+4 = 18, output 16: total 2, SAME_LOWER-style split (larger half first) when auto_pad is NOTSET
+    assert grouped["groups"] == 3 and grouped["channels"] == 3 and grouped["padding"] == [1, 1, 1, 1]
+    larger = layers_of([N("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], output_shape=[18, 18])],
+                       [("w", RNG.standard_normal((3, 2, 3, 3)))])[0]
+    # full 2*7+3 = 17: the extra row and column are output padding (bias only), as ONNX computes them
+    assert larger["padding"] == [0, 0, 0, 0] and larger["outputPadding"] == [1, 1]
+    same = layers_of([N("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], auto_pad="SAME_UPPER")],
+                     [("w", RNG.standard_normal((3, 2, 3, 3)))])[0]
+    assert same["padding"] == [0, 0, 1, 1]
+
+
+def test_resize_modes_map_every_option():
+    """Resize: nearest modes and cubic options reach the layer; Upsample rounds down."""
+    N = helper.make_node
+    nearest = layers_of([N("Resize", ["x", "", "s"], ["y"], mode="nearest", nearest_mode="ceil",
+                           coordinate_transformation_mode="half_pixel_symmetric")], [("s", [1.0, 1.0, 2.0, 2.0])],
+                        opset=19)[0]
+    assert (nearest["mode"], nearest["nearestRounding"], nearest["coordinates"]) == ("nearest", "ceil", "halfPixelSymmetric")
+    cubic = layers_of([N("Resize", ["x", "", "", "z"], ["y"], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)],
+                      [("z", np.array([1, 3, 5, 6]))])[0]
+    assert cubic["mode"] == "cubic" and cubic["cubicCoefficient"] == -0.5 and cubic["excludeOutside"] and cubic["size"] == [5, 6]
+    swapped = layers_of([N("Resize", ["x", "", "", "z"], ["y"], mode="nearest", axes=[3, 2])],
+                        [("z", np.array([5, 7]))], opset=18)[0]
+    assert swapped["size"] == [7, 5]
+    upsample = layers_of([N("Upsample", ["x", "s"], ["y"], mode="nearest")], [("s", [1.0, 1.0, 2.0, 2.0])], opset=9)[0]
+    assert upsample["nearestRounding"] == "floor" and upsample["coordinates"] == "asymmetric"
+
+
+def test_pad_modes_and_folding():
+    """Pad: reflect/edge/constant become Pad layers; a zero Pad before a Conv, a counting AveragePool or
+    (with -inf) a MaxPool is folded into its pads; a zero Pad before anything else stays."""
+    N = helper.make_node
+    p = ("p", np.array([0, 1, 1, 2, 0, 0, 3, 4]))
+    reflect = layers_of([N("Pad", ["x", "p"], ["y"], mode="reflect")], [p])[0]
+    assert reflect["type"] == "Pad" and reflect["pads"] == [1, 2, 3, 4] and reflect["channelPads"] == [1, 0]
+    spatial = ("p", np.array([0, 0, 1, 2, 0, 0, 0, 1]))
+    conv = layers_of([N("Pad", ["x", "p"], ["t"]), N("Conv", ["t", "w"], ["y"], pads=[1, 1, 1, 1])],
+                     [spatial, ("w", RNG.standard_normal((4, 3, 3, 3)))])
+    assert [l["type"] for l in conv] == ["Convolution"] and conv[0]["padding"] == [2, 3, 1, 2]
+    avg = layers_of([N("Pad", ["x", "p"], ["t"]), N("AveragePool", ["t"], ["y"], kernel_shape=[3, 3])], [spatial])
+    assert [l["type"] for l in avg] == ["AveragePooling"] and avg[0]["countIncludesPadding"] and avg[0]["padding"] == [1, 2, 0, 1]
+    excluded = layers_of([N("Pad", ["x", "p"], ["t"]), N("AveragePool", ["t"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+                         [spatial])
+    assert [l["type"] for l in excluded] == ["Pad", "AveragePooling"]
+    maxpool = layers_of([N("Pad", ["x", "p", "v"], ["t"]), N("MaxPool", ["t"], ["y"], kernel_shape=[3, 3])],
+                        [spatial, ("v", np.array([-np.inf]))])
+    assert [l["type"] for l in maxpool] == ["MaxPooling"] and maxpool[0]["padding"] == [1, 2, 0, 1]
+    zero_max = layers_of([N("Pad", ["x", "p"], ["t"]), N("MaxPool", ["t"], ["y"], kernel_shape=[3, 3])], [spatial])
+    assert [l["type"] for l in zero_max] == ["Pad", "MaxPooling"]
+
+
+def test_normalizations_lrn_and_lp_pooling():
+    """InstanceNormalization, GroupNormalization (per-group scale of opset 18 expanded), LRN, LpPool, GlobalLpPool."""
+    N = helper.make_node
+    layers = layers_of([N("InstanceNormalization", ["x", "s", "b"], ["i"], epsilon=1e-3),
+                        N("LRN", ["i"], ["l"], size=3, alpha=2e-4, beta=0.5, bias=2.0),
+                        N("LpPool", ["l"], ["p"], kernel_shape=[2, 2], strides=[2, 2], p=3),
+                        N("GlobalLpPool", ["p"], ["y"])], [("s", np.ones(3)), ("b", np.zeros(3))])
+    assert [l["type"] for l in layers] == ["InstanceNormalization", "LocalResponseNormalization", "LpPooling", "LpPooling"]
+    assert layers[1]["size"] == 3 and layers[1]["beta"] == 0.5 and layers[2]["p"] == 3.0 and layers[3]["kernel"] == [4, 4]
+    writer = OnnxConverter(model([N("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3, epsilon=1e-4)],
+                                 [("s", [1.0, 2.0, 3.0]), ("b", [0.0, 0.5, 1.0])], input_shape=(1, 6, 4, 4), opset=18)).convert()
+    gn = writer.layers[0]
+    assert gn["type"] == "GroupNormalization" and gn["groups"] == 3
+    assert np.allclose(writer.tensors[f"{gn['name']}_gamma"], [1, 1, 2, 2, 3, 3])
+# -- every blocker in one run, weights fed as graph inputs, what is written loads --------------
+
+def test_every_blocker_is_listed_in_one_run():
+    """Unsupported nodes do not stop the conversion: every one is named, each with node and op,
+    and nodes after a blocker are still checked (here a Conv whose weights do not fit)."""
+    nodes = [helper.make_node("Hardmax", ["x"], ["n"], name="norm"),
+             helper.make_node("Conv", ["n", "w"], ["c"], name="conv"),
+             helper.make_node("Foo", ["x"], ["f"], domain="com.example", name="foo"),
+             helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Softmax", ["r"], ["s"], axis=3, name="sm")]
+    onnx_model = model(nodes, [("w", RNG.standard_normal((4, 5, 3, 3)))], outputs=("c", "f", "s"))
+    message = conversion_error(lambda: OnnxConverter(onnx_model).convert(),
+                               "node 'norm' (Hardmax)", "node 'conv' (Conv)", "do not match 3 input channels",
+                               "node 'foo' (Foo)", "com.example", "node 'sm' (Softmax)", "axis 3")
+    from anvil_convert.writer import ConversionError
+    with pytest.raises(ConversionError) as raised:
+        OnnxConverter(onnx_model).convert()
+    assert len(raised.value.blockers) == 4, raised.value.blockers
+    assert message.splitlines()[0].startswith("4 blockers")
+    assert all(line.startswith("  node '") for line in message.splitlines()[1:5])
+
+
+def test_nodes_reading_only_blocked_values_are_counted_not_reported():
+    """Without an inferable shape a blocked output cannot be checked further: the nodes reading
+    it are counted, not reported as blockers of their own."""
+    nodes = [helper.make_node("Foo", ["x"], ["f"], domain="com.example", name="foo"),
+             helper.make_node("Relu", ["f"], ["r"], name="relu"),
+             helper.make_node("Relu", ["r"], ["y"], name="relu2")]
+    message = conversion_error(lambda: OnnxConverter(model(nodes)).convert(), "'foo'", "2 later nodes")
+    assert "'relu'" not in message and "\n" not in message
+
+
+def test_weight_fed_as_graph_input_is_named_as_such():
+    """A Conv weight passed as a graph input (no initializer) is reported as a weight fed as an
+    input, with the fix, not as an input of an unsupported rank."""
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv")], "t",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3, 3, 3]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    message = conversion_error(lambda: OnnxConverter(onnx_model).convert(),
+                               "input 'w' is a weight fed as a graph input", "input 1 of node 'conv' (Conv)",
+                               "input 'b' is a weight fed as a graph input", "initializer", "export_params")
+    assert "Anvil takes NCHW images" not in message
+
+
+def test_input_that_is_also_an_initializer_is_its_stored_weight(tmp_path):
+    """An initializer also listed as a graph input (IR < 4, keep_initializers_as_inputs) is a weight
+    with a default value: converted as the constant, as ONNX Runtime uses it when not fed."""
+    w = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")], "t",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(w, "w")])
+    path = tmp_path / "model.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    writer = convert_file(str(path), str(tmp_path / "out"))
+    assert [i["name"] for i in writer.inputs] == ["x"] and np.array_equal(writer.tensors["conv_W"], w.reshape(-1))
+
+
+def test_one_input_concat_is_the_tensor_itself(tmp_path):
+    """torch.cat of a one-element list (DenseNet's first dense layer) writes no Concatenate, and
+    the written model loads (the load check of conftest.py runs it in Anvil)."""
+    nodes = [helper.make_node("Concat", ["x"], ["c"], axis=1, name="cat"),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    path = tmp_path / "model.onnx"
+    onnx.save(model(nodes), str(path))
+    writer = convert_file(str(path), str(tmp_path / "out"))
+    assert [layer["type"] for layer in writer.layers] == ["Activation"]
+    assert writer.layers[0]["inputs"] == ["x"]
+
+
+def test_command_line_lists_every_blocker(tmp_path):
+    """convert_onnx.py prints the count, then one line per blocker, and exits with status 1."""
+    from helpers import run_script
+    nodes = [helper.make_node("Hardmax", ["x"], ["n"], name="norm"),
+             helper.make_node("Det", ["n"], ["y"], name="det")]
+    path = tmp_path / "model.onnx"
+    onnx.save(model(nodes), str(path))
+    completed = run_script("convert_onnx.py", str(path), str(tmp_path / "out"))
+    assert completed.returncode == 1, completed
+    lines = completed.stderr.strip().splitlines()
+    assert lines[0] == "convert_onnx: error: 2 blockers (every one this run found):", lines
+    assert lines[1].startswith("  node 'norm' (Hardmax)") and lines[2].startswith("  node 'det' (Det)"), lines
+    assert not (tmp_path / "out" / "model.json").exists()
+
+
+@pytest.mark.unloadable
+def test_load_check_catches_a_model_anvil_refuses(tmp_path):
+    """The load check (conftest.load_problem) can fail: a layer type Anvil does not know is refused."""
+    from conftest import anvil_executable, load_problem
+    from anvil_convert.writer import ModelWriter
+    anvil = anvil_executable()
+    if anvil is None:
+        pytest.skip("no anvil executable (swift build, or set ANVIL)")
+    writer = ModelWriter("bad", layout="pytorch")
+    writer.add_input("x", (4, 4, 2))
+    writer.add_layer("odd", "NoSuchLayer", ["x"])
+    writer.set_outputs(["odd"])
+    model_path, _ = writer.write(str(tmp_path / "bad"))
+    problem = load_problem(anvil, model_path)
+    assert problem is not None and "NoSuchLayer" in problem, problem
+    good = ModelWriter("good", layout="pytorch")
+    good.add_input("x", (4, 4, 2))
+    good.add_layer("relu", "Activation", ["x"], function="relu")
+    good.set_outputs(["relu"])
+    assert load_problem(anvil, good.write(str(tmp_path / "good"))[0]) is None
+# -- element-wise operators, unary activations and fused patterns (checked against ONNX Runtime) --
+
+def _onnxruntime_output(onnx_model, x):
+    """ONNX Runtime's output for input x (the test is skipped when onnxruntime is missing)."""
+    ort = framework("onnxruntime")
+    onnx_model = onnx.ModelProto.FromString(onnx_model.SerializeToString())
+    onnx_model.ir_version = min(onnx_model.ir_version, 8)  # what every ONNX Runtime since 1.10 reads
+    session = ort.InferenceSession(onnx_model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x.astype(np.float32)})[0]
+
+
+def _check_against_onnxruntime(onnx_model, x, tolerance=1e-5):
+    """Converts `onnx_model`, runs the Anvil graph with the NumPy interpreter, compares with ONNX Runtime."""
+    import anvil_numpy
+    writer = OnnxConverter(onnx_model).convert()
+    expected = _onnxruntime_output(onnx_model, x)
+    actual = anvil_numpy.run(writer, x)
+    assert actual.shape == expected.shape
+    np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance)
+    return writer
+
+
+def test_elementwise_broadcasting_between_tensors_and_constants():
+    """SE gating, per-channel / per-pixel / scalar constants, constants first, N-ary Max/Min/Mean/Sum,
+    Pow: Elementwise layers (scalars on one tensor: activations) that match ONNX Runtime."""
+    c, h, w = 3, 4, 5
+    N = helper.make_node
+    nodes = [N("GlobalAveragePool", ["x"], ["g"]), N("Sigmoid", ["g"], ["s"]), N("Mul", ["s", "x"], ["se"], name="se"),
+             N("Sub", ["se", "per_channel"], ["sub"], name="sub"),
+             N("Div", ["sub", "per_pixel"], ["div"], name="div"),
+             N("Max", ["div", "g", "x"], ["max"], name="max3"),
+             N("Min", ["max", "half"], ["min"], name="min_scalar"),
+             N("Sub", ["one", "min"], ["rsub"], name="one_minus"),
+             N("Abs", ["x"], ["ax"]), N("Add", ["ax", "one"], ["pos"], name="plus_one"),
+             N("Div", ["two", "pos"], ["rdiv"], name="two_over"),
+             N("Pow", ["pos", "exponents"], ["pow"], name="pow"),
+             N("Pow", ["x", "two"], ["square"], name="square"),
+             N("Mean", ["rsub", "rdiv", "s"], ["mean"], name="mean3"),
+             N("Sum", ["mean", "pow", "square", "row"], ["y"], name="sum4")]
+    inits = [("per_channel", RNG.standard_normal((c, 1, 1))), ("per_pixel", RNG.uniform(0.5, 2, (1, 1, h, w))),
+             ("half", [0.5]), ("one", 1.0), ("two", 2.0), ("exponents", RNG.uniform(-1, 2, (1, c, 1, 1))),
+             ("row", RNG.standard_normal((1, 1, w)))]
+    onnx_model = model(nodes, inits, input_shape=(2, c, h, w))
+    writer = _check_against_onnxruntime(onnx_model, RNG.standard_normal((2, c, h, w)))
+    by_name = {layer["name"]: layer for layer in writer.layers}
+    assert by_name["sub"]["constant"] == [1, 1, c] and by_name["div"]["constant"] == [h, w, 1]
+    assert by_name["se"]["type"] == "Elementwise" and "constant" not in by_name["se"]
+    assert by_name["two_over"]["constantFirst"] is True and by_name["two_over"]["constant"] == [1, 1, 1]
+    assert by_name["min_scalar"]["type"] == "Activation" and by_name["min_scalar"]["function"]["type"] == "clip"
+    assert by_name["one_minus"]["function"] == {"type": "linear", "a": -1.0, "b": 1.0}
+    assert by_name["max3"]["operation"] == "maximum" and len(by_name["max3"]["inputs"]) == 3
+    assert by_name["square"]["operation"] == "multiply" and by_name["sum4"]["constant"] == [1, w, 1]
+
+
+@pytest.mark.parametrize("op, attributes, opset", [
+    ("Gelu", {}, 20), ("Gelu", {"approximate": "tanh"}, 20), ("Mish", {}, 18), ("Softplus", {}, 17),
+    ("Softsign", {}, 17), ("Celu", {"alpha": 0.7}, 17), ("ThresholdedRelu", {"alpha": 0.4}, 17), ("Neg", {}, 17),
+    ("Abs", {}, 17), ("Sqrt", {}, 17), ("Exp", {}, 17), ("Log", {}, 17), ("Reciprocal", {}, 17), ("Erf", {}, 17),
+])
+def test_unary_operators_are_activations(op, attributes, opset):
+    """Each unary operator becomes one Activation whose function matches ONNX Runtime."""
+    positive = op in ("Sqrt", "Log", "Reciprocal")
+    x = RNG.uniform(0.2, 4, (1, 3, 4, 4)) if positive else RNG.uniform(-6, 6, (1, 3, 4, 4))
+    onnx_model = model([helper.make_node(op, ["x"], ["y"], name="f", **attributes)], input_shape=(1, 3, 4, 4), opset=opset)
+    writer = _check_against_onnxruntime(onnx_model, x)
+    assert [layer["type"] for layer in writer.layers] == ["Activation"]
+
+
+def _hard_swish_written_out(N):
+    return [N("Add", ["x", "three"], ["a"]), N("Clip", ["a", "zero", "six"], ["r"]), N("Mul", ["x", "r"], ["m"]),
+            N("Div", ["m", "six"], ["y"], name="hs")]
+
+
+@pytest.mark.parametrize("label, build, function", [
+    ("x * sigmoid(x)", lambda N: [N("Sigmoid", ["x"], ["s"]), N("Mul", ["x", "s"], ["y"], name="silu")], "silu"),
+    ("sigmoid(x) * x", lambda N: [N("Sigmoid", ["x"], ["s"]), N("Mul", ["s", "x"], ["y"], name="silu")], "silu"),
+    ("x * clip(x + 3, 0, 6) / 6", _hard_swish_written_out, "hardSwish"),
+    ("x * (clip(x + 3, 0, 6) / 6)", lambda N: [N("Add", ["three", "x"], ["a"]), N("Clip", ["a", "zero", "six"], ["r"]),
+                                               N("Div", ["r", "six"], ["d"]), N("Mul", ["x", "d"], ["y"])], "hardSwish"),
+    ("x * HardSigmoid(x)", lambda N: [N("HardSigmoid", ["x"], ["h"], alpha=1 / 6, beta=0.5), N("Mul", ["x", "h"], ["y"])],
+     "hardSwish"),
+    ("x * 0.5 * (1 + erf(x / sqrt 2))", lambda N: [N("Div", ["x", "sqrt2"], ["d"]), N("Erf", ["d"], ["e"]),
+                                                   N("Add", ["e", "one"], ["a"]), N("Mul", ["x", "a"], ["m"]),
+                                                   N("Mul", ["m", "half"], ["y"])], "gelu"),
+    ("0.5 * x * (1 + erf(x * 1/sqrt 2))", lambda N: [N("Mul", ["x", "inv_sqrt2"], ["d"]), N("Erf", ["d"], ["e"]),
+                                                     N("Add", ["one", "e"], ["a"]), N("Mul", ["half", "x"], ["m"]),
+                                                     N("Mul", ["m", "a"], ["y"])], "gelu"),
+])
+def test_written_out_activations_fuse_into_one(label, build, function):
+    """SiLU, hard-swish and GELU written out as several nodes convert to one Activation."""
+    inits = [("three", 3.0), ("zero", 0.0), ("six", 6.0), ("sqrt2", np.sqrt(2)), ("inv_sqrt2", 1 / np.sqrt(2)),
+             ("one", 1.0), ("half", 0.5)]
+    onnx_model = model(build(helper.make_node), inits, input_shape=(1, 3, 4, 4))
+    writer = _check_against_onnxruntime(onnx_model, RNG.uniform(-6, 6, (1, 3, 4, 4)))
+    assert [(layer["type"], layer["function"]) for layer in writer.layers] == [("Activation", function)], label
+
+
+def test_conv_then_silu_pattern_becomes_one_activation_after_the_conv():
+    """Conv → x·sigmoid(x): the convolution and one silu Activation (the engine fuses it into the conv)."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Sigmoid", ["c"], ["s"]),
+             helper.make_node("Mul", ["c", "s"], ["y"])]
+    writer = OnnxConverter(model(nodes, [("w", RNG.standard_normal((4, 3, 3, 3)))])).convert()
+    assert [layer["type"] for layer in writer.layers] == ["Convolution", "Activation"]
+    assert writer.layers[1]["function"] == "silu"

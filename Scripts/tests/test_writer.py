@@ -107,7 +107,7 @@ def test_graph_errors_name_the_culprit():
     writer = small_writer()
     cases = [
         (lambda: writer.add_input("image", (1, 1, 1)), "'image' is used twice"),
-        (lambda: writer.add_input("flat", (10,)), "input 'flat' needs a positive [height, width, channels]"),
+        (lambda: writer.add_input("flat", (1, 2, 3, 4)), "input 'flat' needs a positive [height, width, channels]"),
         (lambda: writer.add_input("empty", (0, 4, 1)), "input 'empty'"),
         (lambda: writer.add_layer("conv1", "Add", ["image", "image"]), "'conv1' is used twice"),
         (lambda: writer.add_layer("late", "Softmax", ["later"]), "reads 'later', which has not been written yet"),

@@ -27,7 +27,9 @@ public enum ModelCatalog {
         /// The default the network's usual pretrained weights expect; `anvil classify --preset`
         /// overrides it. VGG16 is listed as ``PreprocessingPreset/caffe``, the convention of the
         /// original VGG release that Forge's VGGNet port used; torchvision's VGG16 weights were
-        /// trained with ``PreprocessingPreset/pytorch`` instead.
+        /// trained with ``PreprocessingPreset/pytorch`` instead. GoogLeNet, like Inception-v3, is
+        /// listed as ``PreprocessingPreset/inception``: torchvision's pretrained weights expect
+        /// its `transform_input`, which is that normalisation.
         public let preprocessing: PreprocessingPreset?
         private let build: @Sendable () throws -> Model
 
@@ -64,6 +66,18 @@ public enum ModelCatalog {
               inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try MobileNetV1.model() },
         Entry(name: "inception_v3", summary: "Inception-v3 (torchvision, no auxiliary classifier), 23.8 M parameters",
               inputShape: imageNet(299), classes: 1000, preprocessing: .inception) { try InceptionV3.model() },
+        Entry(name: "mobilenet_v2", summary: "MobileNet v2 (torchvision), 3.5 M parameters",
+              inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try MobileNetV2.model() },
+        Entry(name: "googlenet", summary: "GoogLeNet (torchvision, no auxiliary classifiers), 6.6 M parameters",
+              inputShape: imageNet(224), classes: 1000, preprocessing: .inception) { try GoogLeNet.model() },
+        Entry(name: "densenet121", summary: "DenseNet-121 (torchvision), 8.0 M parameters",
+              inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try DenseNet121.model() },
+        Entry(name: "mobilenet_v3_large", summary: "MobileNet v3 large (torchvision), 5.5 M parameters",
+              inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try MobileNetV3.model(.large) },
+        Entry(name: "mobilenet_v3_small", summary: "MobileNet v3 small (torchvision), 2.5 M parameters",
+              inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try MobileNetV3.model(.small) },
+        Entry(name: "shufflenet_v2_x1_0", summary: "ShuffleNet v2 1.0× (torchvision), 2.3 M parameters",
+              inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try ShuffleNetV2.model() },
     ]
 
     /// Known names, in the order help texts list them.

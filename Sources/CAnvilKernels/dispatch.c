@@ -21,6 +21,17 @@ static const anvil_kernel_table scalar_table = {
     anvil_winograd3_input_scalar,
     anvil_winograd3_output_scalar,
     anvil_winograd3_filters_scalar,
+    anvil_binary_scalar,
+    anvil_col2im_scalar,
+    anvil_resample_scalar,
+    anvil_pad_scalar,
+    anvil_group_norm_coefficients_scalar,
+    anvil_scale_shift_pixels_scalar,
+    anvil_layer_norm_pixels_scalar,
+    anvil_lrn_pixels_scalar,
+    anvil_lp_pool_scalar,
+    anvil_strided_copy_scalar,
+    anvil_activation_scalar,
 };
 
 #if defined(__x86_64__)
@@ -35,6 +46,17 @@ static const anvil_kernel_table avx2_table = {
     anvil_winograd3_input_avx2,
     anvil_winograd3_output_avx2,
     anvil_winograd3_filters_avx2,
+    anvil_binary_avx2,
+    anvil_col2im_avx2,
+    anvil_resample_avx2,
+    anvil_pad_avx2,
+    anvil_group_norm_coefficients_avx2,
+    anvil_scale_shift_pixels_avx2,
+    anvil_layer_norm_pixels_avx2,
+    anvil_lrn_pixels_avx2,
+    anvil_lp_pool_avx2,
+    anvil_strided_copy_avx2,
+    anvil_activation_avx2,
 };
 
 // An AVX-512 body exists for max pooling; the other ops run their AVX2 bodies, which every
@@ -50,6 +72,17 @@ static const anvil_kernel_table avx512_table = {
     anvil_winograd3_input_avx2,
     anvil_winograd3_output_avx2,
     anvil_winograd3_filters_avx2,
+    anvil_binary_avx2,
+    anvil_col2im_avx2,
+    anvil_resample_avx2,
+    anvil_pad_avx2,
+    anvil_group_norm_coefficients_avx2,
+    anvil_scale_shift_pixels_avx2,
+    anvil_layer_norm_pixels_avx2,
+    anvil_lrn_pixels_avx2,
+    anvil_lp_pool_avx2,
+    anvil_strided_copy_avx2,
+    anvil_activation_avx2,
 };
 
 /// XCR0: which register states the OS saves on a context switch (0 when it manages none
@@ -181,4 +214,63 @@ void anvil_winograd3_transform_filters(anvil_isa isa, int tile, const float *wei
                                        anvil_winograd3_filter_strides strides, const float *scale, int outputs,
                                        int inputs, float *u, int input_begin, int input_end) {
     table_or_abort(isa)->winograd3_filters(tile, weights, strides, scale, outputs, inputs, u, input_begin, input_end);
+}
+
+void anvil_binary(anvil_isa isa, anvil_binary_op op, const anvil_binary_shape *s, const float *a, const float *b,
+                  float *out, long begin, long end) {
+    if (begin >= end) return;
+    table_or_abort(isa)->binary(op, s, a, b, out, begin, end);
+}
+
+void anvil_col2im_lines(anvil_isa isa, const anvil_col2im_shape *s, const float *columns, const float *bias,
+                        float *output, int line_begin, int line_end) {
+    table_or_abort(isa)->col2im(s, columns, bias, output, line_begin, line_end);
+}
+
+void anvil_resample_lines(anvil_isa isa, const anvil_resample_shape *s, const float *input, float *output,
+                          int line_begin, int line_end) {
+    table_or_abort(isa)->resample(s, input, output, line_begin, line_end);
+}
+
+void anvil_pad_lines(anvil_isa isa, const anvil_pad_shape *s, const float *input, float *output, int line_begin,
+                     int line_end) {
+    table_or_abort(isa)->pad(s, input, output, line_begin, line_end);
+}
+
+void anvil_group_norm_coefficients(anvil_isa isa, const float *image, int pixels, int channels, int groups,
+                                   float epsilon, const float *gamma, const float *beta, float *scale, float *shift,
+                                   float *work) {
+    table_or_abort(isa)->group_norm_coefficients(image, pixels, channels, groups, epsilon, gamma, beta, scale, shift,
+                                                 work);
+}
+
+void anvil_scale_shift_pixels(anvil_isa isa, const float *input, const float *scale, const float *shift,
+                              float *output, int channels, long pixel_begin, long pixel_end) {
+    table_or_abort(isa)->scale_shift_pixels(input, scale, shift, output, channels, pixel_begin, pixel_end);
+}
+
+void anvil_layer_norm_pixels(anvil_isa isa, const float *input, const float *gamma, const float *beta, float *output,
+                             int channels, float epsilon, long pixel_begin, long pixel_end) {
+    table_or_abort(isa)->layer_norm_pixels(input, gamma, beta, output, channels, epsilon, pixel_begin, pixel_end);
+}
+
+void anvil_lrn_pixels(anvil_isa isa, const float *input, float *output, int channels, int size, float alpha,
+                      float beta, float bias, long pixel_begin, long pixel_end) {
+    table_or_abort(isa)->lrn_pixels(input, output, channels, size, alpha, beta, bias, pixel_begin, pixel_end);
+}
+
+void anvil_lp_pool_lines(anvil_isa isa, const anvil_pool_shape *s, float p, const float *input, float *output,
+                         int line_begin, int line_end) {
+    table_or_abort(isa)->lp_pool(s, p, input, output, line_begin, line_end);
+}
+
+void anvil_strided_copy(anvil_isa isa, const anvil_copy_shape *s, const float *input, float *output, long row_begin,
+                        long row_end) {
+    if (row_begin >= row_end) return;
+    table_or_abort(isa)->strided_copy(s, input, output, row_begin, row_end);
+}
+
+void anvil_activation(anvil_isa isa, const anvil_activation_function *f, float *values, long count) {
+    if (count <= 0 || f->kind == ANVIL_ACTIVATION_NONE) return;
+    table_or_abort(isa)->activation(f, values, count);
 }

@@ -56,6 +56,52 @@ import AnvilModels
                 shapes: ["layer1_2_add": Shape(height: 56, width: 56, channels: 256),
                          "layer4_2_add": Shape(height: 7, width: 7, channels: 2048), "fc": .vector(1000)],
                 build: { try ResNet50.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "mobilenet_v2", published: MobileNetV2.publishedParameterCount, width: 0.1, classes: 10,
+                inputSize: 96,
+                shapes: ["features_0_2": Shape(height: 112, width: 112, channels: 32),
+                         "features_1_conv_2": Shape(height: 112, width: 112, channels: 16),
+                         "features_17_conv_3": Shape(height: 7, width: 7, channels: 320),
+                         "features_18_2": Shape(height: 7, width: 7, channels: 1280), "classifier_1": .vector(1000)],
+                build: { try MobileNetV2.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "googlenet", published: GoogLeNet.publishedParameterCount, width: 1.0 / 16, classes: 100,
+                inputSize: 96,
+                shapes: ["maxpool2": Shape(height: 28, width: 28, channels: 192),
+                         "inception3b_cat": Shape(height: 28, width: 28, channels: 480),
+                         "inception4e_cat": Shape(height: 14, width: 14, channels: 832),
+                         "maxpool4": Shape(height: 7, width: 7, channels: 832),
+                         "inception5b_cat": Shape(height: 7, width: 7, channels: 1024), "fc": .vector(1000)],
+                build: { try GoogLeNet.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "densenet121", published: DenseNet121.publishedParameterCount, width: 1.0 / 16, classes: 10,
+                inputSize: 64,
+                shapes: ["features_pool0": Shape(height: 56, width: 56, channels: 64),
+                         "features_denseblock1_cat": Shape(height: 56, width: 56, channels: 256),
+                         "features_transition1_pool": Shape(height: 28, width: 28, channels: 128),
+                         "features_denseblock3_cat": Shape(height: 14, width: 14, channels: 1024),
+                         "features_norm5": Shape(height: 7, width: 7, channels: 1024), "classifier": .vector(1000)],
+                build: { try DenseNet121.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "mobilenet_v3_large", published: MobileNetV3.Variant.large.publishedParameterCount, width: 0.1,
+                classes: 10, inputSize: 96,
+                shapes: ["features_0_2": Shape(height: 112, width: 112, channels: 16),
+                         "features_4_block_2_mul": Shape(height: 28, width: 28, channels: 72),
+                         "features_16_2": Shape(height: 7, width: 7, channels: 960), "classifier_0": .vector(1280),
+                         "classifier_3": .vector(1000)],
+                build: { try MobileNetV3.model(.large, classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "mobilenet_v3_small", published: MobileNetV3.Variant.small.publishedParameterCount, width: 0.1,
+                classes: 10, inputSize: 96,
+                shapes: ["features_0_2": Shape(height: 112, width: 112, channels: 16),
+                         "features_1_block_1_mul": Shape(height: 56, width: 56, channels: 16),
+                         "features_12_2": Shape(height: 7, width: 7, channels: 576), "classifier_0": .vector(1024),
+                         "classifier_3": .vector(1000)],
+                build: { try MobileNetV3.model(.small, classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "shufflenet_v2_x1_0", published: ShuffleNetV2.publishedParameterCount, width: 1.0 / 8, classes: 10,
+                inputSize: 96,
+                shapes: ["maxpool": Shape(height: 56, width: 56, channels: 24),
+                         "stage2_1_slice_2": Shape(height: 28, width: 28, channels: 58),
+                         "stage2_3_shuffle": Shape(height: 28, width: 28, channels: 116),
+                         "stage3_7_shuffle": Shape(height: 14, width: 14, channels: 232),
+                         "stage4_3_shuffle": Shape(height: 7, width: 7, channels: 464),
+                         "conv5_2": Shape(height: 7, width: 7, channels: 1024), "fc": .vector(1000)],
+                build: { try ShuffleNetV2.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
     ]
 
     /// A fixture directory: the converted model, the photograph and PyTorch's logits.
@@ -165,6 +211,66 @@ import AnvilModels
         Self.expectMatch(try model.predict(fixture.input).values, fixture.expected, "\(network) full-size zoo definition")
     }
 
+    /// FCN-ResNet50 at full size: torchvision's count without the auxiliary head, output
+    /// stride 8 with dilated stages, scores upsampled to the input size.
+    @Test func fcnFullSizeMatchesPublishedCountAndShapes() throws {
+        let model = try FCNResNet50.model()
+        #expect(Self.trainableParameters(model) == FCNResNet50.publishedParameterCount)
+        #expect(FCNResNet50.publishedParameterCountWithAuxiliaryClassifier - FCNResNet50.publishedParameterCount
+                == 1024 * 256 * 9 + 2 * 256 + 256 * 21 + 21)  // FCNHead(1024, 21) on layer3: 3x3 conv, BN, 1x1 conv
+        let shapes = Dictionary(uniqueKeysWithValues: model.layers.map { ($0.name, $0.outputShape) })
+        let expected: [String: Shape] = [
+            "backbone_maxpool": Shape(height: 130, width: 130, channels: 64),
+            "backbone_layer2_3_add": Shape(height: 65, width: 65, channels: 512),
+            "backbone_layer3_5_add": Shape(height: 65, width: 65, channels: 1024),
+            "backbone_layer4_2_add": Shape(height: 65, width: 65, channels: 2048),
+            "classifier_4": Shape(height: 65, width: 65, channels: 21),
+            "resize": Shape(height: 520, width: 520, channels: 21),
+        ]
+        for (layer, shape) in expected {
+            #expect(shapes[layer] == shape, "fcn_resnet50: layer '\(layer)' is \(shapes[layer].map(\.description) ?? "missing")")
+        }
+        #expect(model.outputNames == ["resize"])
+    }
+
+    /// Per-pixel scores match PyTorch's (max |diff| ≤ 1e-3 × range), and every pixel whose
+    /// best class leads the second by more than that bound gets PyTorch's class.
+    static func expectSegmentationMatch(_ output: [Float], _ expected: [Float], classes: Int, _ what: String) {
+        #expect(output.count == expected.count, "\(what): \(output.count) outputs, PyTorch \(expected.count)")
+        guard output.count == expected.count, let high = expected.max(), let low = expected.min() else { return }
+        let bound = 1e-3 * (high - low)
+        let difference = zip(output, expected).map { abs($0 - $1) }.max() ?? 0
+        #expect(difference <= bound, "\(what): max |diff| \(difference), score range \(high - low)")
+        var checked = 0, disagreeing = 0
+        for pixel in 0 ..< expected.count / classes {
+            let theirs = Array(expected[pixel * classes ..< (pixel + 1) * classes])
+            let ours = Array(output[pixel * classes ..< (pixel + 1) * classes])
+            let order = theirs.indices.sorted { theirs[$0] > theirs[$1] }
+            guard theirs[order[0]] - theirs[order[1]] > bound else { continue }
+            checked += 1
+            if ours.indices.max(by: { ours[$0] < ours[$1] }) != order[0] { disagreeing += 1 }
+        }
+        #expect(disagreeing == 0, "\(what): \(disagreeing) of \(checked) clear pixels get another class")
+        #expect(checked > expected.count / classes / 2, "\(what): only \(checked) clear pixels")
+        print("\(what): max |diff| \(difference) of score range \(high - low); \(checked) clear pixels, \(disagreeing) differ")
+    }
+
+    @Test func fcnConvertedModelAndDefinitionMatchPyTorch() throws {
+        let fixture = try Fixture("fcn_resnet50")
+        #expect(fixture.reference["width"] as? Double == 1.0 / 32)
+        #expect(fixture.reference["classes"] as? Int == 21)
+        #expect(fixture.reference["inputSize"] as? Int == 48)
+        #expect(fixture.reference["outputShape"] as? [Int] == [48, 48, 21])
+        let converted = try ModelFile(contentsOf: fixture.directory.appendingPathComponent("model.json")).compiledModel()
+        Self.expectSegmentationMatch(try converted.predict(fixture.input).values, fixture.expected, classes: 21,
+                                     "fcn_resnet50 model.json")
+        let model = try FCNResNet50.model(classes: 21, width: 1.0 / 32, inputSize: 48)
+        #expect(Self.trainableParameters(model) == fixture.reference["parameters"] as? Int)
+        try model.compile(layout: .pytorch, from: try fixture.weights())
+        Self.expectSegmentationMatch(try model.predict(fixture.input).values, fixture.expected, classes: 21,
+                                     "fcn_resnet50 zoo definition")
+    }
+
     @Test func softmaxGivesProbabilitiesOfTheLogits() throws {
         let network = Self.networks[4]
         let fixture = try Fixture(network.fixture)
@@ -200,5 +306,11 @@ import AnvilModels
         #expect(throws: AnvilError.self) { try InceptionV3.model(inputSize: 74) }
         #expect(throws: AnvilError.self) { try MobileNetV1.model(depthMultiplier: 0) }
         #expect(throws: AnvilError.self) { try ResNet.model(block: .basic, stages: [2, 2, 2]) }
+        #expect(throws: AnvilError.self) { try MobileNetV2.model(width: -1) }
+        #expect(throws: AnvilError.self) { try GoogLeNet.model(inputSize: 31) }
+        #expect(throws: AnvilError.self) { try DenseNet121.model(classes: 0) }
+        #expect(throws: AnvilError.self) { try FCNResNet50.model(inputSize: 7) }
+        #expect(throws: AnvilError.self) { try MobileNetV3.model(.small, width: .infinity) }
+        #expect(throws: AnvilError.self) { try ShuffleNetV2.model(inputSize: 0) }
     }
 }

@@ -73,16 +73,28 @@ struct JSONFields {
         }
     }
 
-    /// An array of `count` integers whose first `openable` elements may be `null` (an open dimension).
-    func openInts(_ key: String, count: Int, openable: Int) throws -> [Int?] {
+    /// An array of integers whose length is in `counts`.
+    func intArray(_ key: String, counts: ClosedRange<Int>) throws -> [Int] {
         let values = try array(key)
-        let expected = "an array of \(count) integers (the first \(openable) may be null)"
-        guard values.count == count else { throw fail(key, expected) }
+        let what = "an array of \(counts.lowerBound) to \(counts.upperBound) integers"
+        guard counts.contains(values.count) else { throw fail(key, what) }
+        return try values.map { element in
+            guard case .int(let number) = element else { throw fail(key, what) }
+            return number
+        }
+    }
+
+    /// An array of integers whose length is in `counts`, every element but the last of which
+    /// may be `null` (an open dimension).
+    func openIntArray(_ key: String, counts: ClosedRange<Int>) throws -> [Int?] {
+        let values = try array(key)
+        let what = "an array of \(counts.lowerBound) to \(counts.upperBound) integers (all but the last may be null)"
+        guard counts.contains(values.count) else { throw fail(key, what) }
         return try values.enumerated().map { index, element in
             switch element {
             case .int(let number): return number
-            case .null where index < openable: return nil
-            default: throw fail(key, expected)
+            case .null where index < values.count - 1: return nil
+            default: throw fail(key, what)
             }
         }
     }
@@ -147,6 +159,21 @@ struct JSONFields {
         case "tanh": return .tanh
         case "selu": return .selu
         case "hardSwish": return .hardSwish
+        case "silu": return .silu
+        case "gelu": return .gelu
+        case "geluTanh": return .geluTanh
+        case "mish": return .mish
+        case "softplus": return .softplus
+        case "softsign": return .softsign
+        case "negative": return .negative
+        case "absolute": return .absolute
+        case "squareRoot": return .squareRoot
+        case "exponential": return .exponential
+        case "logarithm": return .logarithm
+        case "reciprocal": return .reciprocal
+        case "erf": return .erf
+        case "celu": return .celu(alpha: try constant("alpha", 1))
+        case "thresholdedRelu": return .thresholdedRelu(alpha: try constant("alpha", 1))
         case "clip": return .clip(min: try constant("min", -.greatestFiniteMagnitude), max: try constant("max", .greatestFiniteMagnitude))
         case "leakyRelu": return .leakyRelu(alpha: try constant("alpha", 0.01))
         case "elu": return .elu(alpha: try constant("alpha", 1))

@@ -26,6 +26,8 @@ extension JSONValue {
         case .elu(let alpha): return object("elu", [("alpha", alpha)])
         case .hardSigmoid(let alpha, let beta): return object("hardSigmoid", [("alpha", alpha), ("beta", beta)])
         case .linear(let a, let b): return object("linear", [("a", a), ("b", b)])
+        case .celu(let alpha): return object("celu", [("alpha", alpha)])
+        case .thresholdedRelu(let alpha): return object("thresholdedRelu", [("alpha", alpha)])
         default: return .string(function.description)
         }
     }

@@ -24,7 +24,7 @@ struct Compiler {
         _ = Compute.threadCount
         let size = Graph.probeSizes[1]
         let other = try graph.resolved(inputShapes: graph.inputPatterns.map {
-            Shape(height: $0.height ?? size.height, width: $0.width ?? size.width, channels: $0.channels!)
+            $0.filled(height: size.height, width: size.width)
         })
         for (node, otherNode) in zip(graph.nodes, other.nodes) {
             let specs = node.layer.parameters(for: node.inputs.map { graph.shapes[$0] })
@@ -55,7 +55,10 @@ struct Compiler {
             do {
                 var inputShapes = context.inputShapes
                 if let index = step.fusedAdd { inputShapes.append(graph.shapes[graph.nodes[index].output]) }
-                if let other = reusing.lazy.map({ $0.steps[position] })
+                // A step with a folded Transpose reads the Transpose's input, whose shape must match too.
+                let foldedInput = step.foldedTranspose.map { graph.nodes[$0].inputs[0] }
+                if let other = reusing.lazy.filter({ model in foldedInput.map { model.shapes[$0] == graph.shapes[$0] } ?? true })
+                    .map({ $0.steps[position] })
                     .first(where: { $0.inputShapes == inputShapes && $0.outputShape == context.outputShape }) {
                     steps.append(CompiledModel.Step(kernel: other.kernel, inputs: step.inputs, output: step.output,
                                                     inputShapes: inputShapes, outputShape: context.outputShape))
@@ -76,6 +79,10 @@ struct Compiler {
                 }
                 if let index = step.fusedActivation {
                     context.fusedActivation = (graph.nodes[index].layer as! Activation).function
+                }
+                if let index = step.foldedTranspose {
+                    let transpose = graph.nodes[index]
+                    context.inputOrder = (transpose.layer as! Transpose).gatherOrder(input: graph.shapes[transpose.inputs[0]])
                 }
                 var kernel = try node.layer.makeKernel(context)
                 if let fusable = node.layer as? any FusableLayer {

@@ -12,6 +12,9 @@ struct ExecutionPlan {
         var fusedAdd: Int?
         /// An Activation node fused into this one (after the Add, if any).
         var fusedActivation: Int?
+        /// A Transpose node (followed by a Flatten) folded into this Dense step: the step reads the
+        /// Transpose's input and its weights are reordered instead of the values moved.
+        var foldedTranspose: Int?
         /// Tensors read (already resolved through fusion).
         var inputs: [Int]
         /// Tensor written.
@@ -43,8 +46,23 @@ struct ExecutionPlan {
         var storage = Array(0 ..< tensorCount)
         var fused = Set<Int>()
         var steps: [Step] = []
+        var transposeFolds: [Int: Int] = [:]  // Dense node -> the Transpose folded into it
         for (index, node) in graph.nodes.enumerated() where !fused.contains(index) {
+            // Transpose → Flatten → Dense: the Dense reads the untransposed values with its weights
+            // reordered (as the "chw" flatten order does), so neither the Transpose nor the Flatten runs.
+            if node.layer is Transpose, let flatten = soleConsumer(of: node.output),
+               let flattenLayer = graph.nodes[flatten].layer as? Flatten, flattenLayer.order == .channelsLast,
+               graph.shapes[graph.nodes[flatten].output].rank == 2,
+               let dense = soleConsumer(of: graph.nodes[flatten].output), graph.nodes[dense].layer is Dense {
+                fused.formUnion([index, flatten])
+                transposeFolds[dense] = index
+                continue
+            }
             var step = Step(node: index, inputs: node.inputs.map { storage[$0] }, output: node.output)
+            if let transpose = transposeFolds[index] {
+                step.foldedTranspose = transpose
+                step.inputs = [storage[graph.nodes[transpose].inputs[0]]]
+            }
             if let fusable = node.layer as? any FusableLayer, fusable.activation == .none {
                 var tail = node.output
                 if fusable.absorbs.contains(.batchNormalization), let next = soleConsumer(of: tail),

@@ -29,6 +29,9 @@ public struct KernelContext {
     /// Whether an `Add` of a second tensor is fused into the layer: its kernel gets that tensor
     /// as a second input and adds it before the activation.
     var fusedResidual = false
+    /// Set when a `Transpose` → `Flatten` before a `Dense` is folded into it: value `i` of the
+    /// layer's (flattened) input is at position `inputOrder[i]` of the buffer the kernel reads.
+    var inputOrder: [Int]? = nil
 
     /// Where kernels built for the different input sizes of an open model keep what they can
     /// share (reordered, packed or transformed weights); `nil` for a fixed-size model.

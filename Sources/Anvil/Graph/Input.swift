@@ -8,6 +8,7 @@
 /// ```swift
 /// let input = Input(channels: 3)                          // height and width open
 /// let rows = Input(height: nil, width: 640, channels: 3)  // only the height open
+/// let text = Input(length: nil, channels: 16)             // a sequence of any length
 /// ```
 /// Shapes that depend on an open dimension are shown as `?` (see ``OpenShape``); the concrete
 /// sizes are inferred for each input size given to `predict`.
@@ -22,34 +23,38 @@ public final class Input: SymbolicTensor, @unchecked Sendable {
     /// The shape with its open dimensions as `nil`.
     public let openShape: OpenShape
 
-    /// True when the height or the width is open.
+    /// True when a dimension is open (an image's height or width, a sequence's length).
     public var isOpen: Bool { openShape.isOpen }
 
     /// Creates an input of `height × width × channels`.
-    public init(width: Int, height: Int, channels: Int, name: String? = nil) {
-        self.shape = Shape(height: height, width: width, channels: channels)
-        self.openShape = OpenShape(shape)
-        self.name = name
-        super.init(origin: .input(shape: shape, name: name))
+    public convenience init(width: Int, height: Int, channels: Int, name: String? = nil) {
+        self.init(shape: Shape(height: height, width: width, channels: channels), name: name)
     }
 
     /// Creates an input whose height and width may be left open (`nil`, the default): the
     /// model is compiled once and `predict` takes images of any size, the fixed dimensions
     /// checked.
-    public init(height: Int? = nil, width: Int? = nil, channels: Int, name: String? = nil) {
-        self.shape = Shape(height: height ?? 0, width: width ?? 0, channels: channels)
-        self.openShape = OpenShape(height: height, width: width, channels: channels)
-        self.name = name
-        super.init(origin: .input(shape: shape, name: name))
+    public convenience init(height: Int? = nil, width: Int? = nil, channels: Int, name: String? = nil) {
+        self.init(shape: OpenShape(height: height, width: width, channels: channels), name: name)
     }
 
-    /// Creates an input of the given shape.
+    /// Creates a sequence input (`[N, length, channels]`) whose length may be left open (`nil`):
+    /// `predict` then takes sequences of any length.
+    public convenience init(length: Int?, channels: Int, name: String? = nil) {
+        self.init(shape: OpenShape(height: 1, width: length, channels: channels, rank: 3), name: name)
+    }
+
+    /// Creates an input of the given shape, of any rank (``Shape/vector(_:)``,
+    /// ``Shape/sequence(length:channels:)``, an image).
     public convenience init(shape: Shape, name: String? = nil) {
-        self.init(width: shape.width, height: shape.height, channels: shape.channels, name: name)
+        self.init(shape: OpenShape(shape), name: name)
     }
 
-    /// Creates an input of the given shape, open where it is `nil`.
-    public convenience init(shape: OpenShape, name: String? = nil) {
-        self.init(height: shape.height, width: shape.width, channels: shape.channels ?? 0, name: name)
+    /// Creates an input of the given shape, of any rank, open where it is `nil`.
+    public init(shape: OpenShape, name: String? = nil) {
+        self.shape = shape.zeroOpen
+        self.openShape = shape
+        self.name = name
+        super.init(origin: .input(shape: self.shape, name: name))
     }
 }

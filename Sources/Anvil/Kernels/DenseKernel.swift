@@ -91,7 +91,7 @@ struct DenseKernel: Kernel {
             if clamp.rest != .none {
                 let block = Int(ANVIL_CONV_BLOCK)
                 let first = range.lowerBound * block, count = min(kernel.outputs, range.upperBound * block) - first
-                for image in 0 ..< batch { clamp.rest.apply(y + image * kernel.outputs + first, count: count) }
+                for image in 0 ..< batch { clamp.rest.apply(y + image * kernel.outputs + first, count: count, instructionSet: kernel.instructionSet) }
             }
         }
     }
@@ -109,7 +109,8 @@ struct DenseKernel: Kernel {
                              Int32(kernel.outputs), Int32(batch), Int32(range.lowerBound), Int32(range.upperBound),
                              clamp.min, clamp.max)
             if clamp.rest != .none {
-                for image in 0 ..< batch { clamp.rest.apply(y + image * kernel.outputs + range.lowerBound, count: range.count) }
+                for image in 0 ..< batch { clamp.rest.apply(y + image * kernel.outputs + range.lowerBound, count: range.count,
+                                                                   instructionSet: kernel.instructionSet) }
             }
         }
     }

@@ -46,7 +46,7 @@ struct DepthwiseConvolutionKernel: RangeKernel {
             let out = io.output + image * outputImage
             anvil_depthwise_rows(instructionSet.cValue, &shape, io.inputs[0] + image * inputImage, weights.weightPointer, weights.biasPointer,
                                  out, Int32(first), Int32(last))
-            if clamp.rest != .none { clamp.rest.apply(out + first * rowFloats, count: (last - first) * rowFloats) }
+            if clamp.rest != .none { clamp.rest.apply(out + first * rowFloats, count: (last - first) * rowFloats, instructionSet: instructionSet) }
             line = image * g.outputHeight + last
         }
     }

@@ -121,9 +121,9 @@ struct DirectConvolutionKernel: Kernel {
         let block = Int(ANVIL_CONV_BLOCK)
         let first = blocks.lowerBound * block, count = min(outputs, blocks.upperBound * block) - first
         if count == outputs {
-            rest.apply(out + range.lowerBound * outputs, count: range.count * outputs)
+            rest.apply(out + range.lowerBound * outputs, count: range.count * outputs, instructionSet: instructionSet)
         } else {
-            for pixel in range { rest.apply(out + pixel * outputs + first, count: count) }
+            for pixel in range { rest.apply(out + pixel * outputs + first, count: count, instructionSet: instructionSet) }
         }
     }
 

@@ -13,7 +13,7 @@ enum Gemm {
                          b: UnsafePointer<Float>, ldb: Int, c: UnsafeMutablePointer<Float>, ldc: Int,
                          bias: UnsafePointer<Float>? = nil, activation: ActivationFunction = .none) {
         let product = Product(rows: rows, outputs: outputs, depth: depth, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
-                              bias: bias, activation: activation)
+                              bias: bias, activation: activation, instructionSet: .current)
         // Few rows (a 14×14 or 7×7 layer at batch 1): each thread takes a slice of the output
         // columns instead, as two bands of ~100 rows each ran 1.7× faster than one band, not 2×.
         if rows < Self.columnSplitRows && outputs >= 64 {
@@ -37,6 +37,8 @@ enum Gemm {
         let c: UnsafeMutablePointer<Float>, ldc: Int
         let bias: UnsafePointer<Float>?
         let activation: ActivationFunction
+        /// The activation's C body.
+        let instructionSet: InstructionSet
 
         /// Computes `C[rows][columns]`: bias written first so OpenBLAS accumulates onto it
         /// (`beta = 1`), activation applied right after, while the block is in cache.
@@ -49,7 +51,11 @@ enum Gemm {
                         1, a + r.lowerBound * lda, Int32(lda), b + k.lowerBound * ldb, Int32(ldb), bias == nil ? 0 : 1,
                         c + r.lowerBound * ldc + k.lowerBound, Int32(ldc))
             if activation != .none {
-                for row in r { activation.apply(c + row * ldc + k.lowerBound, count: k.count) }
+                if k.count == ldc {
+                    activation.apply(c + r.lowerBound * ldc, count: r.count * ldc, instructionSet: instructionSet)
+                } else {
+                    for row in r { activation.apply(c + row * ldc + k.lowerBound, count: k.count, instructionSet: instructionSet) }
+                }
             }
         }
     }

@@ -1,39 +1,43 @@
-/// Bilinear resampling with precomputed source indices and weights per output row and column.
+import CAnvilKernels
+
+/// Resampling (Resize: nearest, bilinear, bicubic) with precomputed source indices and weights
+/// per output row and column, run by the C kernel `anvil_resample_lines`, parallel over output lines.
 struct ResizeKernel: RangeKernel {
-    /// For each output coordinate: the two source coordinates and the weight of the second.
+    /// For each output coordinate: `count` source coordinates and their weights.
     struct Taps: Sendable {
-        var low: [Int], high: [Int], weight: [Float]
+        var count: Int
+        var index: [Int32], weight: [Float]
     }
 
     let input: Shape
     let output: Shape
     let rows: Taps
     let columns: Taps
+    /// The body (``InstructionSet/current`` when built); tests force each one the CPU runs.
+    var instructionSet = InstructionSet.current
 
     func run(_ io: KernelIO) {
-        let c = input.channels
         let lines = io.batch * output.height
-        Compute.parallelFor(lines, costPerItem: output.width * c * 4, KernelRange(kernel: self, io: io))
+        Compute.parallelFor(lines, costPerItem: output.width * input.channels * rows.count * columns.count,
+                            KernelRange(kernel: self, io: io))
     }
 
     /// The loop body over `range` (see ``run(_:)``).
     func run(_ range: Range<Int>, _ io: KernelIO) {
-        let c = input.channels
-        let source = io.inputs[0]
-        for line in range {
-            let image = line / output.height
-            let oy = line - image * output.height
-            let base = source + image * input.count
-            let top = base + rows.low[oy] * input.width * c, bottom = base + rows.high[oy] * input.width * c
-            let wy = rows.weight[oy]
-            for ox in 0 ..< output.width {
-                let x0 = columns.low[ox] * c, x1 = columns.high[ox] * c
-                let wx = columns.weight[ox]
-                let out = io.output + (line * output.width + ox) * c
-                for k in 0 ..< c {
-                    let upper = top[x0 + k] + (top[x1 + k] - top[x0 + k]) * wx
-                    let lower = bottom[x0 + k] + (bottom[x1 + k] - bottom[x0 + k]) * wx
-                    out[k] = upper + (lower - upper) * wy
+        rows.index.withUnsafeBufferPointer { rowIndex in
+            rows.weight.withUnsafeBufferPointer { rowWeight in
+                columns.index.withUnsafeBufferPointer { columnIndex in
+                    columns.weight.withUnsafeBufferPointer { columnWeight in
+                        var shape = anvil_resample_shape(
+                            input_height: Int32(input.height), input_width: Int32(input.width),
+                            channels: Int32(input.channels), output_height: Int32(output.height),
+                            output_width: Int32(output.width), row_taps: Int32(rows.count),
+                            column_taps: Int32(columns.count), row_index: rowIndex.baseAddress,
+                            row_weight: rowWeight.baseAddress, column_index: columnIndex.baseAddress,
+                            column_weight: columnWeight.baseAddress)
+                        anvil_resample_lines(instructionSet.cValue, &shape, io.inputs[0], io.output,
+                                             Int32(range.lowerBound), Int32(range.upperBound))
+                    }
                 }
             }
         }

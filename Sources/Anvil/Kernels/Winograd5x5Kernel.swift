@@ -84,7 +84,7 @@ struct Winograd5x5Kernel: Kernel {
                             Parts(kernel: self, shape: shape, input: io.inputs[0], output: io.output, scratch: scratch,
                                   tiles: tiles, groups: groups, parts: parts))
         let clamp = ActivationClamp(activation)
-        if clamp.rest != .none { clamp.rest.apply(io.output, count: io.outputBuffer.count) }
+        if clamp.rest != .none { clamp.rest.apply(io.output, count: io.outputBuffer.count, instructionSet: instructionSet) }
     }
 
     /// Part `i` of `parts`: an equal share of the groups of six tiles, with scratch slot `i`.

@@ -233,7 +233,8 @@ struct WinogradConvolutionKernel: Kernel {
                 let oy = index / kernel.tilesWide * m, ox = index % kernel.tilesWide * m
                 let target = output + ((image * g.outputHeight + oy) * g.outputWidth + ox) * channels
                 for r in 0 ..< min(m, g.outputHeight - oy) {
-                    kernel.activation.apply(target + r * g.outputWidth * channels, count: min(m, g.outputWidth - ox) * channels)
+                    kernel.activation.apply(target + r * g.outputWidth * channels, count: min(m, g.outputWidth - ox) * channels,
+                                            instructionSet: kernel.instructionSet)
                 }
             }
         }

@@ -1,33 +1,58 @@
-/// Joins two or more tensors along channels (Inception branches): `[a, b, c] --> Concatenate()`.
+/// Joins tensors along one axis: `[a, b, c] --> Concatenate()` along the channels (Inception
+/// branches), `Concatenate(axis: 1)` along the height of images or the length of sequences.
+/// Axes count the batch axis as 0 (which cannot be joined); the default, `-1`, is the channels.
+/// The inputs have one rank and agree on every other axis. One input is passed through unchanged
+/// (`torch.cat` of a one-element list).
 public final class Concatenate: Layer {
+    /// The axis to join along (negative counts from the end; `-1`, the channels, by default).
+    public let axis: Int
     /// The user's name for the layer.
     public let name: String?
 
     /// Creates the layer.
-    public init(name: String? = nil) { self.name = name }
+    public init(axis: Int = -1, name: String? = nil) {
+        self.axis = axis
+        self.name = name
+    }
 
     /// `concat`.
     public var namePrefix: String { "concat" }
-    /// Two or more.
-    public var inputCountRange: ClosedRange<Int> { 2...Int.max }
+    /// One or more.
+    public var inputCountRange: ClosedRange<Int> { 1...Int.max }
 
-    /// Same height and width; channels summed. Throws if the spatial sizes differ.
+    /// The inputs' common shape with the joined axis summed.
     public func outputShape(for inputs: [Shape]) throws -> Shape {
-        for shape in inputs.dropFirst() where shape.height != inputs[0].height || shape.width != inputs[0].width {
-            throw AnvilError(.invalidShape, "cannot concatenate tensors of different spatial sizes \(inputs.map(\.description).joined(separator: " and "))")
+        let rank = inputs[0].rank
+        let axis = try LayoutAxes.resolve(self.axis, rank: rank)
+        let mismatch = { AnvilError(.invalidShape, "cannot concatenate tensors of shapes \(inputs.map(\.description).joined(separator: " and ")) along axis \(axis)") }
+        var dims = inputs[0].dimensions
+        for shape in inputs.dropFirst() {
+            guard shape.rank == rank else { throw mismatch() }
+            let other = shape.dimensions
+            for k in dims.indices where k != axis - 1 && other[k] != dims[k] { throw mismatch() }
+            let (total, overflow) = dims[axis - 1].addingReportingOverflow(other[axis - 1])
+            if overflow { throw AnvilError(.invalidShape, "concatenated axis \(axis) overflows") }
+            dims[axis - 1] = total
         }
-        let channels = try inputs.reduce(0) { sum, shape in
-            let (total, overflow) = sum.addingReportingOverflow(shape.channels)
-            if overflow { throw AnvilError(.invalidShape, "concatenated channels overflow") }
-            return total
-        }
-        return Shape(height: inputs[0].height, width: inputs[0].width, channels: channels)
+        return try Shape(dimensions: dims)
     }
 
-    /// The concatenation kernel.
+    /// A copy for one input; the channel kernel along the channels; strided copies otherwise.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
-        ConcatenateKernel(channels: context.inputShapes.map(\.channels),
-                          pixelsPerImage: context.outputShape.height * context.outputShape.width)
+        let shapes = context.inputShapes, output = context.outputShape
+        if shapes.count == 1 { return CopyKernel(shape: output, channelsFirst: false, activation: .none) }
+        let axis = try LayoutAxes.resolve(self.axis, rank: output.rank)
+        if axis == output.rank - 1 {
+            return ConcatenateKernel(channels: shapes.map(\.channels), pixelsPerImage: output.height * output.width)
+        }
+        let outStrides = StridedCopy.contiguousStrides(output.dimensions)
+        var offset = 0
+        let copies = shapes.enumerated().map { index, shape in
+            defer { offset += shape.dimensions[axis - 1] }
+            return StridedCopy(input: index, dims: shape.dimensions, inputStrides: StridedCopy.contiguousStrides(shape.dimensions),
+                               outputStrides: outStrides, outputOffset: offset * outStrides[axis - 1])
+        }
+        return StridedCopyKernel(copies: copies, inputCounts: shapes.map(\.count), outputCount: output.count)
     }
 }
 
@@ -35,9 +60,11 @@ extension Concatenate: ModelFileCodable {
     /// `Concatenate`.
     static var fileTypeName: String { "Concatenate" }
 
-    /// No options.
-    convenience init(fields: JSONFields, name: String) throws { self.init(name: name) }
+    /// Reads `axis` (`-1`, the channels).
+    convenience init(fields: JSONFields, name: String) throws {
+        self.init(axis: try fields.int("axis", default: -1), name: name)
+    }
 
-    /// No options.
-    func encodeFields() throws -> [(String, JSONValue)] { [] }
+    /// `axis`.
+    func encodeFields() throws -> [(String, JSONValue)] { [("axis", .int(axis))] }
 }

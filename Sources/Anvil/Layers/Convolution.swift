@@ -57,7 +57,7 @@ public final class Convolution: Layer, FusableLayer {
     public func outputShape(for inputs: [Shape]) throws -> Shape {
         let g = try geometry(inputs[0])
         _ = try checkedProduct([channels, kernel.0, kernel.1, inputs[0].channels / groups], what: "weight tensor")
-        return Shape(height: g.outputHeight, width: g.outputWidth, channels: channels)
+        return try inputs[0].windowOutput(height: g.outputHeight, width: g.outputWidth, channels: channels)
     }
 
     /// Weights and (if `useBias`) biases.

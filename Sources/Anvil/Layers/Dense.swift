@@ -1,7 +1,7 @@
-/// A fully connected layer. A spatial input is flattened in `H, W, C` order (Forge's);
-/// declare `.pytorch` at compile time for weights trained on `C, H, W`-flattened inputs.
-///
-/// The output is `1 × 1 × neurons`.
+/// A fully connected layer. An image (rank 4) is flattened in `H, W, C` order (Forge's);
+/// declare `.pytorch` at compile time for weights trained on `C, H, W`-flattened inputs. A vector
+/// gives a vector of `neurons`; a sequence `[N, L, C]` is transformed position by position on its
+/// last axis (PyTorch's `Linear`, Keras' `Dense` on 3-D input), giving `[N, L, neurons]`.
 public final class Dense: Layer, FusableLayer {
     /// Output features.
     public let neurons: Int
@@ -26,16 +26,19 @@ public final class Dense: Layer, FusableLayer {
     /// `dense`.
     public var namePrefix: String { "dense" }
 
-    /// `1 × 1 × neurons`.
+    /// A vector of `neurons`, or `[N, L, neurons]` for a sequence.
     public func outputShape(for inputs: [Shape]) throws -> Shape {
         guard neurons > 0 else { throw AnvilError(.invalidOption, "neurons must be positive, got \(neurons)") }
-        _ = try checkedProduct([neurons, inputs[0].count], what: "weight tensor")
-        return .vector(neurons)
+        _ = try checkedProduct([neurons, features(inputs[0])], what: "weight tensor")
+        return inputs[0].rank == 3 ? .sequence(length: inputs[0].width, channels: neurons) : .vector(neurons)
     }
+
+    /// The input features each output reads: the channels of a sequence, everything otherwise.
+    func features(_ input: Shape) -> Int { input.rank == 3 ? input.channels : input.count }
 
     /// Weights `neurons × inputs` and (if `useBias`) biases.
     public func parameters(for inputs: [Shape]) -> [ParameterSpec] {
-        let weights = ParameterSpec(.weights, count: neurons * inputs[0].count)
+        let weights = ParameterSpec(.weights, count: neurons * features(inputs[0]))
         return useBias ? [weights, ParameterSpec(.biases, count: neurons)] : [weights]
     }
 
@@ -45,12 +48,25 @@ public final class Dense: Layer, FusableLayer {
     /// `sgemv` / `sgemm`.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
+        if input.rank == 3 {
+            // Per position on the last axis: a 1×1 convolution over the 1 × L image, whose
+            // weights `[out][in]` (Forge, PyTorch) or `[in][out]` (Keras) read the same.
+            return try PointwiseConvolution(channels: neurons, useBias: useBias, activation: activation).makeKernel(context)
+        }
         let raw = try context.parameter(.weights)
         // PyTorch's C,H,W-ordered weights over a spatial input stay as they are; the kernel
         // reorders the (much smaller) input instead.
         let channelsFirst = context.layout == .pytorch && (input.height > 1 || input.width > 1)
-        let reordered = channelsFirst ? nil
+        var reordered = channelsFirst ? nil
             : WeightReorder.dense(raw.buffer, layout: context.layout, outputs: neurons, inputShape: input)
+        if let order = context.inputOrder, !channelsFirst {
+            // A folded Transpose → Flatten: input value i sits at order[i]; move the weights instead.
+            let rows = reordered ?? raw.values
+            var moved = [Float](repeating: 0, count: rows.count)
+            let count = input.count
+            for o in 0 ..< neurons { for i in 0 ..< count { moved[o * count + order[i]] = rows[o * count + i] } }
+            reordered = moved
+        }
         let weights = KernelWeights(source: raw, reordered: reordered, bias: useBias ? try context.parameter(.biases) : nil,
                                     outputs: neurons, weightsPerOutput: input.count, affine: context.foldedAffine)
         return DenseKernel(inputs: input.count, outputs: neurons, weights: weights,

@@ -50,7 +50,7 @@ public final class DepthwiseConvolution: Layer, FusableLayer {
         let g = try geometry(inputs[0])
         let channels = try checkedProduct([inputs[0].channels, multiplier], what: "output channels")
         _ = try checkedProduct([channels, kernel.0, kernel.1], what: "weight tensor")
-        return Shape(height: g.outputHeight, width: g.outputWidth, channels: channels)
+        return try inputs[0].windowOutput(height: g.outputHeight, width: g.outputWidth, channels: channels)
     }
 
     /// Weights and (if `useBias`) biases.

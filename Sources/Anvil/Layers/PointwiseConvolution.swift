@@ -25,7 +25,7 @@ public final class PointwiseConvolution: Layer, FusableLayer {
     public func outputShape(for inputs: [Shape]) throws -> Shape {
         guard channels > 0 else { throw AnvilError(.invalidOption, "channels must be positive, got \(channels)") }
         _ = try checkedProduct([channels, inputs[0].channels], what: "weight tensor")
-        return Shape(height: inputs[0].height, width: inputs[0].width, channels: channels)
+        return try inputs[0].windowOutput(height: inputs[0].height, width: inputs[0].width, channels: channels)
     }
 
     /// Weights `[out][in]` and (if `useBias`) biases.

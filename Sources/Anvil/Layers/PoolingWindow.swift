@@ -38,7 +38,7 @@ public struct PoolingWindow: Sendable {
     /// The output shape for `input`: the window's height and width, the same channels.
     func outputShape(for input: Shape) throws -> Shape {
         let g = try geometry(over: input)
-        return Shape(height: g.outputHeight, width: g.outputWidth, channels: input.channels)
+        return try input.windowOutput(height: g.outputHeight, width: g.outputWidth, channels: input.channels)
     }
 }
 

@@ -30,9 +30,7 @@ extension Model {
         if let name { root.append(("name", .string(name))) }
         // Open dimensions are written as null.
         root.append(("inputs", .array(zip(graph.inputNames, openInputShapes).map { name, shape in
-            .object([("name", .string(name)), ("shape", .array([shape.height.map(JSONValue.int) ?? .null,
-                                                                shape.width.map(JSONValue.int) ?? .null,
-                                                                shape.channels.map(JSONValue.int) ?? .null]))])
+            .object([("name", .string(name)), ("shape", .array(shape.dimensions.map { $0.map(JSONValue.int) ?? .null }))])
         })))
         root.append(("layers", .array(layers)))
         root.append(("outputs", .array(graph.outputs.map { .string(tensorNames[$0]) })))

@@ -68,10 +68,10 @@ public struct ModelFile {
         for (i, entry) in try root.array("inputs").enumerated() {
             let fields = try JSONFields(entry, context: "input \(i + 1)")
             let name = try fields.string("name")
-            // `[height, width, channels]`; height and width may be null (open, any size at predict).
-            let shape = try fields.openInts("shape", count: 3, openable: 2)
+            // `[C]`, `[L, C]` or `[H, W, C]`; every axis but the channels may be null (open, any size at predict).
+            let shape = try fields.openIntArray("shape", counts: 1 ... 3)
             guard tensors[name] == nil else { throw AnvilError(.invalidFile, "two inputs are named '\(name)'") }
-            let input = Input(height: shape[0], width: shape[1], channels: shape[2]!, name: name)
+            let input = Input(shape: try OpenShape(dimensions: shape), name: name)
             inputs.append(input)
             tensors[name] = input
         }

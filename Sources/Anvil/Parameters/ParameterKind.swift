@@ -14,8 +14,11 @@ public enum ParameterKind: String, CaseIterable, Sendable, Hashable {
     case variance
     /// PReLU slope per channel.
     case slopes
+    /// The constant operand of an ``Elementwise`` layer (`x * 0.5`, a layer scale), in its
+    /// channels-last shape.
+    case constant
 
-    /// The suffix used in tensor names: `W`, `b`, `gamma`, `beta`, `mean`, `variance`, `slopes`.
+    /// The suffix used in tensor names: `W`, `b`, `gamma`, `beta`, `mean`, `variance`, `slopes`, `constant`.
     public var suffix: String {
         switch self {
         case .weights: return "W"

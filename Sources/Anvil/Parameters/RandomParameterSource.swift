@@ -32,6 +32,7 @@ public struct RandomParameterSource: ParameterSource {
         case .gamma: values = (0 ..< request.count).map { _ in 1 + next() * 0.1 }
         case .variance: values = (0 ..< request.count).map { _ in 1 + next() * 0.5 }
         case .slopes: values = (0 ..< request.count).map { _ in 0.25 + next() * 0.05 }
+        case .constant: values = (0 ..< request.count).map { _ in 1 + next() * 0.1 }
         }
         return ParameterData(values)
     }

@@ -88,7 +88,7 @@ public struct SafetensorsParameterSource: ParameterSource {
         /// The PyTorch attribute holding a kind of tensor: `weight`, `bias`, `running_mean`, `running_var`.
         public static func pytorchSuffix(_ kind: ParameterKind) -> String {
             switch kind {
-            case .weights, .gamma, .slopes: return "weight"
+            case .weights, .gamma, .slopes, .constant: return "weight"
             case .biases, .beta: return "bias"
             case .mean: return "running_mean"
             case .variance: return "running_var"

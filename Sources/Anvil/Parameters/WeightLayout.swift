@@ -6,6 +6,7 @@
 /// | Convolution | `[out][kh][kw][in]` | `[out][in][kh][kw]` | `[kh][kw][in][out]` |
 /// | Depthwise | `[c·m][kh][kw]` | `[c·m][1][kh][kw]` | `[kh][kw][c][m]` |
 /// | Dense | `[out][h][w][c]` | `[out][c][h][w]` | `[h·w·c][out]` |
+/// | TransposedConvolution | `[out][kh][kw][in/g]` | `[in][out/g][kh][kw]` | `[kh][kw][out/g][in]` |
 public enum WeightLayout: String, Sendable, CaseIterable {
     /// Forge / MPSCNN (Anvil's default): output channel first, input channel last.
     case forge

@@ -53,4 +53,26 @@ enum WeightReorder {
             return result
         }
     }
+
+    /// Transposed-convolution weights into `[group][kh][kw][out per group][in per group]`, the
+    /// GEMM operand of ``TransposedConvolutionKernel``, from `.forge` `[out][kh][kw][in per group]`,
+    /// `.pytorch` `[in][out per group][kh][kw]` or `.tensorflow` `[kh][kw][out per group][in]`.
+    static func transposedConvolution(_ data: UnsafeBufferPointer<Float>, layout: WeightLayout, outputs: Int,
+                                      kernelHeight: Int, kernelWidth: Int, inputs: Int, groups: Int) -> [Float] {
+        let outPerGroup = outputs / groups, inPerGroup = inputs / groups
+        var result = [Float](repeating: 0, count: data.count)
+        for g in 0 ..< groups { for y in 0 ..< kernelHeight { for x in 0 ..< kernelWidth {
+            for o in 0 ..< outPerGroup { for i in 0 ..< inPerGroup {
+                let target = (((g * kernelHeight + y) * kernelWidth + x) * outPerGroup + o) * inPerGroup + i
+                let source: Int
+                switch layout {
+                case .forge: source = (((g * outPerGroup + o) * kernelHeight + y) * kernelWidth + x) * inPerGroup + i
+                case .pytorch: source = (((g * inPerGroup + i) * outPerGroup + o) * kernelHeight + y) * kernelWidth + x
+                case .tensorflow: source = ((y * kernelWidth + x) * outPerGroup + o) * inputs + g * inPerGroup + i
+                }
+                result[target] = data[source]
+            } }
+        } } }
+        return result
+    }
 }

@@ -54,9 +54,7 @@ public final class Model: Sendable {
     }
 
     /// An open shape with its open dimensions as 0.
-    static func zeroOpen(_ shape: OpenShape) -> Shape {
-        Shape(height: shape.height ?? 0, width: shape.width ?? 0, channels: shape.channels ?? 0)
-    }
+    static func zeroOpen(_ shape: OpenShape) -> Shape { shape.zeroOpen }
 
     /// The shape of one image of each input (an open dimension is 0; see ``openInputShapes``).
     public let inputShapes: [Shape]
@@ -89,7 +87,7 @@ public final class Model: Sendable {
         guard graph.isOpen else { return Self.layerInfos(graph) }
         let size = Graph.probeSizes[1]
         let other = try? graph.resolved(inputShapes: graph.inputPatterns.map {
-            Shape(height: $0.height ?? size.height, width: $0.width ?? size.width, channels: $0.channels!)
+            $0.filled(height: size.height, width: size.width)
         })
         let otherInfos = other.map(Self.layerInfos)
         return Self.layerInfos(graph).enumerated().map { index, info in

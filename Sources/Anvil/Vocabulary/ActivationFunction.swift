@@ -1,3 +1,4 @@
+import CAnvilKernels
 import Foundation
 
 /// An element-wise activation, fused into a layer or applied by ``Activation``.
@@ -28,6 +29,36 @@ public enum ActivationFunction: Hashable, Sendable, CustomStringConvertible {
     case hardSwish
     /// `a * x + b`.
     case linear(a: Float, b: Float)
+    /// SiLU (swish): `x * sigmoid(x)`.
+    case silu
+    /// GELU, exact form: `x / 2 * (1 + erf(x / √2))`.
+    case gelu
+    /// GELU, tanh approximation: `x / 2 * (1 + tanh(√(2/π) * (x + 0.044715 x³)))`.
+    case geluTanh
+    /// Mish: `x * tanh(softplus(x))`.
+    case mish
+    /// `log(1 + e^x)`.
+    case softplus
+    /// `x / (1 + |x|)`.
+    case softsign
+    /// CELU: `max(0, x) + min(0, alpha * (e^(x/alpha) - 1))`.
+    case celu(alpha: Float)
+    /// `x` if greater than `alpha`, else 0.
+    case thresholdedRelu(alpha: Float)
+    /// `-x`.
+    case negative
+    /// `|x|`.
+    case absolute
+    /// `√x` (NaN below 0).
+    case squareRoot
+    /// `e^x`.
+    case exponential
+    /// The natural logarithm (−∞ at 0, NaN below).
+    case logarithm
+    /// `1 / x`.
+    case reciprocal
+    /// The error function.
+    case erf
 
     /// ELU with α 1.
     public static let elu = ActivationFunction.elu(alpha: 1)
@@ -35,6 +66,10 @@ public enum ActivationFunction: Hashable, Sendable, CustomStringConvertible {
     public static let leakyRelu = ActivationFunction.leakyRelu(alpha: 0.01)
     /// Hard sigmoid with α 0.2, β 0.5.
     public static let hardSigmoid = ActivationFunction.hardSigmoid(alpha: 0.2, beta: 0.5)
+    /// CELU with α 1 (ONNX's default).
+    public static let celu = ActivationFunction.celu(alpha: 1)
+    /// Thresholded ReLU with α 1 (ONNX's default).
+    public static let thresholdedRelu = ActivationFunction.thresholdedRelu(alpha: 1)
 
     static let seluAlpha: Float = 1.6732632423543772848170429916717
     static let seluLambda: Float = 1.0507009873554804934193349852946
@@ -55,20 +90,55 @@ public enum ActivationFunction: Hashable, Sendable, CustomStringConvertible {
         case .hardSigmoid(let alpha, let beta): return max(0, min(1, alpha * x + beta))
         case .hardSwish: return x * min(max(x + 3, 0), 6) / 6
         case .linear(let a, let b): return a * x + b
+        default:
+            var function = cFunction, value = x
+            anvil_activation(ANVIL_ISA_SCALAR, &function, &value, 1)
+            return value
         }
     }
 
-    /// Applies the function in place to `count` values; the switch is hoisted out of the loop.
-    func apply(_ values: UnsafeMutablePointer<Float>, count: Int) {
-        switch self {
-        case .none: return
-        case .relu: for i in 0 ..< count { values[i] = max(values[i], 0) }
-        case .relu6: for i in 0 ..< count { values[i] = min(max(values[i], 0), 6) }
-        case .clip(let lo, let hi): for i in 0 ..< count { values[i] = min(max(values[i], lo), hi) }
-        case .leakyRelu(let alpha): for i in 0 ..< count { let x = values[i]; values[i] = x >= 0 ? x : alpha * x }
-        case .linear(let a, let b): for i in 0 ..< count { values[i] = a * values[i] + b }
-        default: for i in 0 ..< count { values[i] = self(values[i]) }
+    /// The function as `anvil_activation` takes it.
+    var cFunction: anvil_activation_function {
+        func make(_ kind: anvil_activation_kind, _ alpha: Float = 0, _ beta: Float = 0) -> anvil_activation_function {
+            anvil_activation_function(kind: kind, alpha: alpha, beta: beta)
         }
+        switch self {
+        case .none: return make(ANVIL_ACTIVATION_NONE)
+        case .relu: return make(ANVIL_ACTIVATION_RELU)
+        case .relu6: return make(ANVIL_ACTIVATION_CLIP, 0, 6)
+        case .clip(let lo, let hi): return make(ANVIL_ACTIVATION_CLIP, lo, hi)
+        case .leakyRelu(let alpha): return make(ANVIL_ACTIVATION_LEAKY_RELU, alpha)
+        case .sigmoid: return make(ANVIL_ACTIVATION_SIGMOID)
+        case .tanh: return make(ANVIL_ACTIVATION_TANH)
+        case .elu(let alpha): return make(ANVIL_ACTIVATION_ELU, alpha)
+        case .selu: return make(ANVIL_ACTIVATION_SELU, Self.seluAlpha, Self.seluLambda)
+        case .hardSigmoid(let alpha, let beta): return make(ANVIL_ACTIVATION_HARD_SIGMOID, alpha, beta)
+        case .hardSwish: return make(ANVIL_ACTIVATION_HARD_SWISH)
+        case .linear(let a, let b): return make(ANVIL_ACTIVATION_LINEAR, a, b)
+        case .silu: return make(ANVIL_ACTIVATION_SILU)
+        case .gelu: return make(ANVIL_ACTIVATION_GELU)
+        case .geluTanh: return make(ANVIL_ACTIVATION_GELU_TANH)
+        case .mish: return make(ANVIL_ACTIVATION_MISH)
+        case .softplus: return make(ANVIL_ACTIVATION_SOFTPLUS)
+        case .softsign: return make(ANVIL_ACTIVATION_SOFTSIGN)
+        case .celu(let alpha): return make(ANVIL_ACTIVATION_CELU, alpha)
+        case .thresholdedRelu(let alpha): return make(ANVIL_ACTIVATION_THRESHOLDED_RELU, alpha)
+        case .negative: return make(ANVIL_ACTIVATION_NEGATIVE)
+        case .absolute: return make(ANVIL_ACTIVATION_ABSOLUTE)
+        case .squareRoot: return make(ANVIL_ACTIVATION_SQRT)
+        case .exponential: return make(ANVIL_ACTIVATION_EXP)
+        case .logarithm: return make(ANVIL_ACTIVATION_LOG)
+        case .reciprocal: return make(ANVIL_ACTIVATION_RECIPROCAL)
+        case .erf: return make(ANVIL_ACTIVATION_ERF)
+        }
+    }
+
+    /// Applies the function in place to `count` values with the C kernel (`anvil_activation`) of
+    /// `instructionSet`.
+    func apply(_ values: UnsafeMutablePointer<Float>, count: Int, instructionSet: InstructionSet = .current) {
+        if self == .none || count <= 0 { return }
+        var function = cFunction
+        anvil_activation(instructionSet.cValue, &function, values, count)
     }
 
     /// Adds `bias[c]` (if any) to each row of `rows × channels` values, then applies the function.
@@ -99,6 +169,21 @@ public enum ActivationFunction: Hashable, Sendable, CustomStringConvertible {
         case .hardSigmoid(let alpha, let beta): return "hardSigmoid(\(alpha), \(beta))"
         case .hardSwish: return "hardSwish"
         case .linear(let a, let b): return "linear(\(a), \(b))"
+        case .silu: return "silu"
+        case .gelu: return "gelu"
+        case .geluTanh: return "geluTanh"
+        case .mish: return "mish"
+        case .softplus: return "softplus"
+        case .softsign: return "softsign"
+        case .celu(let alpha): return "celu(\(alpha))"
+        case .thresholdedRelu(let alpha): return "thresholdedRelu(\(alpha))"
+        case .negative: return "negative"
+        case .absolute: return "absolute"
+        case .squareRoot: return "squareRoot"
+        case .exponential: return "exponential"
+        case .logarithm: return "logarithm"
+        case .reciprocal: return "reciprocal"
+        case .erf: return "erf"
         }
     }
 }

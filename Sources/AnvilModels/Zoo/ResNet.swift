@@ -87,14 +87,16 @@ public enum ResNet {
         return [residual, identity] --> Add(activation: .relu, name: "\(name)_add")
     }
 
-    /// 1×1, 3×3 (strided), 1×1 convolutions with batch norm, added to the (downsampled) input, then ReLU.
-    static func bottleneck(_ x: SymbolicTensor, _ name: String, planes: Int, stride: Int, downsample: Bool) -> SymbolicTensor {
+    /// 1×1, 3×3 (strided, dilated by `dilation`), 1×1 convolutions with batch norm, added to the
+    /// (downsampled) input, then ReLU.
+    static func bottleneck(_ x: SymbolicTensor, _ name: String, planes: Int, stride: Int, downsample: Bool,
+                           dilation: Int = 1) -> SymbolicTensor {
         let residual = x
             --> Convolution(kernel: (1, 1), channels: planes, padding: .valid, useBias: false, name: "\(name)_conv1")
             --> BatchNormalization(epsilon: 1e-5, name: "\(name)_bn1")
             --> Activation(.relu, name: "\(name)_relu")
-            --> Convolution(kernel: (3, 3), channels: planes, stride: (stride, stride), padding: .explicit(1), useBias: false,
-                            name: "\(name)_conv2")
+            --> Convolution(kernel: (3, 3), channels: planes, stride: (stride, stride), padding: .explicit(dilation),
+                            dilation: (dilation, dilation), useBias: false, name: "\(name)_conv2")
             --> BatchNormalization(epsilon: 1e-5, name: "\(name)_bn2")
             --> Activation(.relu, name: "\(name)_relu_2")
             --> Convolution(kernel: (1, 1), channels: planes * 4, padding: .valid, useBias: false, name: "\(name)_conv3")

@@ -16,6 +16,13 @@
 #include "anvil_winograd_5x5.h"
 #include "anvil_winograd_products.h"
 #include "anvil_winograd_3x3.h"
+#include "anvil_elementwise.h"
+#include "anvil_transposed_convolution.h"
+#include "anvil_resample.h"
+#include "anvil_pad.h"
+#include "anvil_normalization.h"
+#include "anvil_strided_copy.h"
+#include "anvil_activation.h"
 #include "anvil_dispatch.h"
 
 #endif

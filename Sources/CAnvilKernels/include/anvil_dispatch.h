@@ -13,6 +13,13 @@
 #include "anvil_winograd_5x5.h"
 #include "anvil_winograd_products.h"
 #include "anvil_winograd_3x3.h"
+#include "anvil_elementwise.h"
+#include "anvil_transposed_convolution.h"
+#include "anvil_resample.h"
+#include "anvil_pad.h"
+#include "anvil_normalization.h"
+#include "anvil_strided_copy.h"
+#include "anvil_activation.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +49,26 @@ typedef struct {
                              long first_tile, long tile_begin, long tile_end);
     void (*winograd3_filters)(int tile, const float *weights, anvil_winograd3_filter_strides strides,
                               const float *scale, int outputs, int inputs, float *u, int input_begin, int input_end);
+    void (*binary)(anvil_binary_op op, const anvil_binary_shape *shape, const float *a, const float *b, float *out,
+                   long begin, long end);
+    void (*col2im)(const anvil_col2im_shape *shape, const float *columns, const float *bias, float *output,
+                   int line_begin, int line_end);
+    void (*resample)(const anvil_resample_shape *shape, const float *input, float *output, int line_begin,
+                     int line_end);
+    void (*pad)(const anvil_pad_shape *shape, const float *input, float *output, int line_begin, int line_end);
+    void (*group_norm_coefficients)(const float *image, int pixels, int channels, int groups, float epsilon,
+                                    const float *gamma, const float *beta, float *scale, float *shift, float *work);
+    void (*scale_shift_pixels)(const float *input, const float *scale, const float *shift, float *output,
+                               int channels, long pixel_begin, long pixel_end);
+    void (*layer_norm_pixels)(const float *input, const float *gamma, const float *beta, float *output,
+                              int channels, float epsilon, long pixel_begin, long pixel_end);
+    void (*lrn_pixels)(const float *input, float *output, int channels, int size, float alpha, float beta,
+                       float bias, long pixel_begin, long pixel_end);
+    void (*lp_pool)(const anvil_pool_shape *shape, float p, const float *input, float *output, int line_begin,
+                    int line_end);
+    void (*strided_copy)(const anvil_copy_shape *shape, const float *input, float *output, long row_begin,
+                         long row_end);
+    void (*activation)(const anvil_activation_function *f, float *values, long count);
 } anvil_kernel_table;
 
 /// The table of `isa`, or NULL when this CPU (or this build's architecture) cannot run it.

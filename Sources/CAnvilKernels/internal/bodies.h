@@ -74,4 +74,69 @@ anvil_winograd3_output_body anvil_winograd3_output_avx2;
 anvil_winograd3_filters_body anvil_winograd3_filters_avx2;
 #endif
 
+/// The bodies, one per instruction set (`anvil_binary` without the `isa`).
+typedef void anvil_binary_body(anvil_binary_op op, const anvil_binary_shape *s, const float *a, const float *b,
+                               float *out, long begin, long end);
+anvil_binary_body anvil_binary_scalar;
+#if defined(__x86_64__)
+anvil_binary_body anvil_binary_avx2;
+#endif
+
+/// The bodies, one per instruction set (`anvil_col2im_lines` without the `isa`).
+typedef void anvil_col2im_body(const anvil_col2im_shape *s, const float *columns, const float *bias, float *output,
+                               int line_begin, int line_end);
+/// The bodies, one per instruction set (`anvil_resample_lines` without the `isa`).
+typedef void anvil_resample_body(const anvil_resample_shape *s, const float *input, float *output, int line_begin,
+                                 int line_end);
+/// The bodies, one per instruction set (`anvil_pad_lines` without the `isa`).
+typedef void anvil_pad_body(const anvil_pad_shape *s, const float *input, float *output, int line_begin, int line_end);
+/// The bodies, one per instruction set (`anvil_group_norm_coefficients` without the `isa`).
+typedef void anvil_group_norm_body(const float *image, int pixels, int channels, int groups, float epsilon,
+                                   const float *gamma, const float *beta, float *scale, float *shift, float *work);
+/// The bodies, one per instruction set (`anvil_scale_shift_pixels` without the `isa`).
+typedef void anvil_scale_shift_body(const float *input, const float *scale, const float *shift, float *output,
+                                    int channels, long pixel_begin, long pixel_end);
+/// The bodies, one per instruction set (`anvil_layer_norm_pixels` without the `isa`).
+typedef void anvil_layer_norm_body(const float *input, const float *gamma, const float *beta, float *output,
+                                   int channels, float epsilon, long pixel_begin, long pixel_end);
+/// The bodies, one per instruction set (`anvil_lrn_pixels` without the `isa`).
+typedef void anvil_lrn_body(const float *input, float *output, int channels, int size, float alpha, float beta,
+                            float bias, long pixel_begin, long pixel_end);
+/// The bodies, one per instruction set (`anvil_lp_pool_lines` without the `isa`).
+typedef void anvil_lp_pool_body(const anvil_pool_shape *s, float p, const float *input, float *output, int line_begin,
+                                int line_end);
+anvil_col2im_body anvil_col2im_scalar;
+anvil_resample_body anvil_resample_scalar;
+anvil_pad_body anvil_pad_scalar;
+anvil_group_norm_body anvil_group_norm_coefficients_scalar;
+anvil_scale_shift_body anvil_scale_shift_pixels_scalar;
+anvil_layer_norm_body anvil_layer_norm_pixels_scalar;
+anvil_lrn_body anvil_lrn_pixels_scalar;
+anvil_lp_pool_body anvil_lp_pool_scalar;
+#if defined(__x86_64__)
+anvil_col2im_body anvil_col2im_avx2;
+anvil_resample_body anvil_resample_avx2;
+anvil_pad_body anvil_pad_avx2;
+anvil_group_norm_body anvil_group_norm_coefficients_avx2;
+anvil_scale_shift_body anvil_scale_shift_pixels_avx2;
+anvil_layer_norm_body anvil_layer_norm_pixels_avx2;
+anvil_lrn_body anvil_lrn_pixels_avx2;
+anvil_lp_pool_body anvil_lp_pool_avx2;
+#endif
+
+/// The bodies, one per instruction set (`anvil_strided_copy` without the `isa`).
+typedef void anvil_strided_copy_body(const anvil_copy_shape *s, const float *input, float *output, long row_begin,
+                                     long row_end);
+anvil_strided_copy_body anvil_strided_copy_scalar;
+#if defined(__x86_64__)
+anvil_strided_copy_body anvil_strided_copy_avx2;
+#endif
+
+/// The bodies, one per instruction set (`anvil_activation` without the `isa`).
+typedef void anvil_activation_body(const anvil_activation_function *f, float *values, long count);
+anvil_activation_body anvil_activation_scalar;
+#if defined(__x86_64__)
+anvil_activation_body anvil_activation_avx2;
+#endif
+
 #endif

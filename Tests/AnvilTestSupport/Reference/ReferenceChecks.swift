@@ -2,12 +2,19 @@ import Foundation
 import Testing
 import Anvil
 
-/// Every activation function, with non-default parameters where it has some.
+/// Every activation function, with non-default parameters where it has some (but for the
+/// ill-conditioned ones below).
 let refAllActivations: [ActivationFunction] = [
     .none, .relu, .relu6, .clip(min: -0.3, max: 0.5), .leakyRelu(alpha: 0.1), .leakyRelu, .sigmoid, .tanh,
     .elu(alpha: 0.7), .elu, .selu, .hardSigmoid(alpha: 0.3, beta: 0.4), .hardSigmoid, .hardSwish,
-    .linear(a: 1.5, b: -0.25),
+    .linear(a: 1.5, b: -0.25), .silu, .gelu, .geluTanh, .mish, .softplus, .softsign, .celu(alpha: 0.8), .celu,
+    .thresholdedRelu(alpha: 0.3), .thresholdedRelu, .negative, .absolute, .squareRoot, .exponential, .erf,
 ]
+
+/// Activations whose result is ill-conditioned near an input of 0 (1/x, log x): a rounding of
+/// the input there is magnified without bound, so they are checked on exact inputs and after
+/// layers whose outputs stay away from 0, not in the random chains of ``refAllActivations``.
+let refIllConditionedActivations: [ActivationFunction] = [.reciprocal, .logarithm]
 
 /// The batch sizes random cases draw from.
 let refBatchSizes = [1, 2, 3, 5]

@@ -12,6 +12,8 @@ import Anvil
 struct RefTensor: CustomStringConvertible {
     var n: Int, h: Int, w: Int, c: Int
     var v: [Double]
+    /// The rank Anvil gives the tensor (4: an image; 2: a vector `1 × 1 × c`; 3: a sequence `1 × w × c`).
+    var rank = 4
 
     init(n: Int, h: Int, w: Int, c: Int, v: [Double]) {
         precondition(v.count == n * h * w * c, "RefTensor: \(v.count) values for \(n)x\(h)x\(w)x\(c)")
@@ -32,6 +34,7 @@ struct RefTensor: CustomStringConvertible {
     init(_ tensor: Tensor) {
         self.init(n: tensor.batch, h: tensor.shape.height, w: tensor.shape.width, c: tensor.shape.channels,
                   floats: tensor.values)
+        rank = tensor.shape.rank
     }
 
     func index(_ b: Int, _ y: Int, _ x: Int, _ ch: Int) -> Int { ((b * h + y) * w + x) * c + ch }
@@ -44,7 +47,13 @@ struct RefTensor: CustomStringConvertible {
     /// The values rounded to Float (what Anvil would be given).
     var floats: [Float] { v.map(Float.init) }
     /// The shape of one image, as Anvil spells it.
-    var shape: Shape { Shape(height: h, width: w, channels: c) }
+    var shape: Shape {
+        switch rank {
+        case 2: .vector(c)
+        case 3: .sequence(length: w, channels: c)
+        default: Shape(height: h, width: w, channels: c)
+        }
+    }
     /// Anvil's tensor holding these values.
     func tensor() throws -> Tensor { try Tensor(batch: n, shape: shape, values: floats) }
 
@@ -141,8 +150,28 @@ enum Naive {
             let r = x + 3
             return x * (r < 0 ? 0 : (r > 6 ? 6 : r)) / 6
         case .linear(let a, let b): return Double(a) * x + Double(b)
+        case .silu: return x / (1 + exp(-x))
+        case .gelu: return 0.5 * x * (1 + Foundation.erf(x / 2.0.squareRoot()))
+        case .geluTanh: return 0.5 * x * (1 + Foundation.tanh((2 / Double.pi).squareRoot() * (x + 0.044715 * x * x * x)))
+        case .mish: return x * Foundation.tanh(softplus(x))
+        case .softplus: return softplus(x)
+        case .softsign: return x / (1 + abs(x))
+        case .celu(let alpha):
+            let a = Double(alpha)
+            return Swift.max(0, x) + Swift.min(0, a * (exp(x / a) - 1))
+        case .thresholdedRelu(let alpha): return x > Double(alpha) ? x : 0
+        case .negative: return -x
+        case .absolute: return abs(x)
+        case .squareRoot: return x.squareRoot()
+        case .exponential: return exp(x)
+        case .logarithm: return Foundation.log(x)
+        case .reciprocal: return 1 / x
+        case .erf: return Foundation.erf(x)
         }
     }
+
+    /// `log(1 + e^x)`, without overflow for large x.
+    static func softplus(_ x: Double) -> Double { x > 30 ? x + log1p(exp(-x)) : log1p(exp(x)) }
 
     static func activation(_ x: RefTensor, _ f: ActivationFunction) -> RefTensor {
         var y = x
@@ -296,6 +325,7 @@ enum Naive {
 
     static func globalAveragePool(_ x: RefTensor) -> RefTensor {
         var y = RefTensor(zerosN: x.n, h: 1, w: 1, c: x.c)
+        y.rank = 2
         for b in 0 ..< x.n { for ch in 0 ..< x.c {
             var sum = 0.0
             for py in 0 ..< x.h { for px in 0 ..< x.w { sum += x[b, py, px, ch] } }
@@ -306,6 +336,7 @@ enum Naive {
 
     static func globalMaxPool(_ x: RefTensor) -> RefTensor {
         var y = RefTensor(zerosN: x.n, h: 1, w: 1, c: x.c)
+        y.rank = 2
         for b in 0 ..< x.n { for ch in 0 ..< x.c {
             var best = -Double.infinity
             for py in 0 ..< x.h { for px in 0 ..< x.w { best = max(best, x[b, py, px, ch]) } }
@@ -320,6 +351,7 @@ enum Naive {
     static func flatten(_ x: RefTensor, order: Flatten.Order = .channelsLast) -> RefTensor {
         let count = x.h * x.w * x.c
         var y = RefTensor(zerosN: x.n, h: 1, w: 1, c: count)
+        y.rank = 2
         for b in 0 ..< x.n { for py in 0 ..< x.h { for px in 0 ..< x.w { for ch in 0 ..< x.c {
             let position = order == .channelsLast ? (py * x.w + px) * x.c + ch : (ch * x.h + py) * x.w + px
             y.v[b * count + position] = x[b, py, px, ch]
@@ -333,6 +365,7 @@ enum Naive {
         let count = x.h * x.w * x.c
         precondition(weights.count == neurons * count)
         var y = RefTensor(zerosN: x.n, h: 1, w: 1, c: neurons)
+        y.rank = 2
         for b in 0 ..< x.n {
             for o in 0 ..< neurons {
                 var sum = bias.map { Double($0[o]) } ?? 0
@@ -389,6 +422,35 @@ enum Naive {
         return y
     }
 
+    /// NumPy broadcasting of `xs` (each `n × h × w × c`; an operand with `n` 1 is shared by every
+    /// image of the batch, as a constant is) folded left to right with `op`; `mean` divides the
+    /// sum by the operand count. Every axis is equal or 1 (the caller checks).
+    static func elementwise(_ xs: [RefTensor], _ op: ElementwiseOperation, activation f: ActivationFunction = .none) -> RefTensor {
+        let n = xs.map(\.n).max()!, h = xs.map(\.h).max()!, w = xs.map(\.w).max()!, c = xs.map(\.c).max()!
+        var y = RefTensor(zerosN: n, h: h, w: w, c: c)
+        func at(_ x: RefTensor, _ b: Int, _ py: Int, _ px: Int, _ ch: Int) -> Double {
+            x[x.n == 1 ? 0 : b, x.h == 1 ? 0 : py, x.w == 1 ? 0 : px, x.c == 1 ? 0 : ch]
+        }
+        for b in 0 ..< n { for py in 0 ..< h { for px in 0 ..< w { for ch in 0 ..< c {
+            let values = xs.map { at($0, b, py, px, ch) }
+            var r = values[0]
+            for v in values.dropFirst() {
+                switch op {
+                case .add, .mean: r += v
+                case .subtract: r -= v
+                case .multiply: r *= v
+                case .divide: r /= v
+                case .maximum: r = Swift.max(r, v)
+                case .minimum: r = Swift.min(r, v)
+                case .power: r = Foundation.pow(r, v)
+                }
+            }
+            if op == .mean { r /= Double(values.count) }
+            y[b, py, px, ch] = activate(f, r)
+        } } } }
+        return y
+    }
+
     /// Joins along channels, pixel by pixel.
     static func concatenate(_ xs: [RefTensor]) -> RefTensor {
         let channels = xs.reduce(0) { $0 + $1.c }
@@ -416,6 +478,8 @@ enum Naive {
         case .pytorchHalfPixel: source = output == 1 ? 0 : (Double(x) + 0.5) / scale - 0.5
         case .alignCorners: source = length > 1 ? Double(x) * Double(input - 1) / (length - 1) : 0
         case .asymmetric: source = Double(x) / scale
+        case .halfPixelSymmetric:
+            source = onnxSourceCoordinate(x, input: input, output: output, length: length, scale: scale, coordinates: coordinates)
         }
         return min(max(source, 0), Double(input - 1))
     }
@@ -497,5 +561,113 @@ enum Naive {
         var result = [Float](repeating: .nan, count: w.count)
         for o in 0 ..< outputs { for i in 0 ..< inputs { result[i * outputs + o] = w[o * inputs + i] } }
         return result
+    }
+}
+
+// MARK: - Layout layers (any rank), over plain row-major arrays
+
+/// A batch as a row-major array of any rank: `dims[0]` is the batch.
+struct RefArray: CustomStringConvertible {
+    var dims: [Int]
+    var v: [Double]
+
+    /// The flat index of `index` (one entry per axis).
+    func offset(_ index: [Int]) -> Int { zip(index, dims).reduce(0) { $0 * $1.1 + $1.0 } }
+    /// The multi-index of flat `offset`.
+    func index(_ offset: Int) -> [Int] {
+        var rest = offset
+        var index = [Int](repeating: 0, count: dims.count)
+        for k in stride(from: dims.count - 1, through: 0, by: -1) { index[k] = rest % dims[k]; rest /= dims[k] }
+        return index
+    }
+    var count: Int { dims.reduce(1, *) }
+    /// Anvil's tensor of these values; `dims` after the batch are the shape's dimensions.
+    func tensor() throws -> Tensor {
+        try Tensor(batch: dims[0], shape: try Shape(dimensions: Array(dims.dropFirst())), values: v.map(Float.init))
+    }
+    /// As a RefTensor (for `refExpectClose`), with the rank of `dims`.
+    var refTensor: RefTensor {
+        let shape = try! Shape(dimensions: Array(dims.dropFirst()))
+        var t = RefTensor(n: dims[0], h: shape.height, w: shape.width, c: shape.channels, v: v)
+        t.rank = shape.rank
+        return t
+    }
+    var description: String { "\(dims)" }
+}
+
+extension Naive {
+    /// `y[i] = x[i permuted]`: output axis k is input axis `perm[k]`.
+    static func transpose(_ x: RefArray, _ perm: [Int]) -> RefArray {
+        var y = RefArray(dims: perm.map { x.dims[$0] }, v: [Double](repeating: 0, count: x.count))
+        for o in 0 ..< y.count {
+            let out = y.index(o)
+            var source = [Int](repeating: 0, count: perm.count)
+            for k in perm.indices { source[perm[k]] = out[k] }
+            y.v[o] = x.v[x.offset(source)]
+        }
+        return y
+    }
+
+    /// Indices `start, start+step, ...` of `axis` (already resolved and clamped: `count` of them).
+    static func slice(_ x: RefArray, axis: Int, first: Int, count: Int, step: Int) -> RefArray {
+        var dims = x.dims
+        dims[axis] = count
+        var y = RefArray(dims: dims, v: [Double](repeating: 0, count: dims.reduce(1, *)))
+        for o in 0 ..< y.count {
+            var i = y.index(o)
+            i[axis] = first + i[axis] * step
+            y.v[o] = x.v[x.offset(i)]
+        }
+        return y
+    }
+
+    /// Joins arrays of one rank along `axis`.
+    static func concatenate(_ xs: [RefArray], axis: Int) -> RefArray {
+        var dims = xs[0].dims
+        dims[axis] = xs.reduce(0) { $0 + $1.dims[axis] }
+        var y = RefArray(dims: dims, v: [Double](repeating: 0, count: dims.reduce(1, *)))
+        var start = 0
+        for x in xs {
+            for o in 0 ..< x.count {
+                var i = x.index(o)
+                i[axis] += start
+                y.v[y.offset(i)] = x.v[o]
+            }
+            start += x.dims[axis]
+        }
+        return y
+    }
+
+    /// ShuffleNet's channel shuffle on the last axis: output channel `i·g + j` is input `j·k + i`.
+    static func channelShuffle(_ x: RefArray, groups g: Int) -> RefArray {
+        let c = x.dims.last!, k = c / g
+        var y = x
+        for p in 0 ..< x.count / c { for i in 0 ..< k { for j in 0 ..< g { y.v[p * c + i * g + j] = x.v[p * c + j * k + i] } } }
+        return y
+    }
+
+    /// ONNX DepthToSpace on `[n, h, w, c]` channels-last, `crd` for column-row-depth.
+    static func depthToSpace(_ x: RefArray, block b: Int, crd: Bool) -> RefArray {
+        let (n, h, w, c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]), oc = c / (b * b)
+        var y = RefArray(dims: [n, h * b, w * b, oc], v: [Double](repeating: 0, count: x.count))
+        for bi in 0 ..< n { for oy in 0 ..< h * b { for ox in 0 ..< w * b { for ch in 0 ..< oc {
+            let (i, j) = (oy % b, ox % b)
+            let source = crd ? ch * b * b + i * b + j : (i * b + j) * oc + ch
+            y.v[y.offset([bi, oy, ox, ch])] = x.v[x.offset([bi, oy / b, ox / b, source])]
+        } } } }
+        return y
+    }
+
+    /// ONNX SpaceToDepth (the inverse of `depthToSpace` in the same mode).
+    static func spaceToDepth(_ x: RefArray, block b: Int, crd: Bool) -> RefArray {
+        let (n, h, w, c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3])
+        var y = RefArray(dims: [n, h / b, w / b, c * b * b], v: [Double](repeating: 0, count: x.count))
+        for bi in 0 ..< n { for oy in 0 ..< h / b { for ox in 0 ..< w / b { for i in 0 ..< b { for j in 0 ..< b {
+            for ch in 0 ..< c {
+                let target = crd ? ch * b * b + i * b + j : (i * b + j) * c + ch
+                y.v[y.offset([bi, oy, ox, target])] = x.v[x.offset([bi, oy * b + i, ox * b + j, ch])]
+            }
+        } } } } }
+        return y
     }
 }

@@ -27,8 +27,7 @@ struct GraphTests {
         #expect(layers.map(\.outputShape) == [
             Shape(height: 28, width: 28, channels: 32), Shape(height: 14, width: 14, channels: 32),
             Shape(height: 14, width: 14, channels: 64), Shape(height: 7, width: 7, channels: 64),
-            Shape(height: 1, width: 1, channels: 1024), Shape(height: 1, width: 1, channels: 10),
-            Shape(height: 1, width: 1, channels: 10),
+            .vector(1024), .vector(10), .vector(10),
         ])
         #expect(layers.map(\.parameterCount) == [832, 0, 51_264, 0, 3_212_288, 10_250, 0])
         #expect(layers[0].parameters == [ParameterSpec(.weights, count: 800), ParameterSpec(.biases, count: 32)])
@@ -42,7 +41,7 @@ struct GraphTests {
         let summary = model.summary()
         #expect(summary.contains("3,274,634"))
         for text in ["conv1", "maxpool_1", "conv2", "maxpool_2", "fc1", "fc2", "softmax_1", "Convolution", "MaxPooling", "Dense",
-                     "(28, 28, 32)", "(14, 14, 32)", "(14, 14, 64)", "(7, 7, 64)", "(1, 1, 1024)", "(1, 1, 10)",
+                     "(28, 28, 32)", "(14, 14, 32)", "(14, 14, 64)", "(7, 7, 64)", "(1024)", "(10)",
                      "(28, 28, 1)", "832", "51,264", "3,212,288", "10,250"] {
             #expect(summary.contains(text), "summary lacks \(text):\n\(summary)")
         }

@@ -97,6 +97,39 @@ extension ErrorTests {
         }
     }
 
+    @Test("Elementwise: shapes that do not broadcast, a bad constant, the wrong operand count")
+    func elementwiseShapes() {
+        Self.expectError(.invalidShape, mentioning: ["mul", "(4, 4, 3)", "(4, 4, 2)", "broadcast"], "channels") {
+            let a = Input(width: 4, height: 4, channels: 2)
+            _ = try Model(input: a, output: [a --> PointwiseConvolution(channels: 3), a] --> Elementwise(.multiply, name: "mul"))
+        }
+        Self.expectError(.invalidShape, mentioning: ["mul", "(4, 4, 2)", "(2, 2, 2)"], "spatial") {
+            let a = Input(width: 4, height: 4, channels: 2)
+            _ = try Model(input: a, output: [a, a --> MaxPooling(kernel: (2, 2))] --> Elementwise(.maximum, name: "mul"))
+        }
+        Self.expectError(.invalidShape, mentioning: ["k", "(8, 8, 4)", "(1, 1, 3)"], "constant") {
+            _ = try Self.model(Elementwise(.add, constant: .vector(3), name: "k"))
+        }
+        Self.expectError(.invalidOption, mentioning: ["k", "constant shape (0, 1, 4)"], "empty constant") {
+            _ = try Self.model(Elementwise(.add, constant: Shape(height: 0, width: 1, channels: 4), name: "k"))
+        }
+        Self.expectError(.invalidOption, mentioning: ["k", "constantFirst"], "constantFirst alone") {
+            let a = Input(width: 4, height: 4, channels: 2)
+            _ = try Model(input: a, output: [a, a] --> Elementwise(.subtract, constantFirst: true, name: "k"))
+        }
+        Self.expectError(.invalidGraph, mentioning: ["k"], "three operands of a subtraction") {
+            let a = Input(width: 4, height: 4, channels: 2)
+            _ = try Model(input: a, output: [a, a, a] --> Elementwise(.subtract, name: "k"))
+        }
+        Self.expectError(.invalidGraph, mentioning: ["k"], "a constant and two inputs to a division") {
+            let a = Input(width: 4, height: 4, channels: 2)
+            _ = try Model(input: a, output: [a, a] --> Elementwise(.divide, constant: .vector(1), name: "k"))
+        }
+        Self.expectError(.invalidGraph, mentioning: ["k"], "one operand") {
+            _ = try Self.model(Elementwise(.multiply, name: "k"))
+        }
+    }
+
     @Test("Add of different shapes, Concatenate of different spatial sizes")
     func mergeShapes() {
         Self.expectError(.invalidShape, mentioning: ["sum", "(4, 4, 3)", "(4, 4, 2)"], "add channels") {
@@ -117,6 +150,41 @@ extension ErrorTests {
         }
     }
 
+    @Test("Layout layers and ranks: every bad option or shape names the layer, the option and the shapes")
+    func layoutErrors() {
+        let cases: [(AnvilError.Code, [String], String, (Input, Input) -> SymbolicTensor)] = [
+            (.invalidOption, ["'l'", "groups must be positive, got 0"], "shuffle groups 0", { i, _ in i --> ChannelShuffle(groups: 0, name: "l") }),
+            (.invalidShape, ["'l'", "groups 3 must divide channels 8"], "shuffle groups 3", { i, _ in i --> ChannelShuffle(groups: 3, name: "l") }),
+            (.invalidOption, ["'l'", "[0, 1, 1, 2]", "not a permutation"], "transpose repeat", { i, _ in i --> Transpose(permutation: [0, 1, 1, 2], name: "l") }),
+            (.invalidOption, ["'l'", "[0, 2, 1]", "rank-4"], "transpose rank", { i, _ in i --> Transpose(permutation: [0, 2, 1], name: "l") }),
+            (.invalidOption, ["'l'", "batch axis"], "transpose batch", { i, _ in i --> Transpose(permutation: [1, 0, 2, 3], name: "l") }),
+            (.invalidShape, ["'l'", "(3, 4, 8)", "[5, -1]"], "reshape count", { i, _ in i --> Reshape([5, -1], name: "l") }),
+            (.invalidOption, ["'l'", "more than one -1"], "reshape two -1", { i, _ in i --> Reshape([-1, -1], name: "l") }),
+            (.invalidOption, ["'l'", "at most 3"], "reshape rank 5", { i, _ in i --> Reshape([1, 1, 1, 96], name: "l") }),
+            (.invalidOption, ["'l'", "step must not be 0"], "slice step 0", { i, _ in i --> Slice(axis: 1, step: 0, name: "l") }),
+            (.invalidShape, ["'l'", "is empty"], "slice empty", { i, _ in i --> Slice(axis: 2, start: 3, end: 1, name: "l") }),
+            (.invalidOption, ["'l'", "axis 0", "batch axis"], "slice batch", { i, _ in i --> Slice(axis: 0, end: 1, name: "l") }),
+            (.invalidOption, ["'l'", "axis 4", "rank-4"], "slice axis 4", { i, _ in i --> Slice(axis: 4, end: 1, name: "l") }),
+            (.invalidShape, ["'l'", "(3, 4, 8)", "(6, 4)"], "concat ranks", { i, s in [i, s] --> Concatenate(name: "l") }),
+            (.invalidShape, ["'l'", "axis 2", "extent 4"], "squeeze", { i, _ in i --> Squeeze(axes: [2], name: "l") }),
+            (.invalidOption, ["'l'", "rank 5"], "unsqueeze", { i, _ in i --> Unsqueeze(axes: [1], name: "l") }),
+            (.invalidOption, ["'l'", "\"chw\"", "axis 2"], "flatten chw", { i, _ in i --> Flatten(axis: 2, order: .channelsFirst, name: "l") }),
+            (.invalidShape, ["'l'", "blockSize² 9", "8"], "depth to space", { i, _ in i --> DepthToSpace(blockSize: 3, name: "l") }),
+            (.invalidShape, ["'l'", "blockSize 2", "height 3"], "space to depth", { i, _ in i --> SpaceToDepth(blockSize: 2, name: "l") }),
+            (.invalidShape, ["'l'", "rank 4"], "depth to space on a sequence", { _, s in s --> DepthToSpace(blockSize: 2, name: "l") }),
+            (.invalidShape, ["'l'", "sequence", "height 1", "(6, 4)"], "2-D kernel on a sequence",
+             { _, s in s --> Convolution(kernel: (3, 3), channels: 2, padding: .explicit(top: 1, left: 1, bottom: 2, right: 1), name: "l") }),
+            (.invalidShape, ["'l'", "rank 2 to 4"], "pooling at rank 1",
+             { _, s in s --> Reshape([24], name: "r") --> Dense(neurons: 1) --> Squeeze() --> MaxPooling(kernel: 1, name: "l") }),
+        ]
+        for (code, fragments, label, build) in cases {
+            Self.expectError(code, mentioning: fragments, label) {
+                let a = Input(width: 4, height: 3, channels: 8), b = Input(shape: .sequence(length: 6, channels: 4))
+                _ = try Model(inputs: [a, b], outputs: [build(a, b), b --> Activation(.relu), a --> Activation(.relu)])
+            }
+        }
+    }
+
     @Test("Wrong number of inputs to a layer")
     func wrongInputCount() {
         let a = Input(width: 4, height: 4, channels: 2), b = Input(width: 4, height: 4, channels: 2)
@@ -126,8 +194,8 @@ extension ErrorTests {
         Self.expectError(.invalidGraph, mentioning: ["'s'", "(4, 4, 2)"], "one input to Add") {
             _ = try Model(input: a, output: [a] --> Add(name: "s"))
         }
-        Self.expectError(.invalidGraph, mentioning: ["'j'"], "one input to Concatenate") {
-            _ = try Model(input: a, output: [a] --> Concatenate(name: "j"))
+        Self.expectError(.invalidGraph, mentioning: ["'j'"], "no input to Concatenate") {
+            _ = try Model(input: a, output: [a --> Activation(.relu), [SymbolicTensor]() --> Concatenate(name: "j")] --> Add())
         }
         Self.expectError(.invalidGraph, mentioning: ["'s'"], "no input to Add") {
             _ = try Model(input: a, output: [a --> Activation(.relu), [SymbolicTensor]() --> Add(name: "s")] --> Add())

@@ -54,3 +54,27 @@ extension ReferenceLayerTests {
                        Naive.activation(Naive.add([small, small]), f), "Add --> Activation(\(f))")
     }
 }
+
+/// ``ReferenceLayerTests``: the ill-conditioned activations (1/x, log x) fused after layers
+/// whose outputs stay well away from 0.
+extension ReferenceLayerTests {
+    @Test("1/x and log x: standalone on exact inputs, fused into conv and dense on positive outputs",
+          arguments: refIllConditionedActivations)
+    func illConditionedActivation(_ f: ActivationFunction) throws {
+        var rng = RefRandom(seed: 21_700 + f.description.count)
+        var x = rng.tensor(n: 2, h: 4, w: 5, c: 3, -8, 8)
+        for (i, special) in [0, -3, 3, 1e-3, -1e-3, 1, -1, 20, -20].enumerated() { x.v[i] = special }
+        refExpectClose(try refRun(x) { $0 --> Activation(f) }, Naive.activation(x, f), "Activation(\(f)) standalone")
+        // Positive inputs, weights and biases: every output is at least the bias (0.5).
+        let positive = rng.tensor(n: 2, h: 5, w: 4, c: 3, 0.5, 1)
+        let w = rng.floats(4 * 3 * 3 * 3, 0.1, 1), b = rng.floats(4, 0.5, 1)
+        let conv = Naive.convolution(positive, weights: w, bias: b, outputChannels: 4, kernel: (3, 3), activation: .none)
+        refExpectClose(try refRun(positive, parameters: ["c_W": w, "c_b": b]) {
+            $0 --> Convolution(kernel: (3, 3), channels: 4, name: "c") --> Activation(f)
+        }, Naive.activation(conv, f), "conv --> Activation(\(f)) (fused)")
+        let dw = rng.floats(6 * positive.h * positive.w * positive.c, 0.1, 1), db = rng.floats(6, 0.5, 1)
+        refExpectClose(try refRun(positive, parameters: ["d_W": dw, "d_b": db]) {
+            $0 --> Dense(neurons: 6, activation: f, name: "d")
+        }, Naive.dense(positive, weights: dw, bias: db, neurons: 6, activation: f), "Dense(activation: \(f))")
+    }
+}

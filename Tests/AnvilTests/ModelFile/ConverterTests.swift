@@ -7,7 +7,8 @@ import Testing
 /// `Scripts/fixtures/converter_fixtures.py`): each runs a real photograph and must reproduce the source
 /// framework's output.
 @Suite struct ConverterTests {
-    static let cases = ["caffe_resnet", "caffe_vgg16", "keras_functional", "keras_sequential", "onnx_helper", "onnx_torch"]
+    static let cases = ["caffe_resnet", "caffe_vgg16", "keras_functional", "keras_sequential", "onnx_helper", "onnx_torch",
+                        "onnx_layers", "torch_layers", "keras_layers"]
     static let root = Fixtures.root.appendingPathComponent("converters")
 
     /// Indices of the `k` largest values, largest first.
@@ -77,14 +78,14 @@ import Testing
 
     @Test func unknownLayerTypeIsAClearError() throws {
         let json = try #require(Self.document(layers: """
-            { "name": "last", "type": "LocalResponseNormalization", "inputs": ["image"], "size": 5 }
+            { "name": "last", "type": "SpatialTransformer", "inputs": ["image"], "size": 5 }
             """))
         let error = #expect(throws: AnvilError.self) {
             try ModelFile(json: json, source: "converted.json", directory: URL(fileURLWithPath: "/tmp"))
         }
         #expect(error?.code == .invalidFile)
         #expect(error?.message.contains("layer 'last'") == true, "\(error?.message ?? "")")
-        #expect(error?.message.contains("unknown layer type 'LocalResponseNormalization'") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("unknown layer type 'SpatialTransformer'") == true, "\(error?.message ?? "")")
     }
 
     @Test func unknownActivationIsAClearError() throws {

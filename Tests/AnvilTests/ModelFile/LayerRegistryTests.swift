@@ -11,7 +11,11 @@ struct LayerRegistryTests {
     static let documentedTypeNames: Set<String> = [
         "Convolution", "DepthwiseConvolution", "PointwiseConvolution", "MaxPooling", "AveragePooling",
         "GlobalAveragePooling", "GlobalMaxPooling", "Dense", "Flatten", "Activation", "PReLU", "Softmax",
-        "LogSoftmax", "BatchNormalization", "Add", "Concatenate", "Resize",
+        "LogSoftmax", "BatchNormalization", "Add", "Elementwise", "Concatenate", "Resize",
+        "TransposedConvolution", "Pad", "InstanceNormalization", "LayerNormalization", "GroupNormalization",
+        "LocalResponseNormalization", "LpPooling",
+        "ChannelShuffle", "Transpose", "Reshape",
+        "Squeeze", "Unsqueeze", "Slice", "DepthToSpace", "SpaceToDepth",
     ]
 
     /// The names in the first column of the layer table of `docs/model-format.md`.
@@ -51,9 +55,32 @@ struct LayerRegistryTests {
         LogSoftmax(),
         BatchNormalization(epsilon: 1e-5),
         Add(activation: .relu6),
+        Elementwise(.divide, constant: Shape(height: 1, width: 1, channels: 3), constantFirst: true, activation: .tanh),
+        Elementwise(.mean, activation: .relu),
         Concatenate(),
+        Concatenate(axis: 2),
+        ChannelShuffle(groups: 4),
+        Transpose(permutation: [0, 3, 1, 2]),
+        Reshape([-1, 0, 4]),
+        Squeeze(axes: [1, 2]),
+        Unsqueeze(axes: [1]),
+        Slice(axis: -2, start: -5, end: 1, step: -2),
+        DepthToSpace(blockSize: 3, mode: .columnRowDepth),
+        SpaceToDepth(blockSize: 2, mode: .columnRowDepth),
+        Flatten(axis: 2),
         Resize(scaleHeight: 1.5, scaleWidth: 2, coordinates: .pytorchHalfPixel),
         Resize(height: 7, width: 3, coordinates: .alignCorners),
+        Resize(height: 5, width: 6, coordinates: .asymmetric, mode: .nearest, nearestRounding: .floor),
+        Resize(scaleHeight: 2, scaleWidth: 2, coordinates: .halfPixelSymmetric, mode: .cubic, cubicCoefficient: -0.5,
+               excludeOutside: true),
+        TransposedConvolution(kernel: (4, 3), channels: 6, stride: (2, 3), padding: .explicit(top: 1, left: 0, bottom: 2, right: 1),
+                              outputPadding: (1, 2), dilation: (1, 2), groups: 2, useBias: false, activation: .relu),
+        Pad(top: 1, left: 2, bottom: 0, right: 3, front: 1, back: 2, mode: .edge, value: 0.5),
+        InstanceNormalization(epsilon: 1e-3, affine: false),
+        LayerNormalization(epsilon: 1e-6, affine: false),
+        GroupNormalization(groups: 2, epsilon: 1e-4, affine: false),
+        LocalResponseNormalization(size: 3, alpha: 2e-4, beta: 0.5, bias: 2),
+        LpPooling(p: 3, kernel: (3, 2), stride: (1, 2), padding: .explicit(1), dilation: (1, 1), ceilMode: true),
     ]
 
     @Test("Every registered layer's file type name is the one docs/model-format.md documents")
@@ -93,6 +120,15 @@ struct LayerRegistryTests {
                 #expect(JSONValue.object(try LayerCoding.encode(minimal, name: "l")) != JSONValue.object(written),
                         "\(layer.typeName) is written with default options only")
             }
+        }
+    }
+
+    @Test("Every activation function is written and read back as itself")
+    func activationRoundTrip() throws {
+        for f in refAllActivations + refIllConditionedActivations {
+            let written = try LayerCoding.encode(Activation(f), name: "l")
+            let decoded = try #require(try LayerCoding.decode(try JSONFields(.object(written), context: "layer 'l'"), name: "l") as? Activation)
+            #expect(decoded.function == f, "\(f)")
         }
     }
 

@@ -1,0 +1,351 @@
+"""ONNX handlers of the layers added in #12: ConvTranspose, Resize / Upsample (every nearest and
+coordinate mode, cubic), Pad (folded into the next Conv / pooling when that is exact),
+InstanceNormalization, LayerNormalization (channel axis only), GroupNormalization, LRN, LpPool and
+GlobalLpPool. A mixin of from_onnx.OnnxConverter: it uses the converter's helpers (act, const,
+spatial, window, add, set, fail, consumers)."""
+
+import numpy as np
+
+_COORDINATES = {"half_pixel": "halfPixel", "pytorch_half_pixel": "pytorchHalfPixel", "align_corners": "alignCorners",
+                "asymmetric": "asymmetric", "half_pixel_symmetric": "halfPixelSymmetric"}
+_NEAREST = {"round_prefer_floor": "roundPreferFloor", "round_prefer_ceil": "roundPreferCeil", "floor": "floor",
+            "ceil": "ceil"}
+
+
+def _attributes(node):
+    """The node's attributes as Python values (bytes decoded to str)."""
+    import onnx
+    result = {}
+    for attribute in node.attribute:
+        value = onnx.helper.get_attribute_value(attribute)
+        result[attribute.name] = value.decode() if isinstance(value, bytes) else value
+    return result
+
+
+class LayersOps:
+    """ConvTranspose, Resize/Upsample, Pad, the normalisations, LRN and Lp pooling."""
+
+    # -- transposed convolution -------------------------------------------------------------
+
+    def op_ConvTranspose(self, node, index):
+        """`ConvTranspose`: TransposedConvolution (explicit pads; output_shape and auto_pad resolved here)."""
+        tensor = self.act(node)
+        self.spatial(node, tensor)
+        weights = self.const(node, 1)
+        bias = self.const(node, 2, required=False)
+        a = _attributes(node)
+        if weights.ndim != 4:
+            self.fail(node, f"weights of rank {weights.ndim}; only 2-D transposed convolutions are supported")
+        inputs, per_group, kh, kw = weights.shape
+        groups = int(a.get("group", 1))
+        h, w, channels = tensor.shape
+        if inputs != channels or channels % groups:
+            self.fail(node, f"weights {list(weights.shape)} with group {groups} do not match {channels} input channels")
+        kernel = tuple(a.get("kernel_shape", [kh, kw]))
+        stride = tuple(a.get("strides", [1, 1]))
+        dilation = tuple(a.get("dilations", [1, 1]))
+        output_padding = list(a.get("output_padding", [0, 0]))
+        if len(kernel) != 2 or len(stride) != 2 or len(dilation) != 2 or len(output_padding) != 2:
+            self.fail(node, "only 2-D transposed convolutions are supported")
+        open_axes = (h is None, w is None)
+        if any(open_axes) and "output_shape" in a:
+            self.fail(node, "output_shape on an open input size (it fixes the output size); pass --input-shape C,H,W")
+        # The pads do not depend on the input size: an open size is worked out at a stand-in one.
+        h, w = (64 if h is None else h), (64 if w is None else w)
+        full = [s * (size - 1) + op + (k - 1) * d + 1
+                for s, size, op, k, d in zip(stride, (h, w), output_padding, kernel, dilation)]
+        auto_pad = a.get("auto_pad", "NOTSET")
+        if "output_shape" in a or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            shape = list(a.get("output_shape", [s * size for s, size in zip(stride, (h, w))]))[-2:]
+            totals = [f - o for f, o in zip(full, shape)]
+            if auto_pad == "SAME_UPPER":
+                before = [t // 2 for t in totals]
+            else:
+                before = [t - t // 2 for t in totals]
+            pads = [before[0], before[1], totals[0] - before[0], totals[1] - before[1]]
+            # An output larger than the full one (a negative pad at the end) gains rows of bias only:
+            # Anvil's output padding, when it stays below the stride or dilation.
+            for axis in range(2):
+                if pads[2 + axis] < 0:
+                    output_padding[axis] -= pads[2 + axis]
+                    full[axis] -= pads[2 + axis]
+                    pads[2 + axis] = 0
+        elif auto_pad in ("NOTSET", "VALID"):
+            pads = list(a.get("pads", [0, 0, 0, 0])) if auto_pad == "NOTSET" else [0, 0, 0, 0]
+            if len(pads) != 4:
+                self.fail(node, "only 2-D pads are supported")
+        else:
+            self.fail(node, f"auto_pad '{auto_pad}' is not supported")
+        if min(pads) < 0:
+            self.fail(node, f"negative pads {pads} are not supported")
+        for op, s, d in zip(output_padding, stride, dilation):
+            if op < 0 or op >= max(s, d):
+                self.fail(node, f"output_padding {output_padding} must be below the stride or dilation")
+        oh, ow = full[0] - pads[0] - pads[2], full[1] - pads[1] - pads[3]
+        if oh < 1 or ow < 1:
+            self.fail(node, f"pads {pads} leave no output")
+        oh, ow = (None if open_axes[0] else oh), (None if open_axes[1] else ow)  # Anvil infers open sizes
+        parameters = {"W": weights}
+        if bias is not None:
+            parameters["b"] = bias
+        outputs = per_group * groups
+        name = self.add(node, "TransposedConvolution", [tensor.name], parameters, kernel=kernel, channels=outputs,
+                        stride=stride, padding=pads, outputPadding=output_padding, dilation=dilation, groups=groups,
+                        bias=bias is not None)
+        self.set(node, type(tensor)(name, (oh, ow, outputs)))
+
+    # -- resize -----------------------------------------------------------------------------
+
+    def resize(self, node, mode, coordinates, scales, sizes, nearest="round_prefer_floor", cubic_a=-0.75,
+               exclude_outside=0):
+        """A Resize from `scales` or `sizes`: mode, coordinate transform, nearest rounding and cubic options."""
+        tensor = self.act(node)
+        self.spatial(node, tensor)
+        modes = {"linear": "linear", "bilinear": "linear", "nearest": "nearest", "cubic": "cubic", "bicubic": "cubic"}
+        if mode not in modes:
+            self.fail(node, f"mode '{mode}' is not supported (nearest, linear, cubic)")
+        if coordinates == "tf_crop_and_resize":
+            self.fail(node, "coordinate_transformation_mode 'tf_crop_and_resize' is not supported")
+        if coordinates not in _COORDINATES:
+            self.fail(node, f"coordinate_transformation_mode '{coordinates}' is not supported")
+        if nearest not in _NEAREST:
+            self.fail(node, f"nearest_mode '{nearest}' is not supported")
+        options = dict(coordinates=_COORDINATES[coordinates])
+        if modes[mode] != "linear":  # linear is the default: files of bilinear resizes stay as they were
+            options["mode"] = modes[mode]
+        if modes[mode] == "nearest":
+            options["nearestRounding"] = _NEAREST[nearest]
+        if modes[mode] == "cubic":
+            options["cubicCoefficient"] = float(cubic_a)
+            options["excludeOutside"] = bool(exclude_outside)
+        h, w, c = tensor.shape
+        if sizes is not None and sizes.size:
+            sizes = [int(v) for v in sizes.reshape(-1)]
+            if len(sizes) != 4 or sizes[0] != 1 or sizes[1] != c:
+                self.fail(node, f"sizes {sizes} must keep N and C")
+            name = self.add(node, "Resize", [tensor.name], size=sizes[2:], **options)
+            self.set(node, type(tensor)(name, (sizes[2], sizes[3], c)))
+            return
+        if scales is None or scales.size != 4:
+            self.fail(node, "needs 4 scales or 4 sizes")
+        scales = [float(v) for v in scales.reshape(-1)]
+        if scales[0] != 1 or scales[1] != 1:
+            self.fail(node, f"scales {scales} must keep N and C")
+        # An open size (None) stays open: Anvil resizes by the scales at every size.
+        oh = None if h is None else int(np.floor(h * np.float32(scales[2])))
+        ow = None if w is None else int(np.floor(w * np.float32(scales[3])))
+        name = self.add(node, "Resize", [tensor.name], scale=scales[2:], **options)
+        self.set(node, type(tensor)(name, (oh, ow, c)))
+
+    def op_Resize(self, node, index):
+        """`Resize` (no roi, no antialias, stretch): Resize in nearest, linear or cubic mode."""
+        a = _attributes(node)
+        if a.get("antialias", 0):
+            self.fail(node, "antialias=1 is not supported")
+        axes = None if a.get("axes") is None else [int(v) % 4 for v in a["axes"]]
+        if axes is not None and axes not in ([0, 1, 2, 3], [2, 3], [3, 2]):
+            self.fail(node, f"axes {list(a['axes'])} are not supported")
+        extra = dict(nearest=a.get("nearest_mode", "round_prefer_floor"), cubic_a=a.get("cubic_coeff_a", -0.75),
+                     exclude_outside=a.get("exclude_outside", 0))
+        if self.opset < 11:
+            scales = self.const(node, 1)
+            self.resize(node, a.get("mode", "nearest"), "asymmetric", scales, None, nearest="floor")
+            return
+        scales = self.const(node, 2, required=False)
+        sizes = self.const(node, 3, required=False)
+        if axes is not None and len(axes) == 2:
+            order = [0, 1] if axes == [2, 3] else [1, 0]
+            scales = None if scales is None or not scales.size else np.concatenate([[1, 1], scales.reshape(-1)[order]])
+            sizes = None if sizes is None or not sizes.size else np.concatenate([[1, self.act(node).shape[2]],
+                                                                                  sizes.reshape(-1)[order]])
+        if a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+            self.fail(node, "keep_aspect_ratio_policy other than 'stretch' is not supported")
+        self.resize(node, a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel"), scales, sizes,
+                    **extra)
+
+    def op_Upsample(self, node, index):
+        """`Upsample` (opset < 10): Resize with asymmetric coordinates (nearest rounds down, as Upsample did)."""
+        a = _attributes(node)
+        scales = np.array(a["scales"]) if "scales" in a else self.const(node, 1)
+        self.resize(node, a.get("mode", "nearest"), "asymmetric", scales, None, nearest="floor")
+
+    # -- pad --------------------------------------------------------------------------------
+
+    def op_Pad(self, node, index):
+        """`Pad` (constant, reflect, edge): Pad, or folded into the padding of the one Conv / AveragePool
+        (count_include_pad 1, or no pads of its own) / MaxPool (padding with -inf) that reads it."""
+        tensor = self.act(node)
+        self.spatial(node, tensor)
+        a = _attributes(node)
+        mode = a.get("mode", "constant")
+        if self.opset < 11:
+            pads = list(a.get("pads", a.get("paddings", [])))
+            value = float(a.get("value", 0.0))
+        else:
+            pads = [int(v) for v in self.const(node, 1).reshape(-1)]
+            constant = self.const(node, 2, required=False)
+            value = float(constant.reshape(-1)[0]) if constant is not None and constant.size else 0.0
+            axes = self.const(node, 3, required=False)
+            if axes is not None:
+                axes = [int(v) % 4 for v in axes.reshape(-1)]
+                full = [0] * 8
+                for i, axis in enumerate(axes):
+                    full[axis], full[axis + 4] = pads[i], pads[i + len(axes)]
+                pads = full
+        if len(pads) != 8:
+            self.fail(node, f"pads {pads} must have 8 values (NCHW begins, then ends)")
+        if mode not in ("constant", "reflect", "edge"):
+            self.fail(node, f"mode '{mode}' is not supported (constant, reflect, edge)")
+        if min(pads) < 0:
+            self.fail(node, f"negative pads {pads} (cropping) are not supported")
+        if pads[0] or pads[4]:
+            self.fail(node, f"pads {pads} pad the batch axis")
+        top, left, bottom, right = pads[2], pads[3], pads[6], pads[7]
+        front, back = pads[1], pads[5]
+        h, w, c = tensor.shape
+        if mode == "constant" and not front and not back and self.fold_pad(node, tensor, (top, left, bottom, right), value):
+            return
+        name = self.add(node, "Pad", [tensor.name], pads=[top, left, bottom, right], channelPads=[front, back],
+                        mode=mode, value=value)
+        self.set(node, type(tensor)(name, (None if h is None else h + top + bottom,
+                                           None if w is None else w + left + right, c + front + back)))
+
+    def fold_pad(self, node, tensor, pads, value):
+        """Folds a constant spatial Pad into the one node reading it when the result is exactly the same:
+        a Conv (value 0), an AveragePool counting padded cells (value 0), a MaxPool (value -inf).
+        Records the extra pads for `window`; returns whether it folded."""
+        readers = self.consumers.get(node.output[0], [])
+        if len(readers) != 1 or readers[0] < 0:
+            return False
+        reader = self.graph.node[readers[0]]
+        ra = _attributes(reader)
+        if ra.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or reader.input[0] != node.output[0]:
+            return False
+        own = list(ra.get("pads", [0, 0, 0, 0])) if ra.get("auto_pad", "NOTSET") == "NOTSET" else [0, 0, 0, 0]
+        if reader.op_type == "Conv":
+            ok = value == 0.0
+        elif reader.op_type == "AveragePool":
+            ok = value == 0.0 and (ra.get("count_include_pad", 0) or not any(own)) and not ra.get("ceil_mode", 0)
+        elif reader.op_type == "MaxPool":
+            ok = value == -np.inf and not ra.get("ceil_mode", 0)
+        else:
+            ok = False
+        if ok and reader.op_type != "Conv":
+            kernel, dilation = ra.get("kernel_shape", [1, 1]), ra.get("dilations", [1, 1])
+            extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+            total = [o + p for o, p in zip(own, pads)]
+            ok = max(total[0], total[2]) < extent[0] and max(total[1], total[3]) < extent[1]
+        if not ok:
+            return False
+        self.pending_pads[readers[0]] = list(pads)
+        self.set(node, tensor)
+        return True
+
+    def has_folded_pads(self, node):
+        """Whether an earlier Pad was folded into `node` (its pads not yet taken by `window`)."""
+        return any(self.graph.node[index] is node for index in getattr(self, "pending_pads", {}))
+
+    def window_extra_pads(self, node):
+        """Pads folded into `node` by an earlier Pad (top, left, bottom, right), or None."""
+        pending = getattr(self, "pending_pads", {})
+        for index, candidate in pending.items():
+            if self.graph.node[index] is node:
+                return pending.pop(index)
+        return None
+
+    # -- normalisations ---------------------------------------------------------------------
+
+    def per_channel(self, node, index, channels, what, default=None):
+        """Input `index` as `channels` values (a constant); `default` when absent."""
+        values = self.const(node, index, required=default is None)
+        if values is None:
+            return np.full(channels, default, np.float32)
+        values = np.asarray(values, np.float32).reshape(-1)
+        if values.size != channels:
+            self.fail(node, f"{what} has {values.size} values for {channels} channels")
+        return values
+
+    def op_InstanceNormalization(self, node, index):
+        """`InstanceNormalization`: InstanceNormalization (scale and B as gamma and beta)."""
+        tensor = self.act(node)
+        self.spatial(node, tensor)
+        c = tensor.shape[2]
+        gamma, beta = self.per_channel(node, 1, c, "scale"), self.per_channel(node, 2, c, "B")
+        name = self.add(node, "InstanceNormalization", [tensor.name], {"gamma": gamma, "beta": beta},
+                        epsilon=float(_attributes(node).get("epsilon", 1e-5)))
+        self.set(node, type(tensor)(name, tensor.shape))
+
+    def op_LayerNormalization(self, node, index):
+        """`LayerNormalization` over exactly the channel axis: LayerNormalization. Only a [N, C] input
+        qualifies today (axis -1 or 1); an NCHW image normalised over its last axes is not Anvil's
+        channel axis (a channels-last LayerNorm reached through Transpose needs the layout tracking)."""
+        tensor = self.act(node)
+        a = _attributes(node)
+        axis = int(a.get("axis", -1))
+        rank = 4 if tensor.spatial else 2
+        if a.get("stash_type", 1) != 1:
+            self.fail(node, "stash_type other than float is not supported")
+        if len(node.output) > 1 and any(self.consumers.get(o) for o in node.output[1:] if o):
+            self.fail(node, "its Mean / InvStdDev outputs are used (training only)")
+        if tensor.spatial or axis % rank != 1:
+            self.fail(node, f"normalises axes {list(range(axis % rank, rank))} of an input of shape {tensor.onnx_shape}; "
+                            "Anvil's LayerNormalization normalises exactly the channel axis")
+        c = tensor.shape[-1]
+        gamma, beta = self.per_channel(node, 1, c, "Scale"), self.per_channel(node, 2, c, "B", default=0.0)
+        name = self.add(node, "LayerNormalization", [tensor.name], {"gamma": gamma, "beta": beta},
+                        epsilon=float(a.get("epsilon", 1e-5)))
+        self.set(node, type(tensor)(name, tensor.shape))
+
+    def op_GroupNormalization(self, node, index):
+        """`GroupNormalization` (opset 18: scale and bias per group; 21: per channel): GroupNormalization."""
+        tensor = self.act(node)
+        self.spatial(node, tensor)
+        a = _attributes(node)
+        groups = int(a["num_groups"])
+        c = tensor.shape[2]
+        if groups < 1 or c % groups:
+            self.fail(node, f"num_groups {groups} must divide {c} channels")
+        if a.get("stash_type", 1) != 1:
+            self.fail(node, "stash_type other than float is not supported")
+        scale = np.asarray(self.const(node, 1), np.float32).reshape(-1)
+        bias = np.asarray(self.const(node, 2), np.float32).reshape(-1)
+        if scale.size == groups and bias.size == groups and groups != c:
+            scale, bias = np.repeat(scale, c // groups), np.repeat(bias, c // groups)
+        if scale.size != c or bias.size != c:
+            self.fail(node, f"scale and bias have {scale.size} and {bias.size} values; expected {groups} or {c}")
+        name = self.add(node, "GroupNormalization", [tensor.name], {"gamma": scale, "beta": bias}, groups=groups,
+                        epsilon=float(a.get("epsilon", 1e-5)))
+        self.set(node, type(tensor)(name, tensor.shape))
+
+    def op_LRN(self, node, index):
+        """`LRN`: LocalResponseNormalization across channels."""
+        tensor = self.act(node)
+        self.spatial(node, tensor)
+        a = _attributes(node)
+        name = self.add(node, "LocalResponseNormalization", [tensor.name], size=int(a["size"]),
+                        alpha=float(a.get("alpha", 1e-4)), beta=float(a.get("beta", 0.75)), bias=float(a.get("bias", 1.0)))
+        self.set(node, type(tensor)(name, tensor.shape))
+
+    # -- Lp pooling -------------------------------------------------------------------------
+
+    def op_LpPool(self, node, index):
+        """`LpPool`: LpPooling (window as MaxPool's)."""
+        tensor = self.act(node)
+        self.spatial(node, tensor)
+        a = _attributes(node)
+        kernel = tuple(a["kernel_shape"])
+        padding, stride, dilation, (oh, ow), ceil = self.window(node, tensor, kernel, pooling=True)
+        name = self.add(node, "LpPooling", [tensor.name], p=float(a.get("p", 2)), kernel=kernel, stride=stride,
+                        padding=padding, dilation=dilation, ceilMode=ceil)
+        self.set(node, type(tensor)(name, (oh, ow, tensor.shape[2])))
+
+    def op_GlobalLpPool(self, node, index):
+        """`GlobalLpPool`: LpPooling over the whole image."""
+        tensor = self.act(node)
+        self.spatial(node, tensor)
+        h, w, c = tensor.shape
+        if tensor.open:
+            self.fail(node, "a window of the whole image on an open input size; pass --input-shape C,H,W")
+        name = self.add(node, "LpPooling", [tensor.name], p=float(_attributes(node).get("p", 2)), kernel=[h, w],
+                        stride=[h, w], padding="valid")
+        self.set(node, type(tensor)(name, (1, 1, c)))

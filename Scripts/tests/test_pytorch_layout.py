@@ -1,0 +1,60 @@
+"""The PyTorch converter's 1-D layers and layout modules (Conv1d, MaxPool1d, AvgPool1d,
+ChannelShuffle, PixelShuffle, PixelUnshuffle), run by `anvil run` (the debug build in .build/)
+and compared with PyTorch itself. Skipped with the reason when torch or the binary is missing."""
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import REPOSITORY
+from helpers import framework
+
+torch = framework("torch")
+from torch import nn  # noqa: E402
+
+from anvil_convert.from_pytorch import Converter  # noqa: E402
+
+ANVIL = os.path.join(REPOSITORY, ".build", "debug", "anvil")
+
+
+def run_both(tmp_path, module, x):
+    """(layer types, PyTorch's output, Anvil's output in PyTorch's layout) for input `x` (N, C, ...)."""
+    if not os.path.exists(ANVIL):
+        pytest.skip(f"{ANVIL} is not built (swift build)")
+    torch.manual_seed(0)
+    module = module.eval()
+    with torch.no_grad():
+        expected = module(x).numpy()
+    shape = (x.shape[2], x.shape[1]) if x.dim() == 3 else (x.shape[2], x.shape[3], x.shape[1])
+    writer = Converter(module, shape).convert()
+    writer.write(str(tmp_path / "m"))
+    to_last = (0, 2, 1) if x.dim() == 3 else (0, 2, 3, 1)
+    x.numpy().transpose(to_last).tofile(tmp_path / "x.f32")
+    completed = subprocess.run([ANVIL, "run", "--model", str(tmp_path / "m" / "model.json"), "--input",
+                                str(tmp_path / "x.f32"), "--output", str(tmp_path / "y.f32")],
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    back = (0, 2, 1) if expected.ndim == 3 else (0, 3, 1, 2)
+    held = np.fromfile(tmp_path / "y.f32", np.float32).reshape([expected.shape[i] for i in np.argsort(back)])
+    return [layer["type"] for layer in writer.layers], expected, np.transpose(held, back)
+
+
+def test_conv1d_and_pooling(tmp_path):
+    """Conv1d (stride, dilation, padding), a depthwise Conv1d, MaxPool1d and AvgPool1d on (N, C, L)."""
+    torch.manual_seed(1)
+    module = nn.Sequential(nn.Conv1d(3, 6, 3, stride=2, padding=2, dilation=2), nn.ReLU(),
+                           nn.Conv1d(6, 6, 5, padding="same", groups=6), nn.MaxPool1d(2, ceil_mode=True),
+                           nn.AvgPool1d(3, stride=1, padding=1, count_include_pad=False))
+    types, expected, actual = run_both(tmp_path, module, torch.randn(2, 3, 21))
+    assert types == ["Convolution", "DepthwiseConvolution", "MaxPooling", "AveragePooling"]  # ReLU fused
+    assert np.abs(actual - expected).max() <= 1e-4 * max(1.0, np.abs(expected).max())
+
+
+def test_channel_shuffle_and_pixel_shuffle(tmp_path):
+    """nn.ChannelShuffle, nn.PixelShuffle and nn.PixelUnshuffle: ChannelShuffle, DepthToSpace/SpaceToDepth (CRD)."""
+    module = nn.Sequential(nn.ChannelShuffle(3), nn.PixelShuffle(2), nn.Conv2d(3, 4, 1), nn.PixelUnshuffle(2))
+    types, expected, actual = run_both(tmp_path, module, torch.randn(1, 12, 3, 4))
+    assert types == ["ChannelShuffle", "DepthToSpace", "Convolution", "SpaceToDepth"]
+    assert np.abs(actual - expected).max() <= 1e-4 * max(1.0, np.abs(expected).max())

@@ -1,0 +1,114 @@
+import CAnvilKernels
+
+/// An ``Elementwise`` layer's kernel: the operands folded pairwise into the output with
+/// `anvil_binary` (the first step combines operands 0 and 1, each later one the output so far
+/// and the next operand; a mean ends by scaling with 1/n), then the activation, each over the
+/// same range of output elements, split over the worker pool.
+struct ElementwiseKernel: RangeKernel {
+    /// One `anvil_binary` call: `out = a op b`.
+    struct Step {
+        var op: anvil_binary_op
+        var shape: anvil_binary_shape
+        /// Operand index of `a`, or -1 for the output so far.
+        var a: Int
+        /// Operand index of `b`, or -1 for the mean's scale (a single float).
+        var b: Int
+    }
+
+    let steps: [Step]
+    /// For each operand, its input index, or -1 for the constant.
+    let inputIndex: [Int]
+    let constant: [Float]
+    /// `[1 / operands]` for a mean.
+    let scale: [Float]
+    let activation: ActivationFunction
+    var instructionSet = InstructionSet.current
+
+    init(operation: ElementwiseOperation, operands: [Shape], constantIndex: Int?, constant: [Float], output: Shape,
+         activation: ActivationFunction) {
+        let op: anvil_binary_op
+        switch operation {
+        case .add, .mean: op = ANVIL_BINARY_ADD
+        case .subtract: op = ANVIL_BINARY_SUBTRACT
+        case .multiply: op = ANVIL_BINARY_MULTIPLY
+        case .divide: op = ANVIL_BINARY_DIVIDE
+        case .maximum: op = ANVIL_BINARY_MAXIMUM
+        case .minimum: op = ANVIL_BINARY_MINIMUM
+        case .power: op = ANVIL_BINARY_POWER
+        }
+        var steps: [Step] = []
+        let imageStride = { (index: Int) in index == constantIndex ? 0 : operands[index].count }
+        steps.append(Step(op: op, shape: Self.shape(output: output, operands[0], imageStride(0), operands[1], imageStride(1)),
+                          a: 0, b: 1))
+        for index in operands.indices.dropFirst(2) {
+            steps.append(Step(op: op, shape: Self.shape(output: output, output, output.count, operands[index], imageStride(index)),
+                              a: -1, b: index))
+        }
+        if operation == .mean {
+            steps.append(Step(op: ANVIL_BINARY_MULTIPLY,
+                              shape: Self.shape(output: output, output, output.count, Shape(height: 1, width: 1, channels: 1), 0),
+                              a: -1, b: -1))
+        }
+        self.steps = steps
+        var inputs: [Int] = []
+        var next = 0
+        for index in operands.indices {
+            if index == constantIndex { inputs.append(-1) } else { inputs.append(next); next += 1 }
+        }
+        inputIndex = inputs
+        self.constant = constant
+        scale = [1 / Float(operands.count)]
+        self.activation = activation
+    }
+
+    /// The strides of `a` and `b` broadcast to `output`, with axes merged where both operands
+    /// run on contiguously (or both stay put), so the C loop's inner spans are as long as can be.
+    static func shape(output: Shape, _ a: Shape, _ aImage: Int, _ b: Shape, _ bImage: Int) -> anvil_binary_shape {
+        func strides(_ s: Shape) -> [Int] {
+            [s.height == output.height ? s.width * s.channels : 0,
+             s.width == output.width ? s.channels : 0,
+             s.channels == output.channels ? 1 : 0]
+        }
+        let sizes = [output.height, output.width, output.channels]
+        let sa = strides(a), sb = strides(b)
+        // (size, a stride, b stride) of each axis longer than 1, merged from the inside out.
+        var axes: [(size: Int, a: Int, b: Int)] = []
+        for axis in (0 ..< 3).reversed() where sizes[axis] > 1 {
+            if let inner = axes.last, sa[axis] == inner.a * inner.size, sb[axis] == inner.b * inner.size {
+                axes[axes.count - 1] = (inner.size * sizes[axis], inner.a, inner.b)
+            } else {
+                axes.append((sizes[axis], sa[axis], sb[axis]))
+            }
+        }
+        while axes.count < 3 { axes.append((1, 0, 0)) }
+        let (c, w, h) = (axes[0], axes[1], axes[2])
+        return anvil_binary_shape(height: h.size, width: w.size, channels: c.size,
+                                  a_image: aImage, a_row: h.a, a_column: w.a, a_channel: c.a,
+                                  b_image: bImage, b_row: h.b, b_column: w.b, b_channel: c.b)
+    }
+
+    func run(_ io: KernelIO) {
+        let cost = steps.count + (activation == .none ? 0 : 4)
+        Compute.parallelFor(io.batch * io.outputShape.count, costPerItem: cost, KernelRange(kernel: self, io: io))
+    }
+
+    /// Output elements `range` (flat over the batch).
+    func run(_ range: Range<Int>, _ io: KernelIO) {
+        let isa = instructionSet.cValue
+        constant.withUnsafeBufferPointer { constant in
+            scale.withUnsafeBufferPointer { scale in
+                func operand(_ index: Int) -> UnsafePointer<Float> {
+                    let input = inputIndex[index]
+                    return input < 0 ? constant.baseAddress! : io.inputs[input]
+                }
+                for step in steps {
+                    var shape = step.shape
+                    let a = step.a < 0 ? UnsafePointer(io.output) : operand(step.a)
+                    let b = step.b < 0 ? scale.baseAddress! : operand(step.b)
+                    anvil_binary(isa, step.op, &shape, a, b, io.output, range.lowerBound, range.upperBound)
+                }
+            }
+        }
+        activation.apply(io.output + range.lowerBound, count: range.count, instructionSet: instructionSet)
+    }
+}

@@ -1,0 +1,149 @@
+/// What an ``Elementwise`` layer computes from its operands.
+public enum ElementwiseOperation: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// The sum of two or more operands (ONNX `Add`, `Sum`).
+    case add
+    /// `a − b` (exactly two operands).
+    case subtract
+    /// The product of two or more operands (ONNX `Mul`; a squeeze-and-excitation gate).
+    case multiply
+    /// `a / b` (exactly two operands).
+    case divide
+    /// The largest of two or more operands (ONNX `Max`).
+    case maximum
+    /// The smallest of two or more operands (ONNX `Min`).
+    case minimum
+    /// `a` to the power `b` (exactly two operands; C's `powf`).
+    case power
+    /// The mean of two or more operands (ONNX `Mean`).
+    case mean
+
+    /// Whether the operation takes exactly two operands (the others take two or more).
+    public var isBinary: Bool { self == .subtract || self == .divide || self == .power }
+
+    /// The name used in summaries and model files (`"add"`, `"multiply"`, …).
+    public var description: String { rawValue }
+}
+
+/// An element-wise operation between computed tensors, and optionally one constant tensor, with
+/// NumPy/ONNX broadcasting: `[x, gate] --> Elementwise(.multiply)`.
+///
+/// Operand shapes are aligned axis by axis on Anvil's channels-last `(height, width, channels)`;
+/// each axis is either equal or 1 in every operand, and the output takes the largest. A
+/// `1 × 1 × C` gate times an `H × W × C` map is a squeeze-and-excitation multiply; a `1 × 1 × 1`
+/// operand is a scalar; an `H × W × 1` one scales every channel of a pixel alike.
+///
+/// `constant` adds one parameter tensor (kind ``ParameterKind/constant``) of that shape as an
+/// operand, after the computed inputs (or before them with `constantFirst`, for `c − x`,
+/// `c / x` or `c ^ x`): `x --> Elementwise(.multiply, constant: .vector(C))` is ConvNeXt's layer
+/// scale. Unlike ``Add`` (a residual sum of equal shapes, fused into the convolution before it)
+/// this layer is its own step.
+public final class Elementwise: Layer {
+    /// The operation.
+    public let operation: ElementwiseOperation
+    /// The shape of the constant operand, or `nil` when every operand is an input.
+    public let constant: Shape?
+    /// Whether the constant is the first operand rather than the last.
+    public let constantFirst: Bool
+    /// The activation applied to the result.
+    public let activation: ActivationFunction
+    /// The user's name for the layer.
+    public let name: String?
+
+    /// Creates the layer.
+    public init(_ operation: ElementwiseOperation, constant: Shape? = nil, constantFirst: Bool = false,
+                activation: ActivationFunction = .none, name: String? = nil) {
+        self.operation = operation
+        self.constant = constant
+        self.constantFirst = constantFirst
+        self.activation = activation
+        self.name = name
+    }
+
+    /// `elementwise`.
+    public var namePrefix: String { "elementwise" }
+
+    /// Two operands for subtract, divide and power, two or more for the others; the constant,
+    /// if any, is one of them.
+    public var inputCountRange: ClosedRange<Int> {
+        let fromConstant = constant == nil ? 0 : 1
+        return (2 - fromConstant)...(operation.isBinary ? 2 - fromConstant : Int.max)
+    }
+
+    /// Every operand's shape, in the order they are combined.
+    func operandShapes(_ inputs: [Shape]) -> [Shape] {
+        guard let constant else { return inputs }
+        return constantFirst ? [constant] + inputs : inputs + [constant]
+    }
+
+    /// The broadcast shape of the operands; throws naming the shapes that do not broadcast.
+    public func outputShape(for inputs: [Shape]) throws -> Shape {
+        if let constant, !constant.isValid {
+            throw AnvilError(.invalidOption, "constant shape \(constant) must have positive dimensions")
+        }
+        if constantFirst && constant == nil {
+            throw AnvilError(.invalidOption, "constantFirst needs a constant")
+        }
+        return try Self.broadcast(operandShapes(inputs))
+    }
+
+    /// The NumPy broadcast of `shapes` over (height, width, channels): per axis, every size is
+    /// 1 or the largest.
+    static func broadcast(_ shapes: [Shape]) throws -> Shape {
+        var result = shapes[0]
+        for shape in shapes.dropFirst() {
+            func axis(_ a: Int, _ b: Int) throws -> Int {
+                if a == b || b == 1 { return a }
+                if a == 1 { return b }
+                throw AnvilError(.invalidShape, "cannot broadcast shapes \(result) and \(shape): each axis must be equal or 1")
+            }
+            result = Shape(height: try axis(result.height, shape.height), width: try axis(result.width, shape.width),
+                           channels: try axis(result.channels, shape.channels))
+        }
+        return result
+    }
+
+    /// The constant tensor, if any.
+    public func parameters(for inputs: [Shape]) -> [ParameterSpec] {
+        guard let constant else { return [] }
+        return [ParameterSpec(.constant, count: constant.count)]
+    }
+
+    /// The C kernel over the broadcast operands.
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+        let values = try constant.map { _ in try context.parameter(.constant).values } ?? []
+        return ElementwiseKernel(operation: operation, operands: operandShapes(context.inputShapes),
+                                 constantIndex: constant == nil ? nil : (constantFirst ? 0 : context.inputShapes.count),
+                                 constant: values, output: context.outputShape, activation: activation)
+    }
+}
+
+extension Elementwise: ModelFileCodable {
+    /// `Elementwise`.
+    static var fileTypeName: String { "Elementwise" }
+
+    /// Reads `operation` (required), `constant` (`[height, width, channels]`, absent for none),
+    /// `constantFirst` (false) and `activation` (`"none"`).
+    convenience init(fields: JSONFields, name: String) throws {
+        let text = try fields.string("operation")
+        guard let operation = ElementwiseOperation(rawValue: text) else {
+            let choices = ElementwiseOperation.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw AnvilError(.invalidFile, "\(fields.context): field 'operation' must be one of \(choices), got \"\(text)\"")
+        }
+        var constant: Shape? = nil
+        if fields.has("constant") {
+            let axes = try fields.ints("constant", count: 3)
+            constant = Shape(height: axes[0], width: axes[1], channels: axes[2])
+        }
+        self.init(operation, constant: constant, constantFirst: try fields.bool("constantFirst", default: false),
+                  activation: try fields.activation("activation", default: .none), name: name)
+    }
+
+    /// `operation`, `constant` (when there is one), `constantFirst`, `activation`.
+    func encodeFields() throws -> [(String, JSONValue)] {
+        var members: [(String, JSONValue)] = [("operation", .string(operation.rawValue))]
+        if let constant {
+            members.append(("constant", .array([.int(constant.height), .int(constant.width), .int(constant.channels)])))
+        }
+        return members + [("constantFirst", .bool(constantFirst)), ("activation", .activation(activation))]
+    }
+}

@@ -1,0 +1,41 @@
+#ifndef ANVIL_ELEMENTWISE_H
+#define ANVIL_ELEMENTWISE_H
+
+#include "anvil_isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The binary operations of `anvil_binary` (`out = a op b`).
+typedef enum {
+    ANVIL_BINARY_ADD = 0,      ///< a + b
+    ANVIL_BINARY_SUBTRACT = 1, ///< a − b
+    ANVIL_BINARY_MULTIPLY = 2, ///< a · b
+    ANVIL_BINARY_DIVIDE = 3,   ///< a / b
+    ANVIL_BINARY_MAXIMUM = 4,  ///< a > b ? a : b (b when either is NaN, as x86's maxps)
+    ANVIL_BINARY_MINIMUM = 5,  ///< a < b ? a : b (b when either is NaN, as x86's minps)
+    ANVIL_BINARY_POWER = 6,    ///< powf(a, b)
+} anvil_binary_op;
+
+/// How two operands broadcast to an output of `batch × height × width × channels` floats
+/// (channels-last, contiguous). Each operand is addressed by its own strides per axis, in
+/// floats; a broadcast axis has stride 0. The channel strides must be 0 or 1. Callers merge
+/// axes first (a same-shape pair is one long `channels` axis; a per-channel gate over a map is
+/// `width` = pixels with a column stride 0), so the inner loop runs over long contiguous spans.
+typedef struct {
+    long height, width, channels;                ///< The output's axes per image.
+    long a_image, a_row, a_column, a_channel;    ///< Strides of operand a (a_channel 0 or 1).
+    long b_image, b_row, b_column, b_channel;    ///< Strides of operand b (b_channel 0 or 1).
+} anvil_binary_shape;
+
+/// Computes output elements `[begin, end)` (flat indices over the whole batch) of `a op b`.
+/// `out` may be `a` or `b` itself when that operand has the output's shape (in-place update).
+void anvil_binary(anvil_isa isa, anvil_binary_op op, const anvil_binary_shape *s, const float *a, const float *b,
+                  float *out, long begin, long end);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,33 @@
+#ifndef ANVIL_PAD_H
+#define ANVIL_PAD_H
+
+// Padding of NHWC images on height, width and channels: a constant, the reflection (without
+// repeating the edge, ONNX `reflect`) or the edge value (`edge`).
+
+#include "anvil_isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// How `anvil_pad_lines` fills the border.
+typedef enum { ANVIL_PAD_CONSTANT = 0, ANVIL_PAD_REFLECT = 1, ANVIL_PAD_EDGE = 2 } anvil_pad_mode;
+
+/// One padding, for `anvil_pad_lines`. Output sizes are the input's plus both pads.
+typedef struct {
+    int input_height, input_width, channels;
+    int pad_top, pad_left, pad_front;  ///< rows, columns and channels added before
+    int output_height, output_width, output_channels;
+    anvil_pad_mode mode;
+    float value;                       ///< the constant, in constant mode
+} anvil_pad_shape;
+
+/// Output lines `[line_begin, line_end)` (line = image · output_height + row).
+void anvil_pad_lines(anvil_isa isa, const anvil_pad_shape *shape, const float *input, float *output,
+                     int line_begin, int line_end);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

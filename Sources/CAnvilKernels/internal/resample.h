@@ -1,0 +1,42 @@
+#ifndef ANVIL_KERNELS_RESAMPLE_H
+#define ANVIL_KERNELS_RESAMPLE_H
+
+// The resampling loop every body shares. A single tap of weight 1 on both axes (nearest
+// neighbour) copies; otherwise each output pixel is zeroed and gets `weight · pixel` added per
+// tap pair by the body's `axpy`.
+
+#include "common.h"
+#include <string.h>
+
+typedef void anvil_resample_axpy(float *dst, const float *src, float weight, int n);
+
+ANVIL_INLINE void anvil_resample_lines_impl(const anvil_resample_shape *s, const float *input, float *output,
+                                            int line_begin, int line_end, anvil_resample_axpy *axpy) {
+    const int C = s->channels, RT = s->row_taps, CT = s->column_taps;
+    const size_t image_size = (size_t)s->input_height * s->input_width * C;
+    for (int line = line_begin; line < line_end; line++) {
+        const int image = line / s->output_height, oy = line - image * s->output_height;
+        const float *source = input + (size_t)image * image_size;
+        float *out = output + (size_t)line * s->output_width * C;
+        for (int ox = 0; ox < s->output_width; ox++, out += C) {
+            if (RT == 1 && CT == 1 && s->row_weight[oy] == 1.0f && s->column_weight[ox] == 1.0f) {
+                memcpy(out, source + ((size_t)s->row_index[oy] * s->input_width + s->column_index[ox]) * C,
+                       sizeof(float) * (size_t)C);
+                continue;
+            }
+            for (int c = 0; c < C; c++) out[c] = 0;
+            for (int i = 0; i < RT; i++) {
+                const float wy = s->row_weight[oy * RT + i];
+                if (wy == 0.0f) continue;
+                const float *row = source + (size_t)s->row_index[oy * RT + i] * s->input_width * C;
+                for (int j = 0; j < CT; j++) {
+                    const float w = wy * s->column_weight[ox * CT + j];
+                    if (w == 0.0f) continue;
+                    axpy(out, row + (size_t)s->column_index[ox * CT + j] * C, w, C);
+                }
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+@testable import Anvil
+@testable import AnvilTestSupport
+
+/// `anvil_activation`: every function on every body this CPU runs, over a wide range of inputs,
+/// against the float64 definition rounded to float32.
+@Suite("Activation kernel")
+struct ActivationKernelTests {
+    /// Inputs from −100 to 100, densely over [−6, 6], tiny values, the range ends of exp,
+    /// denormals, signed zeros and the piecewise functions' breakpoints.
+    static let inputs: [Float] = {
+        var values: [Float] = (0 ... 1600).map { -100 + Float($0) * 0.125 }
+        values += (0 ... 2400).map { -6 + Float($0) * 0.005 }
+        values += [1e-3, -1e-3, 1e-7, -1e-7, 1e-20, -1e-20, 1e-30, -1e-30, 2e-38, -2e-38, 1e-40, -1e-40, 0, -0.0]
+        values += [86.5, -86.5, 86.7, -86.7, 87.4, -87.4, 88.3, -88.3, 88.7, -88.7, 88.8, -88.8, 89, -89, 150, -150]
+        values += [0.625, -0.625, 0.6249, 0.6251, 0.999, 1.001, 3.99, 4.01, 0.7071, 1.4142, 19.9, 20.1, 44, 45, 60]
+        values += [.infinity, -.infinity, .greatestFiniteMagnitude, -.greatestFiniteMagnitude]
+        return values + [0.3, 3]  // an odd count: the vector body's tail is covered
+    }()
+
+    @Test("Every activation over [−100, 100], tiny, huge and special inputs, within 1e-5 of float64",
+          arguments: refInstructionSets)
+    func everyFunction(_ isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        for f in refAllActivations + refIllConditionedActivations {
+            var values = Self.inputs
+            values.withUnsafeMutableBufferPointer { f.apply($0.baseAddress!, count: $0.count, instructionSet: isa) }
+            let expected = Self.inputs.map { Double(Float(Naive.activate(f, Double($0)))) }
+            let actual = try Tensor(batch: 1, shape: .vector(values.count), values: values)
+            refExpectClose(actual, RefTensor(n: 1, h: 1, w: 1, c: expected.count, v: expected), tolerance: 1e-5, "\(f) on \(isa)")
+        }
+    }
+
+    @Test("Short arrays (1 to 17 values) and offsets: every length of the vector tail", arguments: refInstructionSets)
+    func shortArrays(_ isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        var rng = RefRandom(seed: 45_000)
+        for f: ActivationFunction in [.gelu, .silu, .tanh, .mish, .logarithm, .erf] {
+            for count in 1 ... 17 {
+                let x = (0 ..< count + 2).map { _ in rng.float(0.1, 4) }
+                var values = x
+                values.withUnsafeMutableBufferPointer { f.apply($0.baseAddress! + 1, count: count, instructionSet: isa) }
+                #expect(values[0] == x[0] && values[count + 1] == x[count + 1], "\(f) wrote outside \(count) values on \(isa)")
+                for i in 1 ... count {
+                    let e = Naive.activate(f, Double(x[i]))
+                    #expect(abs(Double(values[i]) - e) <= 1e-5 * max(1, abs(e)), "\(f)(\(x[i])) = \(values[i]), expected \(e) on \(isa)")
+                }
+            }
+        }
+    }
+}
