@@ -356,13 +356,12 @@ class KerasConverter:
                     raise ConversionError(f"input '{name}' has an unknown number of channels")
                 anvil_shape = tuple(None if v is None else int(v) for v in shape)
             elif len(shape) == 2 and shape[1] is not None:
-                # a sequence (length, channels); an unknown length stays open (null in the model file)
+                # a sequence (length, channels); an unknown length stays open
                 anvil_shape = (None if shape[0] is None else int(shape[0]), int(shape[1]))
             elif len(shape) == 1 and shape[0] is not None:
                 anvil_shape = (int(shape[0]),)
             else:
-                raise ConversionError(f"input '{name}' has shape {tuple(shape)}; Anvil takes (height, width, channels) images, "
-                                  "(length, channels) sequences or vectors")
+                raise ConversionError(f"input '{name}' has shape {tuple(shape)}; Anvil takes (height, width, channels) images or vectors")
             anvil_name = self.writer.unique_name(name)
             self.writer.add_input(anvil_name, anvil_shape if len(anvil_shape) >= 2 else (1, 1, anvil_shape[0]))
             self.tensors[(name, 0)] = Tensor(anvil_name, anvil_shape)
@@ -783,16 +782,16 @@ class KerasConverter:
         self.spatial_input(node, tensor)
         sh, sw = _pair(node.config.get("size", 2))
         if None in tensor.shape[:2]:
-            # An open size: Resize by the factors (for an integer factor, half-pixel bilinear and
-            # asymmetric floor nearest sample as resizing to in × factor does).
+            # An open size: Resize by the factors (the same samples as resizing to in × factor:
+            # half-pixel bilinear, or asymmetric nearest rounding down, for an integer factor).
             interpolation = node.config.get("interpolation", "nearest")
             if interpolation == "nearest":
-                options = dict(coordinates="asymmetric", mode="nearest", nearestRounding="floor")
+                name = self.emit(node, None, "Resize", [tensor.name], scale=[float(sh), float(sw)],
+                                 coordinates="asymmetric", mode="nearest", nearestRounding="floor")
             elif interpolation == "bilinear":
-                options = dict(coordinates="halfPixel")
+                name = self.emit(node, None, "Resize", [tensor.name], scale=[float(sh), float(sw)], coordinates="halfPixel")
             else:
                 self.fail(node, f"interpolation '{interpolation}' is not supported here (bilinear; nearest in UpSampling2D)")
-            name = self.emit(node, None, "Resize", [tensor.name], scale=[float(sh), float(sw)], **options)
             height, width = (None if v is None else v * f for v, f in zip(tensor.shape[:2], (sh, sw)))
             return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
         return self.resize(node, tensor.shape[0] * sh, tensor.shape[1] * sw, nearest_allowed=True)

@@ -2,9 +2,6 @@
 
     python3 Scripts/convert_onnx.py model.onnx out/ [--name NAME] [--input-shape C,H,W]
 
-An input whose height/width are symbolic (dim_param) or missing stays open in the model file
-(null: any size at predict) unless --input-shape fixes them; the channels must be known.
-
 Writes out/model.json and out/weights.bin with layout "pytorch" (ONNX weights are OIHW and
 Flatten/Reshape of NCHW is C,H,W order, exactly Anvil's "pytorch" layout). The NCHW graph
 becomes Anvil's NHWC one: channel axes map to Anvil's channels, and a Flatten (or a Reshape
@@ -42,31 +39,28 @@ class Act:
 
     The ONNX rank is the Anvil rank. Converted as is, a tensor has the standard permutation
     (NCHW held as NHWC: perm (0, 3, 1, 2)); after an ONNX Transpose it may hold any other, with
-    no data moved: `onnx_shape[i]` is Anvil axis `perm[i]`'s extent.
-
-    An extent is None when it depends on an open input size (an image's height/width or a
-    sequence's length left open: null in the model file, any size at predict)."""
+    no data moved: `onnx_shape[i]` is Anvil axis `perm[i]`'s extent."""
 
     def __init__(self, name, shape, perm=None, anvil_rank=None):
-        """`shape` is Anvil's (h, w, c), (l, c), (n,) or () (None for an open extent); `perm`
-        defaults to the standard one;
+        """`shape` is Anvil's (h, w, c), (l, c), (n,) or (); `perm` defaults to the standard one;
         `anvil_rank` is the rank of the Anvil tensor when it differs from ONNX's (a global
         pooling gives Anvil a vector of C where ONNX keeps [N, C, 1, 1]; same values)."""
         self.name = name
+        # None: a height/width (a sequence's length) that depends on an open input size.
         self.shape = tuple(None if v is None else int(v) for v in shape)
         self.perm = tuple(int(v) for v in perm) if perm is not None else standard_perm(len(self.shape) + 1)
         self.anvil_rank = anvil_rank if anvil_rank is not None else len(self.shape) + 1
         assert sorted(self.perm) == list(range(len(self.shape) + 1)), (name, shape, perm)
 
     @property
-    def open(self):
-        """Whether an extent depends on an open input size."""
-        return None in self.shape
-
-    @property
     def rank(self):
         """The rank counting the batch axis (ONNX's and Anvil's)."""
         return len(self.shape) + 1
+
+    @property
+    def open(self):
+        """Whether a dimension depends on an open input size (None)."""
+        return None in self.shape
 
     @property
     def standard(self):
@@ -357,7 +351,13 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
                 self.blockers.append(str(error))
                 self.block(node)
             except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as error:
-                self.blockers.append(f"{self.describe(node)}: cannot be converted ({type(error).__name__}: {error})")
+                if any(isinstance(self.values.get(name), (Act, Flat)) and None in self.values[name].shape
+                       for name in node.input):
+                    # Shape arithmetic on an open height/width (None): this operator needs the size.
+                    self.blockers.append(f"{self.describe(node)}: cannot take an open input size (its output "
+                                         "depends on the height/width); pass --input-shape C,H,W")
+                else:
+                    self.blockers.append(f"{self.describe(node)}: cannot be converted ({type(error).__name__}: {error})")
                 self.block(node)
         outputs = []
         for output in self.graph.output:
@@ -450,8 +450,8 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
 
     def add_input(self, graph_input):
         """Adds a graph input: [N, C, H, W], [N, C, L] or [N, F]. An open height/width or length
-        (dim_param or no dim_value) stays open unless --input-shape gives the sizes (images);
-        the channels must be known."""
+        (dim_param or no dim_value) stays open (null in the model file) unless --input-shape gives
+        the sizes; the channels must be known."""
         if not graph_input.type.HasField("tensor_type"):
             raise ConversionError(f"input '{graph_input.name}' is not a tensor (a sequence, map or optional)")
         tensor_type = graph_input.type.tensor_type
@@ -472,7 +472,7 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
             self.writer.add_input(name, (h, w, c))
             self.values[graph_input.name] = Act(name, (h, w, c))
         elif len(dims) == 3 and dims[1] is not None:
-            c, length = dims[1:]  # an open length (None) stays open
+            c, length = dims[1:]
             self.writer.add_input(name, (length, c))
             self.values[graph_input.name] = Act(name, (length, c))
         elif len(dims) == 2 and dims[1] is not None:
@@ -509,7 +509,7 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
             shape = np.array(value.shape, np.int64)
         else:
             if isinstance(value, (Act, Flat)) and None in value.shape:
-                self.fail(node, "the shape of a tensor whose size depends on the open input size is not a "
+                self.fail(node, "the shape of a tensor whose height/width depend on the open input size is not a "
                                 "constant; pass --input-shape C,H,W (or export with fixed sizes)")
             shape = np.array(value.onnx_shape if hasattr(value, "onnx_shape") else [1, value.shape[0]], np.int64)
         a = _attributes(node)
@@ -692,7 +692,7 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         weights are reordered to the C, H, W order of Anvil's axes that the "pytorch" layout reads
         (nothing to do for a standard NCHW image); of another tensor it is written first."""
         if isinstance(value, Flat) and value.source.open:
-            self.fail(node, "its flattened input's size depends on the open input size, so the weight "
+            self.fail(node, "its flattened input's size depends on the open input height/width, so the weight "
                             "count cannot match every size; pass --input-shape C,H,W")
         if isinstance(value, Flat) and value.source.rank == 4 and value.source.anvil_rank == 4:
             source = value.source

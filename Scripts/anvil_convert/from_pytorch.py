@@ -20,7 +20,9 @@ BatchNormalization), GroupNorm, LocalResponseNorm (odd sizes), LPPool2d (p = 2),
 Hardsigmoid, SiLU, GELU (both approximations), Mish, Softplus (beta 1), Softsign, CELU, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
 (N, -1), Dropout (identity at inference), Identity, torch.add / + / += (tensor + tensor;
 tensor + or * a number), tensor * / - / / tensor and + of other shapes with broadcasting
-(Elementwise: a squeeze-and-excitation gate), torch.cat(dim=1), x.mean((2, 3)), F.interpolate
+(Elementwise: a squeeze-and-excitation gate), torch.cat on any dim but the batch (one tensor:
+nothing), x.permute(...) with the batch dim first (a Transpose; x.permute(0, 3, 2, 1).flatten(1)
+before a Linear works), x.mean((2, 3)), F.interpolate
 (Resize; `x.shape` may give its size), torchvision's stochastic depth (identity at
 inference), x.chunk(n, dim=1) (Slice layers), ShuffleNet's channel shuffle (view to
 (N, g, C/g, H, W), transpose(1, 2), view back: ChannelShuffle), and their
@@ -67,6 +69,10 @@ from .writer import ConversionError, ModelWriter
 # ---------------------------------------------------------------------------------------
 # The converter
 # ---------------------------------------------------------------------------------------
+
+# Where PyTorch's dims of (N, C, H, W) / (N, C, L) / (N, F) sit in Anvil's channels-last layout.
+_STANDARD = {4: (0, 3, 1, 2), 3: (0, 2, 1), 2: (0, 1)}
+
 
 class _Tensor:
     """An Anvil tensor: its name and the PyTorch shape (N, C, H, W) or (N, F)."""
@@ -193,8 +199,6 @@ def _activation_function(node):
         return "selu"
     if target is F.hardswish:
         return "hardSwish"
-    if target in (F.silu, "silu"):
-        return "silu"
     if target is F.hardsigmoid:
         return {"type": "hardSigmoid", "alpha": 1.0 / 6.0, "beta": 0.5}
     if target in (F.leaky_relu, "leaky_relu"):
@@ -369,7 +373,8 @@ class Converter:
                 or target in (torch.cat, F.avg_pool2d, F.max_pool2d, F.adaptive_avg_pool2d, F.adaptive_max_pool2d,
                               F.pad, F.softmax, torch.softmax, "softmax", F.log_softmax, torch.log_softmax,
                               "log_softmax", torch.mean, "mean", "contiguous", operator.getitem, F.interpolate,
-                              torch.chunk, "chunk", torch.transpose, "transpose", operator.floordiv)
+                              torch.chunk, "chunk", torch.transpose, "transpose", operator.floordiv,
+                              torch.permute, "permute")
                 or (target is getattr and node.args[1:] == ("shape",)))
 
     def tensor(self, value, node):
@@ -527,12 +532,17 @@ class Converter:
             tensors = _argument(node, 0, "tensors")
             dim = _argument(node, 1, "dim", 0)
             rank = len(node.meta["tensor_meta"].shape)
-            if dim not in (1, 1 - rank):
-                raise ConversionError(f"torch.cat at node '{node.name}' joins dim {dim}; only the channel dim 1")
             inputs = [self.tensor(values[t], node) for t in tensors]
             if len(inputs) == 1:
                 return inputs[0]
-            return self.emit(self.function_name(node, "cat"), "Concatenate", inputs, node)
+            dim %= rank
+            if dim == 0 or rank not in (2, 3, 4):
+                raise ConversionError(f"torch.cat at node '{node.name}' joins dim {dim} of a {rank}-D tensor; "
+                                      "the batch dim cannot be joined")
+            if dim == 1:
+                return self.emit(self.function_name(node, "cat"), "Concatenate", inputs, node)
+            # PyTorch's dim d of (N, C, ...) is Anvil's channels-last axis _STANDARD[rank][d].
+            return self.emit(self.function_name(node, "cat"), "Concatenate", inputs, node, axis=_STANDARD[rank][dim])
         source = self.tensor(values[first], node)
         if target in (F.avg_pool2d, F.max_pool2d):
             kernel = _argument(node, 1, "kernel_size")
@@ -554,6 +564,21 @@ class Converter:
         if target in (F.softmax, torch.softmax, "softmax", F.log_softmax, torch.log_softmax, "log_softmax"):
             kind = "Softmax" if target in (F.softmax, torch.softmax, "softmax") else "LogSoftmax"
             return self.softmax(self.function_name(node, op), kind, source, _argument(node, 1, "dim"), node)
+        if target in (torch.permute, "permute"):
+            dims = node.args[1:] if len(node.args) > 2 else _argument(node, 1, "dims")
+            dims = [int(d) % len(source.shape) for d in dims]
+            rank = len(source.shape)
+            if rank not in (3, 4) or dims[0] != 0:
+                raise ConversionError(f"permute at node '{node.name}' of a {rank}-D tensor by {dims}: only 3-D and 4-D "
+                                      "tensors, batch dim first")
+            # The result is held channels-last like any (N, C, ...) tensor: new Anvil axis j takes
+            # PyTorch's new dim inv[j], which is old dim dims[inv[j]], at old Anvil axis standard[...].
+            standard = _STANDARD[rank]
+            inverse = [standard.index(j) for j in range(rank)]
+            permutation = [standard[dims[inverse[j]]] for j in range(rank)]
+            if permutation == list(range(rank)):
+                return source
+            return self.emit(self.function_name(node, "permute"), "Transpose", [source], node, permutation=permutation)
         if target in (torch.mean, "mean"):
             dims = _argument(node, 1, "dim")
             dims = sorted(d % 4 for d in (dims if isinstance(dims, (tuple, list)) else [dims]))

@@ -80,13 +80,14 @@ class ModelWriter:
     def add_input(self, name, shape_hwc):
         """A graph input: one image `[height, width, channels]`, a sequence `[length, channels]` or a
         vector `[features]` (the axes after the batch axis). Every axis but the channels may be
-        None (open: any size at predict, written as null)."""
+        None: open (any size at predict, written as null)."""
         if name in self._names:
             raise ConversionError(f"the name '{name}' is used twice")
         shape = [None if v is None else int(v) for v in shape_hwc]
-        if not 1 <= len(shape) <= 3 or shape[-1] is None or any(v is not None and v <= 0 for v in shape):
+        if (not 1 <= len(shape) <= 3 or shape[-1] is None or any(v is not None and v <= 0 for v in shape)
+                or (len(shape) == 1 and shape[0] is None)):
             raise ConversionError(f"input '{name}' needs a positive [height, width, channels], [length, channels] "
-                                  f"or [features] shape (all but the channels may be open), got {shape}")
+                                  f"or [features] shape (all but the channels may be None: open), got {shape}")
         self._names.add(name)
         self.inputs.append({"name": name, "shape": shape})
         return name

@@ -58,6 +58,8 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
      ("'sq'", "Mul", "[1, 3, 8, 8] and [1, 2, 8, 8]", "broadcast")),
     ("a constant with a batch axis", lambda: model([helper.make_node("Add", ["x", "k"], ["y"], name="ad")],
                                                    [("k", np.ones((2, 3, 1, 1)))]), ("'ad'", "Add", "batch axis")),
+    ("bad reshape", lambda: model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", [3, 64, 1])]),
+     ("'rs'", "Reshape", "batch axis")),
     ("unknown input channels", lambda: model([helper.make_node("Relu", ["x"], ["y"])], input_shape=("N", "C", "H", "W")),
      ("open channels", "--input-shape")),
     ("dense after flatten of an open size", lambda: model(
@@ -69,8 +71,6 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
     ("same_lower on an open size", lambda: model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
                                                                    auto_pad="SAME_LOWER", name="mp")],
                                                  input_shape=(1, 3, "H", "W")), ("'mp'", "SAME_LOWER", "--input-shape")),
-    ("bad reshape", lambda: model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", [3, 64, 1])]),
-     ("'rs'", "Reshape", "batch axis")),
     ("custom domain", lambda: model([helper.make_node("Foo", ["x"], ["y"], domain="com.example", name="foo")]),
      ("'foo'", "com.example")),
 ])
@@ -331,6 +331,66 @@ def test_load_check_catches_a_model_anvil_refuses(tmp_path):
     good.add_layer("relu", "Activation", ["x"], function="relu")
     good.set_outputs(["relu"])
     assert load_problem(anvil, good.write(str(tmp_path / "good"))[0]) is None
+
+
+# -- reductions torchvision exports, channels-last LayerNorm: run in Anvil against ONNX Runtime ---
+
+def anvil_matches_onnxruntime(tmp_path, onnx_model, x):
+    """Converts `onnx_model`, runs it with `anvil run` on NCHW `x` and compares with ONNX Runtime:
+    max |difference| <= 1e-4 x (1 + max |expected|). Skips without onnxruntime or anvil."""
+    import subprocess
+    from conftest import anvil_executable
+    onnxruntime = pytest.importorskip("onnxruntime")
+    anvil = anvil_executable()
+    if anvil is None:
+        pytest.skip("no anvil executable (swift build, or set ANVIL)")
+    path = tmp_path / "model.onnx"
+    onnx_model.ir_version = 8  # onnx.helper writes the newest IR version, ONNX Runtime 1.23 reads up to 11
+    onnx.save(onnx_model, str(path))
+    convert_file(str(path), str(tmp_path / "out"))
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    want = session.run(None, {"x": x})[0]
+    x.transpose(0, 2, 3, 1).astype("<f4").tofile(str(tmp_path / "x.f32"))
+    completed = subprocess.run([anvil, "run", "--model", str(tmp_path / "out" / "model.json"), "--input",
+                                str(tmp_path / "x.f32"), "--output", str(tmp_path / "y.f32")], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    got = np.fromfile(str(tmp_path / "y.f32"), dtype="<f4")
+    expected = want.transpose(0, 2, 3, 1) if want.ndim == 4 else want
+    assert got.size == expected.size
+    assert np.max(np.abs(got - expected.reshape(-1))) <= 1e-4 * (1 + np.max(np.abs(expected)))
+
+
+@pytest.mark.parametrize("op, keep", [("ReduceMean", 0), ("ReduceMean", 1), ("ReduceMax", 0)])
+def test_spatial_reduction_is_a_global_pooling(tmp_path, op, keep):
+    """`x.mean([2, 3])` (ShuffleNet v2, MNASNet) and its max: a global pooling, then a Gemm."""
+    nodes = [helper.make_node(op, ["x"], ["r"], axes=[2, 3], keepdims=keep, name="pool")]
+    if keep:
+        nodes.append(helper.make_node("Flatten", ["r"], ["f"]))
+    nodes.append(helper.make_node("Gemm", ["f" if keep else "r", "w", "b"], ["y"], transB=1, name="fc"))
+    onnx_model = model(nodes, [("w", RNG.standard_normal((5, 3))), ("b", RNG.standard_normal(5))], opset=17)
+    writer = OnnxConverter(onnx_model).convert()
+    assert [layer["type"] for layer in writer.layers][0] == ("GlobalAveragePooling" if op == "ReduceMean" else "GlobalMaxPooling")
+    anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 8, 8)).astype(np.float32))
+
+
+def test_reduction_over_other_axes_names_the_node():
+    """A ReduceMean over the channels is not a global pooling: an error naming the node and the axes."""
+    onnx_model = model([helper.make_node("ReduceMean", ["x"], ["y"], axes=[1], name="rm")])
+    conversion_error(lambda: OnnxConverter(onnx_model).convert(), "'rm'", "ReduceMean", "axes [1]", "global pooling")
+
+
+def test_channels_last_layer_norm(tmp_path):
+    """ConvNeXt's LayerNorm: Transpose to NHWC, LayerNormalization over the last axis, back: one
+    LayerNormalization on Anvil's channels, no data moved."""
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
+             helper.make_node("LayerNormalization", ["t", "g", "b"], ["n"], axis=-1, epsilon=1e-6, name="ln"),
+             helper.make_node("Transpose", ["n"], ["y"], perm=[0, 3, 1, 2])]
+    onnx_model = model(nodes, [("g", RNG.standard_normal(3)), ("b", RNG.standard_normal(3))])
+    writer = OnnxConverter(onnx_model).convert()
+    assert [layer["type"] for layer in writer.layers] == ["LayerNormalization"]
+    anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 8, 8)).astype(np.float32))
+
+
 # -- element-wise operators, unary activations and fused patterns (checked against ONNX Runtime) --
 
 def _onnxruntime_output(onnx_model, x):
@@ -435,3 +495,13 @@ def test_conv_then_silu_pattern_becomes_one_activation_after_the_conv():
     writer = OnnxConverter(model(nodes, [("w", RNG.standard_normal((4, 3, 3, 3)))])).convert()
     assert [layer["type"] for layer in writer.layers] == ["Convolution", "Activation"]
     assert writer.layers[1]["function"] == "silu"
+
+
+def test_layer_norm_channels_last_after_transpose():
+    """ConvNeXt's LayerNorm: Transpose to NHWC, LayerNormalization over the last axis, Transpose back:
+    one LayerNormalization over Anvil's channels (the transposes move no data)."""
+    N = helper.make_node
+    layers = layers_of([N("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
+                        N("LayerNormalization", ["t", "g", "b"], ["n"], axis=-1, epsilon=1e-6),
+                        N("Transpose", ["n"], ["y"], perm=[0, 3, 1, 2])], [("g", np.ones(3)), ("b", np.zeros(3))])
+    assert [l["type"] for l in layers] == ["LayerNormalization"] and abs(layers[0]["epsilon"] - 1e-6) < 1e-12

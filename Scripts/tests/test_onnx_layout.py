@@ -254,4 +254,4 @@ def test_open_sizes_refuse_what_depends_on_the_size():
     conversion_error(lambda: OnnxConverter(split).convert(), "'sp'", "Split", "open", "--input-shape")
     flatten = build([helper.make_node("Reshape", ["x", "s"], ["f"]), helper.make_node("Gemm", ["f", "g"], ["y"], transB=1, name="fc")],
                     [("s", np.array([0, -1], np.int64)), ("g", RNG.standard_normal((2, 4 * 36)))], input_shape=("N", 4, "H", "W"))
-    conversion_error(lambda: OnnxConverter(flatten).convert(), "'fc'", "open input size", "--input-shape")
+    conversion_error(lambda: OnnxConverter(flatten).convert(), "'fc'", "open input", "--input-shape")

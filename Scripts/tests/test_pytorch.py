@@ -19,7 +19,7 @@ from anvil_convert.torch_zoo import ZOO, build_network, scaled  # noqa: E402
 # The reduced variants of Tests/AnvilTestSupport/Fixtures/zoo (Scripts/fixtures/zoo_reference.py).
 REDUCED = {"resnet18": (1 / 8, 100, 72), "mobilenet_v1": (0.25, 100, 128), "squeezenet1_1": (0.25, 100, 100),
            "mobilenet_v2": (0.1, 10, 96), "fcn_resnet50": (1 / 32, 21, 48), "mobilenet_v3_small": (0.1, 10, 96),
-           "shufflenet_v2_x1_0": (1 / 8, 10, 96)}
+           "shufflenet_v2_x1_0": (1 / 8, 10, 96), "efficientnet_b0": (0.1, 10, 96)}
 
 
 class Small(nn.Module):

@@ -36,7 +36,7 @@ def run_both(tmp_path, module, x):
                                 str(tmp_path / "x.f32"), "--output", str(tmp_path / "y.f32")],
                                capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
-    back = (0, 2, 1) if expected.ndim == 3 else (0, 3, 1, 2)
+    back = {2: (0, 1), 3: (0, 2, 1), 4: (0, 3, 1, 2)}[expected.ndim]
     held = np.fromfile(tmp_path / "y.f32", np.float32).reshape([expected.shape[i] for i in np.argsort(back)])
     return [layer["type"] for layer in writer.layers], expected, np.transpose(held, back)
 
@@ -57,4 +57,21 @@ def test_channel_shuffle_and_pixel_shuffle(tmp_path):
     module = nn.Sequential(nn.ChannelShuffle(3), nn.PixelShuffle(2), nn.Conv2d(3, 4, 1), nn.PixelUnshuffle(2))
     types, expected, actual = run_both(tmp_path, module, torch.randn(1, 12, 3, 4))
     assert types == ["ChannelShuffle", "DepthToSpace", "Convolution", "SpaceToDepth"]
+    assert np.abs(actual - expected).max() <= 1e-4 * max(1.0, np.abs(expected).max())
+
+
+def test_permute_flatten_linear_and_cat_on_height(tmp_path):
+    """A torch.cat on dim 2 and x.permute(0, 3, 2, 1).flatten(1) → Linear convert and match PyTorch."""
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3 * 4 * 10, 7)
+
+        def forward(self, x):
+            x = torch.cat([x, torch.relu(x)], dim=2)
+            return self.fc(x.permute(0, 3, 2, 1).flatten(1))
+
+    types, expected, actual = run_both(tmp_path, Net(), torch.randn(1, 3, 5, 4))
+    assert types == ["Activation", "Concatenate", "Transpose", "Dense"]
     assert np.abs(actual - expected).max() <= 1e-4 * max(1.0, np.abs(expected).max())

@@ -109,6 +109,7 @@ def test_graph_errors_name_the_culprit():
         (lambda: writer.add_input("image", (1, 1, 1)), "'image' is used twice"),
         (lambda: writer.add_input("flat", (1, 2, 3, 4)), "input 'flat' needs a positive [height, width, channels]"),
         (lambda: writer.add_input("empty", (0, 4, 1)), "input 'empty'"),
+        (lambda: writer.add_input("open_channels", (None, None, None)), "input 'open_channels' needs a positive"),
         (lambda: writer.add_layer("conv1", "Add", ["image", "image"]), "'conv1' is used twice"),
         (lambda: writer.add_layer("late", "Softmax", ["later"]), "reads 'later', which has not been written yet"),
         (lambda: writer.add_tensor("conv1_W", [1.0]), "tensor 'conv1_W' is written twice"),

@@ -78,6 +78,8 @@ public enum ModelCatalog {
               inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try MobileNetV3.model(.small) },
         Entry(name: "shufflenet_v2_x1_0", summary: "ShuffleNet v2 1.0× (torchvision), 2.3 M parameters",
               inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try ShuffleNetV2.model() },
+        Entry(name: "efficientnet_b0", summary: "EfficientNet-B0 (torchvision), 5.3 M parameters",
+              inputShape: imageNet(224), classes: 1000, preprocessing: .pytorch) { try EfficientNetB0.model() },
     ]
 
     /// Known names, in the order help texts list them.

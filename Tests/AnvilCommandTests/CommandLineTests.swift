@@ -62,6 +62,8 @@ import Anvil
         #expect(wrong.status != 0 && wrong.output.contains("(?, ?, 3)"), "\(wrong.output)")
         let summary = try Self.run(["summary", "\(fixture)/model.json"])
         #expect(summary.status == 0 && summary.output.contains("(?, ?, 3)") && summary.output.contains("(?, ?, 4)"), "\(summary.output)")
+        let sized = try Self.run(["summary", "\(fixture)/model.json", "--shape", "16x24x3"])
+        #expect(sized.status == 0 && sized.output.contains("(16, 24, 4)") && sized.output.contains("MACs per image"), "\(sized.output)")
         let bench = try Self.run(["bench", "\(fixture)/model.json", "--iterations", "1", "--warmup", "0"])
         #expect(bench.status != 0 && bench.output.contains("--shape"), "\(bench.output)")
         let timed = try Self.run(["bench", "\(fixture)/model.json", "--iterations", "1", "--warmup", "0", "--shape", "16x16x3"])

@@ -13,7 +13,7 @@ struct ClassifyCatalogTests {
             ("vgg16", 224, .caffe), ("resnet18", 224, .pytorch), ("resnet50", 224, .pytorch),
             ("squeezenet1_1", 224, .pytorch), ("mobilenet_v1", 224, .pytorch), ("inception_v3", 299, .inception),
             ("mobilenet_v2", 224, .pytorch), ("googlenet", 224, .inception), ("densenet121", 224, .pytorch),
-            ("mobilenet_v3_large", 224, .pytorch), ("mobilenet_v3_small", 224, .pytorch), ("shufflenet_v2_x1_0", 224, .pytorch),
+            ("mobilenet_v3_large", 224, .pytorch), ("mobilenet_v3_small", 224, .pytorch), ("shufflenet_v2_x1_0", 224, .pytorch), ("efficientnet_b0", 224, .pytorch),
         ]
         for (name, size, preset) in expected {
             let entry = try #require(ModelCatalog.entry(named: name))

@@ -102,6 +102,13 @@ import AnvilModels
                          "stage4_3_shuffle": Shape(height: 7, width: 7, channels: 464),
                          "conv5_2": Shape(height: 7, width: 7, channels: 1024), "fc": .vector(1000)],
                 build: { try ShuffleNetV2.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
+        Network(fixture: "efficientnet_b0", published: EfficientNetB0.publishedParameterCount, width: 0.1, classes: 10,
+                inputSize: 96,
+                shapes: ["features_0_2": Shape(height: 112, width: 112, channels: 32),
+                         "features_2_0_block_2_mul": Shape(height: 56, width: 56, channels: 96),
+                         "features_6_3_add": Shape(height: 7, width: 7, channels: 192),
+                         "features_8_2": Shape(height: 7, width: 7, channels: 1280), "classifier_1": .vector(1000)],
+                build: { try EfficientNetB0.model(classes: $0, width: $1, inputSize: $2, includeSoftmax: $3) }),
     ]
 
     /// A fixture directory: the converted model, the photograph and PyTorch's logits.
@@ -312,5 +319,6 @@ import AnvilModels
         #expect(throws: AnvilError.self) { try FCNResNet50.model(inputSize: 7) }
         #expect(throws: AnvilError.self) { try MobileNetV3.model(.small, width: .infinity) }
         #expect(throws: AnvilError.self) { try ShuffleNetV2.model(inputSize: 0) }
+        #expect(throws: AnvilError.self) { try EfficientNetB0.model(classes: -1) }
     }
 }

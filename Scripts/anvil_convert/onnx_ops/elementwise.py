@@ -155,20 +155,25 @@ class ElementwiseOps:
 
     # -- binary and N-ary operators ----------------------------------------------------------------
 
-    def _anvil_constant(self, node, constant, spatial):
-        """A constant operand as (Anvil shape (h, w, c), values in h, w, c order); an error when
-        it has a batch axis other than 1 or more axes than the tensors."""
+    def _anvil_constant(self, node, constant, rank):
+        """A constant operand of tensors of ONNX `rank` (standard layout) as (Anvil shape (h, w, c),
+        values in h, w, c order); an error when it has a batch axis other than 1 or more axes than
+        the tensors."""
         c = np.asarray(constant, np.float32)
-        rank = 4 if spatial else 2
         if c.ndim > rank:
             self.fail(node, f"a constant of shape {list(c.shape)} has more axes than the tensors (rank {rank})")
         c = c.reshape((1,) * (rank - c.ndim) + c.shape)
         if c.shape[0] != 1:
             self.fail(node, f"a constant of shape {list(constant.shape)} spans the batch axis; Anvil broadcasts constants over it")
-        if spatial:
+        if rank == 4:
             values = np.transpose(c[0], (1, 2, 0))
             return tuple(int(v) for v in values.shape), values
-        return (1, 1, int(c.shape[1])), c[0].reshape(1, 1, -1)
+        if rank == 3:  # [1, C, L] -> a sequence held as 1 x L x C
+            values = np.transpose(c[0], (1, 0))[None]
+            return tuple(int(v) for v in values.shape), values
+        if rank == 2:
+            return (1, 1, int(c.shape[1])), c[0].reshape(1, 1, -1)
+        return (1, 1, 1), c.reshape(1, 1, 1)
 
     def _broadcast(self, node, shapes, onnx_shapes):
         """The broadcast of Anvil shapes (h, w, c); an error naming the ONNX shapes that do not fit."""
@@ -211,7 +216,7 @@ class ElementwiseOps:
                 tensor = self.write_flatten(tensor, node)
             if hasattr(tensor, "onnx_shape"):
                 name = self.add(node, "Activation", [tensor.name], function=function)
-                self.set(node, type(tensor)(name, tensor.shape))
+                self.set(node, tensor.like(name) if hasattr(tensor, "like") else type(tensor)(name, tensor.shape))
                 return
         entries = [(i, v) for i, v in enumerate(self.value(node, i) for i in range(len(node.input))) if v is not None]
         constants = [(position, v) for position, (_, v) in enumerate(entries) if isinstance(v, np.ndarray)]
@@ -223,9 +228,10 @@ class ElementwiseOps:
                 folded = _NUMPY[op](folded, v)
             constants = [(len(entries), folded)]
         tensors = [self.act(node, i) for i, v in entries if not isinstance(v, np.ndarray)]
-        if len({t.spatial for t in tensors}) != 1:
-            self.fail(node, f"mixes images and vectors {[t.onnx_shape for t in tensors]}")
-        spatial = tensors[0].spatial
+        if len({t.rank for t in tensors}) != 1:
+            self.fail(node, f"mixes tensors of different ranks {[t.onnx_shape for t in tensors]}")
+        rank = tensors[0].rank
+        spatial = rank == 4
         constant = constants[0][1] if constants else None
         constant_first = bool(constants) and constants[0][0] == 0
         if constant is not None and constant.size == 1 and len(tensors) == 1 and op != "Mean":
@@ -234,13 +240,14 @@ class ElementwiseOps:
         if constant is None and op in ("Add", "Sum") and len({t.shape for t in tensors}) == 1:
             # Tensors of one shape: Anvil's Add, which the engine fuses into the convolution before it.
             name = self.add(node, "Add", [t.name for t in tensors])
-            self.set(node, type(tensors[0])(name, tensors[0].shape))
+            self.set(node, tensors[0].like(name))
             return
-        anvil_shapes = [t.shape if spatial else (1, 1, t.shape[0]) for t in tensors]
+        # Anvil stores every rank as h x w x c: an image (h, w, c), a sequence 1 x l x c, a vector 1 x 1 x c
+        anvil_shapes = [(1, 1, 1, *t.shape)[-3:] for t in tensors]
         onnx_shapes = [t.onnx_shape for t in tensors]
         options, parameters = {"operation": _OPERATION[op]}, None
         if constant is not None:
-            shape, array = self._anvil_constant(node, constant, spatial)
+            shape, array = self._anvil_constant(node, constant, rank)
             anvil_shapes.append(shape)
             onnx_shapes.append(list(constant.shape))
             options["constant"] = list(shape)
@@ -248,10 +255,14 @@ class ElementwiseOps:
                 options["constantFirst"] = True
             parameters = {"constant": array}
         output = self._broadcast(node, anvil_shapes, onnx_shapes)
-        if not spatial and output[:2] != (1, 1):
-            self.fail(node, f"broadcasting vectors {onnx_shapes} gives more than one axis")
+        if output[:4 - rank] != (1,) * (4 - rank):
+            self.fail(node, f"broadcasting {onnx_shapes} gives more axes than the rank-{rank} tensors have")
         name = self.add(node, "Elementwise", [t.name for t in tensors], parameters, **options)
-        self.set(node, type(tensors[0])(name, output if spatial else (output[2],)))
+        widest = max(tensors, key=lambda t: int(np.prod(t.shape)))
+        result = widest.like(name)
+        result.shape = tuple(output[4 - rank:]) if rank > 1 else ()
+        result.anvil_rank = max(t.anvil_rank for t in tensors)  # the engine's output has its widest input's rank
+        self.set(node, result)
 
     def _scalar_activation(self, node, op, tensor, k, constant_first):
         """A computed tensor with a scalar constant as one Activation where one exists; False otherwise."""
@@ -277,12 +288,12 @@ class ElementwiseOps:
             function = {0.5: "squareRoot", -1.0: "reciprocal"}.get(k)
             if k == 2:
                 name = self.add(node, "Elementwise", [tensor.name, tensor.name], operation="multiply")
-                self.set(node, type(tensor)(name, tensor.shape))
+                self.set(node, tensor.like(name))
                 return True
         if function is None:
             return False
         name = self.add(node, "Activation", [tensor.name], function=function)
-        self.set(node, type(tensor)(name, tensor.shape))
+        self.set(node, tensor.like(name))
         return True
 
     def op_Add(self, node, index):

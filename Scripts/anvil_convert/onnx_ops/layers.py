@@ -131,7 +131,7 @@ class LayersOps:
         scales = [float(v) for v in scales.reshape(-1)]
         if scales[0] != 1 or scales[1] != 1:
             self.fail(node, f"scales {scales} must keep N and C")
-        # An open size (None) stays open: Anvil resizes by the scales at every size.
+        # An open height/width (None) stays open.
         oh = None if h is None else int(np.floor(h * np.float32(scales[2])))
         ow = None if w is None else int(np.floor(w * np.float32(scales[3])))
         name = self.add(node, "Resize", [tensor.name], scale=scales[2:], **options)
@@ -276,25 +276,29 @@ class LayersOps:
         self.set(node, type(tensor)(name, tensor.shape))
 
     def op_LayerNormalization(self, node, index):
-        """`LayerNormalization` over exactly the channel axis: LayerNormalization. Only a [N, C] input
-        qualifies today (axis -1 or 1); an NCHW image normalised over its last axes is not Anvil's
-        channel axis (a channels-last LayerNorm reached through Transpose needs the layout tracking)."""
-        tensor = self.act(node)
+        """`LayerNormalization` over exactly Anvil's channel axis: LayerNormalization. ONNX normalises
+        axes `axis` … last; every one of them but the one Anvil holds as its channels must have extent 1
+        (ConvNeXt's channels-last LayerNorm after a Transpose to NHWC qualifies; an NCHW image over its
+        last axes does not, and is an error)."""
+        tensor = self.act(node, any_layout=True)
         a = _attributes(node)
-        axis = int(a.get("axis", -1))
-        rank = 4 if tensor.spatial else 2
+        rank = tensor.rank
+        axis = int(a.get("axis", -1)) % rank
         if a.get("stash_type", 1) != 1:
             self.fail(node, "stash_type other than float is not supported")
         if len(node.output) > 1 and any(self.consumers.get(o) for o in node.output[1:] if o):
             self.fail(node, "its Mean / InvStdDev outputs are used (training only)")
-        if tensor.spatial or axis % rank != 1:
-            self.fail(node, f"normalises axes {list(range(axis % rank, rank))} of an input of shape {tensor.onnx_shape}; "
-                            "Anvil's LayerNormalization normalises exactly the channel axis")
-        c = tensor.shape[-1]
+        shape = tensor.onnx_shape
+        normalised = list(range(axis, rank)) if axis > 0 else []
+        channel = [i for i in normalised if tensor.channel_axis(i)]
+        if not channel or any(shape[i] != 1 for i in normalised if i not in channel):
+            self.fail(node, f"normalises ONNX axes {normalised} of an input of shape {shape}; Anvil's "
+                            "LayerNormalization normalises exactly the channel axis")
+        c = tensor.shape[-1] if tensor.shape else 1
         gamma, beta = self.per_channel(node, 1, c, "Scale"), self.per_channel(node, 2, c, "B", default=0.0)
         name = self.add(node, "LayerNormalization", [tensor.name], {"gamma": gamma, "beta": beta},
                         epsilon=float(a.get("epsilon", 1e-5)))
-        self.set(node, type(tensor)(name, tensor.shape))
+        self.set(node, tensor.like(name))
 
     def op_GroupNormalization(self, node, index):
         """`GroupNormalization` (opset 18: scale and bias per group; 21: per channel): GroupNormalization."""

@@ -84,8 +84,8 @@ struct JSONFields {
         }
     }
 
-    /// An array of integers whose length is in `counts`, every element but the last of which
-    /// may be `null` (an open dimension).
+    /// An array of integers whose length is in `counts`; every element but the last may be
+    /// `null` (an open dimension: `[null, null, 3]`, `[null, 8]`).
     func openIntArray(_ key: String, counts: ClosedRange<Int>) throws -> [Int?] {
         let values = try array(key)
         let what = "an array of \(counts.lowerBound) to \(counts.upperBound) integers (all but the last may be null)"

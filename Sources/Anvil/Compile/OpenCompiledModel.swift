@@ -42,7 +42,7 @@ final class OpenCompiledModel: Sendable {
             if let model = cache.find(shapes) { return model }
             let resolved = try graph.resolved(inputShapes: shapes)
             let plan = ExecutionPlan(graph: resolved)
-            let sizes = shapes.map(\.sizeDescription).joined(separator: ", ")
+            let sizes = shapes.map { "\($0.height)×\($0.width)" }.joined(separator: ", ")
             guard plan.floatsPerImage < Int.max / 16 else {
                 throw AnvilError(.invalidInput, "input size \(sizes): the activations of one image are too large to allocate")
             }

@@ -100,8 +100,7 @@ struct Graph {
         isOpen = patterns.contains { $0.isOpen }
         for (i, input) in inputs.enumerated() {
             let pattern = input.openShape
-            guard (pattern.height ?? 1) > 0, (pattern.width ?? 1) > 0, (pattern.channels ?? 0) > 0,
-                  pattern.filled(height: 1, width: 1).isValid else {
+            guard (pattern.height ?? 1) > 0, (pattern.width ?? 1) > 0, (pattern.channels ?? 0) > 0 else {
                 throw AnvilError(.invalidShape, "input '\(inputNames[i])' has invalid shape \(pattern)")
             }
         }
@@ -112,12 +111,13 @@ struct Graph {
         }
         // Open inputs: infer at two probe sizes; what differs between them is open.
         let probes = try Self.probeSizes.map { size in
-            let probeShapes = patterns.map { $0.filled(height: size.height, width: size.width) }
-            let sizes = zip(patterns, probeShapes).filter { $0.0.isOpen }.map(\.1.sizeDescription).joined(separator: ", ")
+            let probeShapes = patterns.map {
+                $0.filled(height: size.height, width: size.width)
+            }
             do {
                 return try Self.inferShapes(nodes: nodes, inputNames: declaredNames, inputShapes: probeShapes)
             } catch let error as AnvilError {
-                throw AnvilError(error.code, "with the open input size set to \(sizes) to infer shapes: \(error.message)")
+                throw AnvilError(error.code, "with the open input size set to \(size.height)×\(size.width) to infer shapes: \(error.message)")
             }
         }
         shapes = probes[0]
@@ -161,7 +161,7 @@ struct Graph {
         do {
             shapes = try Self.inferShapes(nodes: nodes, inputNames: inputNames, inputShapes: inputShapes)
         } catch let error as AnvilError {
-            let sizes = inputShapes.map(\.sizeDescription).joined(separator: ", ")
+            let sizes = inputShapes.map { "\($0.height)×\($0.width)" }.joined(separator: ", ")
             throw AnvilError(error.code, "input size \(sizes) does not fit the model: \(error.message)")
         }
         return Graph(inputNames: inputNames, nodes: nodes, outputs: outputs, shapes: shapes,

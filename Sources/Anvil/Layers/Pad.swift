@@ -65,7 +65,7 @@ public final class Pad: Layer {
         let height = input.height + top + bottom, width = input.width + left + right
         let channels = input.channels + front + back
         _ = try checkedProduct([height, width, channels], what: "padded output")
-        return Shape(height: height, width: width, channels: channels)
+        return try input.windowOutput(height: height, width: width, channels: channels)
     }
 
     /// The C kernel `anvil_pad_lines`.

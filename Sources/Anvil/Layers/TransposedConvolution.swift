@@ -110,7 +110,7 @@ public final class TransposedConvolution: Layer, FusableLayer {
         let g = try geometry(inputs[0])
         _ = try checkedProduct([channels, kernel.0, kernel.1, inputs[0].channels / groups], what: "weight tensor")
         _ = try checkedProduct([inputs[0].height, inputs[0].width, kernel.0, kernel.1, channels], what: "column buffer")
-        return Shape(height: g.outputHeight, width: g.outputWidth, channels: channels)
+        return try inputs[0].windowOutput(height: g.outputHeight, width: g.outputWidth, channels: channels)
     }
 
     /// Weights and (if `useBias`) biases.

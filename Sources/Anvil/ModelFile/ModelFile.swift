@@ -68,10 +68,18 @@ public struct ModelFile {
         for (i, entry) in try root.array("inputs").enumerated() {
             let fields = try JSONFields(entry, context: "input \(i + 1)")
             let name = try fields.string("name")
-            // `[C]`, `[L, C]` or `[H, W, C]`; every axis but the channels may be null (open, any size at predict).
+            // 1 to 3 axes after the batch axis; an image's height and width, or a sequence's
+            // length, may be null (open: any size at predict).
             let shape = try fields.openIntArray("shape", counts: 1 ... 3)
             guard tensors[name] == nil else { throw AnvilError(.invalidFile, "two inputs are named '\(name)'") }
-            let input = Input(shape: try OpenShape(dimensions: shape), name: name)
+            let input: Input
+            if let fixed = shape as? [Int] {
+                input = Input(shape: try Shape(dimensions: fixed), name: name)
+            } else if shape.count == 3 {
+                input = Input(height: shape[0], width: shape[1], channels: shape[2]!, name: name)
+            } else {
+                input = Input(length: shape[0], channels: shape[1]!, name: name)
+            }
             inputs.append(input)
             tensors[name] = input
         }

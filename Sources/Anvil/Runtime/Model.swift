@@ -54,7 +54,9 @@ public final class Model: Sendable {
     }
 
     /// An open shape with its open dimensions as 0.
-    static func zeroOpen(_ shape: OpenShape) -> Shape { shape.zeroOpen }
+    static func zeroOpen(_ shape: OpenShape) -> Shape {
+        shape.filled(height: 0, width: 0)
+    }
 
     /// The shape of one image of each input (an open dimension is 0; see ``openInputShapes``).
     public let inputShapes: [Shape]

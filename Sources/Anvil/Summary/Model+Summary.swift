@@ -4,13 +4,39 @@ extension Model {
     /// A Keras-style table: each layer's name, type, output shape, parameters and
     /// multiply-accumulates, then totals (layers, parameters, MACs, weight bytes, peak
     /// activation bytes per image). Returns the text; print it yourself.
+    ///
+    /// With open inputs, `?` marks a dimension (and MACs) that depend on the input size; see
+    /// ``summary(inputShapes:)`` for the table at one size.
     public func summary() -> String {
+        let layers = self.layers
+        var totals: [String]
+        if hasOpenInputs {
+            totals = ["Open input size: \(openInputShapes.map(\.description).joined(separator: ", ")); MACs and activation memory depend on it"]
+        } else {
+            totals = ["MACs per image: \(Self.grouped(macs)) (\(Self.grouped(saturatingProduct(2, macs))) FLOPs)",
+                      "Peak activation memory per image: \(Self.bytes(activationBytesPerImage))"]
+        }
+        return table(inputs: openInputShapes.map(\.description), layers: layers, totals: totals)
+    }
+
+    /// The table of ``summary()`` for inputs of `inputShapes` (one image each): concrete shapes,
+    /// MACs and activation memory at that size (for a model with an open input size). Throws
+    /// when a shape does not match its input or does not fit a layer.
+    public func summary(inputShapes: [Shape]) throws -> String {
+        let layers = try layers(forInputShapes: inputShapes)
+        let macs = saturatingSum(layers.map(\.macs))
+        let memory = try activationBytesPerImage(forInputShapes: inputShapes)
+        return table(inputs: inputShapes.map(\.description), layers: layers, totals: [
+            "MACs per image: \(Self.grouped(macs)) (\(Self.grouped(saturatingProduct(2, macs))) FLOPs)",
+            "Peak activation memory per image: \(Self.bytes(memory))",
+        ])
+    }
+
+    private func table(inputs: [String], layers: [LayerInfo], totals: [String]) -> String {
         var rows: [[String]] = [["Layer (type)", "Output shape", "Params", "MACs"]]
         for (i, name) in inputNames.enumerated() {
-            rows.append(["\(name) (Input)", openInputShapes[i].description, "0", "0"])
+            rows.append(["\(name) (Input)", inputs[i], "0", "0"])
         }
-        // With open inputs, `?` marks a dimension, a parameter count or MACs that depend on the size.
-        let layers = self.layers
         for layer in layers {
             let parameters = layer.sharesParameters ? "shared" : layer.parametersDependOnInputSize ? "?" : Self.grouped(layer.parameterCount)
             rows.append(["\(layer.name) (\(layer.layer.typeName))",
@@ -33,12 +59,7 @@ extension Model {
         let weightBytes = saturatingProduct(parameterCount, MemoryLayout<Float>.size)
         text.append("Layers: \(layers.count)")
         text.append("Parameters: \(Self.grouped(parameterCount)) (\(Self.bytes(weightBytes)))")
-        if hasOpenInputs {
-            text.append("Open input size: \(openInputShapes.map(\.description).joined(separator: ", ")); MACs and activation memory depend on it")
-        } else {
-            text.append("MACs per image: \(Self.grouped(macs)) (\(Self.grouped(saturatingProduct(2, macs))) FLOPs)")
-            text.append("Peak activation memory per image: \(Self.bytes(activationBytesPerImage))")
-        }
+        text += totals
         return text.joined(separator: "\n") + "\n"
     }
 

@@ -14,7 +14,7 @@ struct ClassifyCommand: ParsableCommand {
 
         Each image is decoded, made RGB (grey replicated, transparency composited over white), resized so that its shorter side is the input size / 0.875 (256 for 224), centre-cropped to the input size and normalised by the preset: caffe (BGR, 0-255 minus the ImageNet means), pytorch (RGB / 255, ImageNet mean and std) or inception (x / 127.5 - 1).
 
-        A zoo network chooses its preset (vgg16: caffe; resnet18, resnet50, squeezenet1_1, mobilenet_v1, mobilenet_v2, mobilenet_v3_large, mobilenet_v3_small, shufflenet_v2_x1_0, densenet121: pytorch; inception_v3, googlenet: inception), and so does a model file whose name is a zoo name; otherwise pass --preset. Weights trained another way need --preset (torchvision's VGG16 weights: --preset pytorch).
+        A zoo network chooses its preset (vgg16: caffe; resnet18, resnet50, squeezenet1_1, mobilenet_v1, mobilenet_v2, mobilenet_v3_large, mobilenet_v3_small, shufflenet_v2_x1_0, efficientnet_b0, densenet121: pytorch; inception_v3, googlenet: inception), and so does a model file whose name is a zoo name; otherwise pass --preset. Weights trained another way need --preset (torchvision's VGG16 weights: --preset pytorch).
 
         Labels: --labels (one per line, as many as the model has outputs), else the built-in ImageNet names for a 1000-class model, else "class N". Each image prints rank, probability, class index and label.
         """
@@ -66,6 +66,9 @@ struct ClassifyCommand: ParsableCommand {
         let inputShape = network.inputShapes[0]
         guard network.inputShapes.count == 1, network.outputShapes.count == 1 else {
             throw ValidationError("'\(model)' has \(network.inputShapes.count) inputs and \(network.outputShapes.count) outputs; classify needs one of each")
+        }
+        guard !network.hasOpenInputs, network.openOutputShapes.allSatisfy({ !$0.isOpen }) else {
+            throw ValidationError("'\(model)' has an open input size \(network.openInputShapes[0]); classify resizes photos to a fixed size: convert the model with one (e.g. --input-shape)")
         }
         guard inputShape.channels == 3 else {
             throw ValidationError("'\(model)' takes \(inputShape.channels)-channel input; classify prepares RGB photos (3 channels)\(inputShape.channels == 1 ? " — for digits use `anvil mnist --image`" : "")")

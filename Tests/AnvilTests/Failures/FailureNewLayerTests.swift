@@ -75,6 +75,13 @@ struct FailureNewLayerTests {
         #expect(try Pad(top: 1, left: 2, bottom: 3, right: 4, front: 1, back: 2).outputShape(for: [input])
                 == Shape(height: 9, width: 13, channels: 9))
         #expect(try LpPooling(kernel: (2, 3)).outputShape(for: [input]) == Shape(height: 2, width: 2, channels: 6))
+        // A sequence runs as a height-1 image and stays a sequence; a window that grows its height is an error.
+        let sequence = Shape.sequence(length: 5, channels: 4)
+        #expect(try TransposedConvolution(kernel: (1, 3), channels: 2, stride: (1, 2)).outputShape(for: [sequence])
+                == .sequence(length: 11, channels: 2))
+        #expect(try Pad(left: 1, right: 2, mode: .reflect).outputShape(for: [sequence]) == .sequence(length: 8, channels: 4))
+        #expect(throws: AnvilError.self) { try TransposedConvolution(kernel: (2, 3), channels: 2).outputShape(for: [sequence]) }
+        #expect(throws: AnvilError.self) { try Pad(top: 1).outputShape(for: [sequence]) }
     }
 
     static let modelFiles: [(String, String, AnvilError.Code, [String])] = [

@@ -90,13 +90,13 @@ import Testing
 
     @Test func unknownActivationIsAClearError() throws {
         let json = try #require(Self.document(layers: """
-            { "name": "last", "type": "Activation", "inputs": ["image"], "function": "gelu" }
+            { "name": "last", "type": "Activation", "inputs": ["image"], "function": "swooshy" }
             """))
         let error = #expect(throws: AnvilError.self) {
             try ModelFile(json: json, source: "converted.json", directory: URL(fileURLWithPath: "/tmp"))
         }
         #expect(error?.message.contains("layer 'last'") == true)
-        #expect(error?.message.contains("unknown activation 'gelu'") == true)
+        #expect(error?.message.contains("unknown activation 'swooshy'") == true)
     }
 
     @Test func convertedModelWithAMissingTensorNamesIt() throws {

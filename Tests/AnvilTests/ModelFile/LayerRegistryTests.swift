@@ -57,7 +57,6 @@ struct LayerRegistryTests {
         Add(activation: .relu6),
         Elementwise(.divide, constant: Shape(height: 1, width: 1, channels: 3), constantFirst: true, activation: .tanh),
         Elementwise(.mean, activation: .relu),
-        Concatenate(),
         Concatenate(axis: 2),
         ChannelShuffle(groups: 4),
         Transpose(permutation: [0, 3, 1, 2]),

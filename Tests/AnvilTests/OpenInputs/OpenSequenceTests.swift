@@ -56,7 +56,7 @@ extension OpenInputTests {
             try JSONValue.parse(Data(#"{"format": "anvil.model", "version": 1, "inputs": [{"name": "x", "shape": \#(shape)}], "layers": [{"name": "r", "type": "Activation", "inputs": ["x"], "function": "relu"}], "outputs": ["r"]}"#.utf8), source: "test")
         }
         let sequence = try ModelFile(json: try document("[null, 16]"), source: "test", directory: URL(fileURLWithPath: "/"))
-        #expect(sequence.model.openInputShapes == [try OpenShape(dimensions: [nil, 16])])
+        #expect(sequence.model.openInputShapes == [OpenShape.sequence(length: nil, channels: 16)])
         #expect(sequence.model.openOutputShapes[0].description == "(?, 16)")
         let image = try ModelFile(json: try document("[7, null, 2]"), source: "test", directory: URL(fileURLWithPath: "/"))
         #expect(image.model.openInputShapes == [OpenShape(height: 7, width: nil, channels: 2)])
