@@ -74,11 +74,11 @@ def test_success_writes_the_model_and_reports_it(caffe_files, tmp_path):
 
 def test_unconvertible_model_is_one_line_on_stderr(caffe_files, tmp_path):
     """A layer Anvil lacks: exit 1 and one line naming it, nothing written."""
-    prototxt = tmp_path / "lrn.prototxt"
-    prototxt.write_text(PROTOTXT + 'layer { name: "norm1" type: "LRN" bottom: "conv1" top: "norm1" }\n')
+    prototxt = tmp_path / "argmax.prototxt"
+    prototxt.write_text(PROTOTXT + 'layer { name: "top1" type: "ArgMax" bottom: "conv1" top: "top1" }\n')
     completed = run_script("convert_caffe.py", str(prototxt), caffe_files[1], str(tmp_path / "out"))
     line = one_line_error(completed, "caffe")
-    assert "'norm1' (LRN)" in line and not os.path.exists(tmp_path / "out")
+    assert "'top1' (ArgMax)" in line and not os.path.exists(tmp_path / "out")
 
 
 def test_missing_file_is_one_line_on_stderr(tmp_path):

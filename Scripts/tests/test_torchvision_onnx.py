@@ -24,16 +24,10 @@ framework("onnx")
 import torchvision_onnx_check as check  # noqa: E402
 from conftest import anvil_executable  # noqa: E402
 
-# Models whose operators another part of issue #12 still has to land; strict: once one passes,
-# its entry must go (a temporary list for the lead to clear at merge).
-PENDING = {
-    "mobilenet_v3_small": "Mul of two computed tensors (elementwise operators, helper elem)",
-    "mobilenet_v3_large": "Mul of two computed tensors (elementwise operators, helper elem)",
-    "efficientnet_b0": "Mul of two computed tensors (elementwise operators, helper elem)",
-    "regnet_y_400mf": "Mul of two computed tensors (elementwise operators, helper elem)",
-    "shufflenet_v2_x0_5": "Reshape/Transpose/Slice of computed tensors (layout operators, helper rank)",
-    "convnext_tiny": "Transpose, LayerNormalization, Erf, Mul (helpers rank, layers, elem)",
-}
+# Models whose operators another part of issue #12 has not landed yet, with the part that brings
+# them: strict expected failures (once one passes its entry must go). Empty: every --fast model
+# passes since elem, layers and rank were merged.
+PENDING = {}
 
 
 @pytest.fixture(scope="module")

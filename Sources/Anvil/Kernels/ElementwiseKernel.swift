@@ -4,7 +4,7 @@ import CAnvilKernels
 /// `anvil_binary` (the first step combines operands 0 and 1, each later one the output so far
 /// and the next operand; a mean ends by scaling with 1/n), then the activation, each over the
 /// same range of output elements, split over the worker pool.
-struct ElementwiseKernel: RangeKernel {
+struct ElementwiseKernel: RangeKernel, EpilogueReportingKernel {
     /// One `anvil_binary` call: `out = a op b`.
     struct Step {
         var op: anvil_binary_op
@@ -16,13 +16,22 @@ struct ElementwiseKernel: RangeKernel {
     }
 
     let steps: [Step]
+    /// The steps' shapes in one C array, read by `run` (an array of structs this large is
+    /// copied through the heap when iterated in an unoptimised build).
+    let shapes: ShapeArray
     /// For each operand, its input index, or -1 for the constant.
     let inputIndex: [Int]
-    let constant: [Float]
+    /// The constant operand (empty when there is none).
+    let constant: ParameterData
     /// `[1 / operands]` for a mean.
-    let scale: [Float]
+    let scale: ParameterData
     let activation: ActivationFunction
     var instructionSet = InstructionSet.current
+
+    /// The layer's activation, or the one fused after it.
+    var appliedActivation: ActivationFunction { activation }
+    /// It takes no residual.
+    var addsResidual: Bool { false }
 
     init(operation: ElementwiseOperation, operands: [Shape], constantIndex: Int?, constant: [Float], output: Shape,
          activation: ActivationFunction) {
@@ -50,14 +59,15 @@ struct ElementwiseKernel: RangeKernel {
                               a: -1, b: -1))
         }
         self.steps = steps
+        shapes = ShapeArray(steps)
         var inputs: [Int] = []
         var next = 0
         for index in operands.indices {
             if index == constantIndex { inputs.append(-1) } else { inputs.append(next); next += 1 }
         }
         inputIndex = inputs
-        self.constant = constant
-        scale = [1 / Float(operands.count)]
+        self.constant = ParameterData(constant.isEmpty ? [0] : constant)
+        scale = ParameterData([1 / Float(operands.count)])
         self.activation = activation
     }
 
@@ -92,23 +102,44 @@ struct ElementwiseKernel: RangeKernel {
         Compute.parallelFor(io.batch * io.outputShape.count, costPerItem: cost, KernelRange(kernel: self, io: io))
     }
 
-    /// Output elements `range` (flat over the batch).
+    /// Output elements `range` (flat over the batch). No closures: a warm run allocates nothing.
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let isa = instructionSet.cValue
-        constant.withUnsafeBufferPointer { constant in
-            scale.withUnsafeBufferPointer { scale in
-                func operand(_ index: Int) -> UnsafePointer<Float> {
-                    let input = inputIndex[index]
-                    return input < 0 ? constant.baseAddress! : io.inputs[input]
-                }
-                for step in steps {
-                    var shape = step.shape
-                    let a = step.a < 0 ? UnsafePointer(io.output) : operand(step.a)
-                    let b = step.b < 0 ? scale.baseAddress! : operand(step.b)
-                    anvil_binary(isa, step.op, &shape, a, b, io.output, range.lowerBound, range.upperBound)
-                }
-            }
+        for index in 0 ..< shapes.count {
+            let first = shapes.a[index], second = shapes.b[index]
+            let a = first < 0 ? UnsafePointer(io.output) : operand(first, io)
+            let b = second < 0 ? scale.buffer.baseAddress! : operand(second, io)
+            anvil_binary(isa, shapes.ops[index], shapes.pointer + index, a, b, io.output, range.lowerBound, range.upperBound)
         }
         activation.apply(io.output + range.lowerBound, count: range.count, instructionSet: instructionSet)
+    }
+
+    /// The steps as flat arrays the run loop indexes without copying structs.
+    final class ShapeArray: @unchecked Sendable {
+        let count: Int
+        let pointer: UnsafeMutablePointer<anvil_binary_shape>
+        let ops: UnsafeMutablePointer<anvil_binary_op>
+        let a: [Int], b: [Int]
+
+        init(_ steps: [Step]) {
+            count = steps.count
+            pointer = .allocate(capacity: max(1, count))
+            pointer.initialize(from: steps.map(\.shape), count: count)
+            ops = .allocate(capacity: max(1, count))
+            ops.initialize(from: steps.map(\.op), count: count)
+            a = steps.map(\.a)
+            b = steps.map(\.b)
+        }
+
+        deinit {
+            pointer.deallocate()
+            ops.deallocate()
+        }
+    }
+
+    /// Operand `index`: its input buffer, or the constant.
+    private func operand(_ index: Int, _ io: KernelIO) -> UnsafePointer<Float> {
+        let input = inputIndex[index]
+        return input < 0 ? constant.buffer.baseAddress! : io.inputs[input]
     }
 }

@@ -53,11 +53,12 @@ public final class DepthToSpace: Layer {
         let input = inputs[0], b = blockSize
         guard b > 0 else { throw AnvilError(.invalidOption, "blockSize must be positive, got \(b)") }
         guard input.rank == 4 else { throw AnvilError(.invalidShape, "needs an image (rank 4), got rank \(input.rank)") }
-        guard input.channels % (b * b) == 0 else {
-            throw AnvilError(.invalidShape, "blockSize² \(b * b) must divide channels \(input.channels)")
+        let (square, overflow) = b.multipliedReportingOverflow(by: b)
+        guard !overflow, input.channels % square == 0 else {
+            throw AnvilError(.invalidShape, "blockSize² \(overflow ? "(\(b)²)" : "\(square)") must divide channels \(input.channels)")
         }
         return Shape(height: try checkedProduct([input.height, b], what: "height"),
-                     width: try checkedProduct([input.width, b], what: "width"), channels: input.channels / (b * b))
+                     width: try checkedProduct([input.width, b], what: "width"), channels: input.channels / square)
     }
 
     /// A strided copy from the depth layout to the space one.

@@ -36,8 +36,8 @@ public enum ElementwiseOperation: String, Sendable, CaseIterable, CustomStringCo
 /// operand, after the computed inputs (or before them with `constantFirst`, for `c − x`,
 /// `c / x` or `c ^ x`): `x --> Elementwise(.multiply, constant: .vector(C))` is ConvNeXt's layer
 /// scale. Unlike ``Add`` (a residual sum of equal shapes, fused into the convolution before it)
-/// this layer is its own step.
-public final class Elementwise: Layer {
+/// this layer is its own step; an Activation after it is fused into its kernel.
+public final class Elementwise: Layer, FusableLayer {
     /// The operation.
     public let operation: ElementwiseOperation
     /// The shape of the constant operand, or `nil` when every operand is an input.
@@ -62,6 +62,9 @@ public final class Elementwise: Layer {
     /// `elementwise`.
     public var namePrefix: String { "elementwise" }
 
+    /// A following Activation, applied by the kernel to each range it has just written.
+    var absorbs: FusionCapabilities { .activation }
+
     /// Two operands for subtract, divide and power, two or more for the others; the constant,
     /// if any, is one of them.
     public var inputCountRange: ClosedRange<Int> {
@@ -83,11 +86,16 @@ public final class Elementwise: Layer {
         if constantFirst && constant == nil {
             throw AnvilError(.invalidOption, "constantFirst needs a constant")
         }
-        return try Self.broadcast(operandShapes(inputs))
+        var result = try Self.broadcast(operandShapes(inputs))
+        // The output has the largest rank of the computed inputs (a vector plus a vector is a
+        // vector), raised where the broadcast stores more than that rank holds.
+        let held = result.height > 1 ? 4 : result.width > 1 ? 3 : result.channels > 1 ? 2 : 1
+        result.rank = max(inputs.map(\.rank).max() ?? 4, held)
+        return result
     }
 
     /// The NumPy broadcast of `shapes` over (height, width, channels): per axis, every size is
-    /// 1 or the largest.
+    /// 1 or the largest; the rank is the highest operand rank.
     static func broadcast(_ shapes: [Shape]) throws -> Shape {
         var result = shapes[0]
         for shape in shapes.dropFirst() {
@@ -96,8 +104,9 @@ public final class Elementwise: Layer {
                 if a == 1 { return b }
                 throw AnvilError(.invalidShape, "cannot broadcast shapes \(result) and \(shape): each axis must be equal or 1")
             }
+            // A lower rank stores 1s in its leading axes, so the result keeps the highest rank.
             result = Shape(height: try axis(result.height, shape.height), width: try axis(result.width, shape.width),
-                           channels: try axis(result.channels, shape.channels))
+                           channels: try axis(result.channels, shape.channels), rank: max(result.rank, shape.rank))
         }
         return result
     }
@@ -113,7 +122,8 @@ public final class Elementwise: Layer {
         let values = try constant.map { _ in try context.parameter(.constant).values } ?? []
         return ElementwiseKernel(operation: operation, operands: operandShapes(context.inputShapes),
                                  constantIndex: constant == nil ? nil : (constantFirst ? 0 : context.inputShapes.count),
-                                 constant: values, output: context.outputShape, activation: activation)
+                                 constant: values, output: context.outputShape,
+                                 activation: context.fusedActivation ?? activation)
     }
 }
 

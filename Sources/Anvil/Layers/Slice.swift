@@ -40,8 +40,11 @@ public final class Slice: Layer {
             first = min(max(first, 0), extent - 1)
             last = min(max(last, -1), extent - 1)
         }
-        let span = last - first
-        let count = step > 0 ? max(0, (span + step - 1) / step) : max(0, (-span + (-step) - 1) / (-step))
+        // Both ends are clamped to [-1, extent], so the span cannot overflow; the division is
+        // written so that a huge step cannot either.
+        let span = step > 0 ? last - first : first - last
+        let magnitude = step == Int.min ? Int.max : abs(step)
+        let count = span > 0 ? (span - 1) / magnitude + 1 : 0
         guard count > 0 else {
             throw AnvilError(.invalidShape, "slice \(start)..<\(end) step \(step) of axis \(axis) (extent \(extent)) is empty")
         }
@@ -59,10 +62,10 @@ public final class Slice: Layer {
     /// A strided copy.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
-        let (axis, first, _) = try resolve(input)
+        let (axis, first, count) = try resolve(input)
         let inStrides = StridedCopy.contiguousStrides(input.dimensions)
         var copyStrides = inStrides
-        copyStrides[axis - 1] *= step
+        copyStrides[axis - 1] *= count == 1 ? 1 : step  // |step| < extent when two or more are taken
         let outDims = context.outputShape.dimensions
         let copy = StridedCopy(input: 0, dims: outDims, inputStrides: copyStrides,
                                outputStrides: StridedCopy.contiguousStrides(outDims), inputOffset: first * inStrides[axis - 1])

@@ -112,10 +112,13 @@ struct FusionGuaranteeTests {
         let summed = [main, input] --> Add(activation: .relu, name: "add")
         let output = summed --> DepthwiseConvolution(kernel: (3, 3), name: "dw") --> Activation(.relu6, name: "act")
             --> Dense(neurons: 4, name: "fc") --> Activation(.sigmoid, name: "sig")
-        let model = try Model(input: input, output: output)
+        let gated = [output, output --> Activation(.tanh, name: "gate")] --> Elementwise(.multiply, name: "mul")
+            --> Activation(.gelu, name: "gelu")
+        let model = try Model(input: input, output: gated)
         try model.compile(from: RandomParameterSource(seed: 3))
         let kernels = try model.compiledModel().steps.map(\.kernel)
-        #expect(kernels.count == 3)
+        #expect(kernels.count == 5)
+        #expect((kernels.last as? ElementwiseKernel)?.appliedActivation == .gelu)
         #expect(!kernels.contains { $0 is EpilogueKernel })
     }
 }

@@ -27,7 +27,7 @@ struct ActivationKernelTests {
             var values = Self.inputs
             values.withUnsafeMutableBufferPointer { f.apply($0.baseAddress!, count: $0.count, instructionSet: isa) }
             let expected = Self.inputs.map { Double(Float(Naive.activate(f, Double($0)))) }
-            let actual = try Tensor(batch: 1, shape: .vector(values.count), values: values)
+            let actual = try Tensor(batch: 1, shape: Shape(height: 1, width: 1, channels: values.count), values: values)
             refExpectClose(actual, RefTensor(n: 1, h: 1, w: 1, c: expected.count, v: expected), tolerance: 1e-5, "\(f) on \(isa)")
         }
     }

@@ -201,3 +201,33 @@ extension ReferenceLayerTests {
         #expect(reread.model.outputShapes == model.outputShapes)
     }
 }
+
+extension ReferenceLayerTests {
+    @Test("Slice with extreme starts, ends and steps takes what ONNX takes and never traps")
+    func sliceExtremes() throws {
+        var rng = RefRandom(seed: 8)
+        let x = Self.randomArray([1, 2, 7], &rng)
+        // (start, end, step) and the expected (first, count).
+        let cases: [(Int, Int, Int, Int, Int)] = [
+            (0, Int.max, Int.max, 0, 1), (Int.max, Int.min, Int.min, 6, 1), (Int.min, Int.max, 3, 0, 3),
+            (-1, Int.min, -1, 6, 7), (3, 4, Int.max, 3, 1),
+        ]
+        for (start, end, step, first, count) in cases {
+            let y = try Self.run(x) { $0 --> Slice(axis: 2, start: start, end: end, step: step) }
+            refExpectClose(y, Naive.slice(x, axis: 2, first: first, count: count, step: step == Int.min || step == Int.max ? 1 : step).refTensor,
+                           tolerance: 0, "slice \(start)..<\(end) step \(step)")
+        }
+    }
+}
+
+extension ReferenceLayerTests {
+    @Test("Element-wise layers give the largest rank of their inputs")
+    func elementwiseKeepsRank() throws {
+        let v = Input(shape: .vector(4)), s = Input(shape: .sequence(length: 3, channels: 4))
+        let i = Input(width: 2, height: 5, channels: 4)
+        let model = try Model(inputs: [v, s, i], outputs: [[v, v] --> Elementwise(.add), [s, v] --> Elementwise(.multiply),
+                                                           [v, i] --> Elementwise(.maximum), s --> Activation(.relu)])
+        #expect(model.outputShapes == [.vector(4), .sequence(length: 3, channels: 4), Shape(height: 5, width: 2, channels: 4),
+                                       .sequence(length: 3, channels: 4)])
+    }
+}
