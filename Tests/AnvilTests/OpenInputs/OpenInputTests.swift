@@ -108,6 +108,33 @@ struct OpenInputTests {
         }
     }
 
+    @Test("An open sequence length: a 1-D convolution at three lengths against the reference; the model file writes [null, C]")
+    func openSequenceLength() throws {
+        var rng = RefRandom(seed: 21)
+        let w = rng.floats(4 * 3 * 2), b = rng.floats(4)
+        let input = Input(length: nil, channels: 2, name: "audio")
+        let model = try Model(input: input, output: input --> Convolution(kernel: 3, channels: 4, activation: .relu, name: "conv"))
+        #expect(model.openOutputShapes == [.sequence(length: nil, channels: 4)])
+        let summary = model.summary()
+        #expect(summary.contains("(?, 2)") && summary.contains("(?, 4)"), "\(summary)")
+        let json = try model.modelFileJSON()
+        #expect(json.serialized().filter { !$0.isWhitespace }.contains(#""shape":[null,2]"#))
+        let reread = try ModelFile(json: json, source: "sequence", directory: URL(fileURLWithPath: "/"))
+        #expect(reread.model.openInputShapes == model.openInputShapes)
+        try model.compile(from: ArrayParameterSource(["conv_W": w, "conv_b": b]))
+        for length in [5, 9, 1] {
+            let x = rng.tensor(n: 2, h: 1, w: length, c: 2)
+            let y = try model.predict(Tensor(batch: 2, shape: .sequence(length: length, channels: 2), values: x.floats))
+            #expect(y.shape == .sequence(length: length, channels: 4))
+            let expected = Naive.convolution(x, weights: w, bias: b, outputChannels: 4, kernel: (1, 3), activation: .relu)
+            refExpectClose(try Tensor(batch: 2, shape: Shape(height: 1, width: length, channels: 4), values: y.values),
+                           expected, "sequence of length \(length)")
+        }
+        Failure.expect(.invalidInput, mentioning: ["(?, 2)"]) {
+            _ = try model.predict(Tensor(zeros: Shape(height: 1, width: 5, channels: 2)))  // an image, not a sequence
+        }
+    }
+
     @Test("Kernels of different sizes share the reordered and packed weights")
     func sizesShareWeights() throws {
         let input = Input(channels: 3)

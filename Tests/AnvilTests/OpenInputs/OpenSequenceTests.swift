@@ -8,7 +8,7 @@ import Testing
 /// kept open through the model file (`[null, C]`), and checked against other ranks.
 extension OpenInputTests {
     @Test("An open sequence length: one compile; 1-D convolution, pooling and Dense per position match the reference at two lengths")
-    func openSequenceLength() throws {
+    func openSequenceLengthConvPoolDense() throws {
         var rng = RefRandom(seed: 41)
         let (n, c) = (2, 3)
         let w = (0 ..< 4 * 3 * c).map { _ in rng.float() }, bias = (0 ..< 4).map { _ in rng.float() }
