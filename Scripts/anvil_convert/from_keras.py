@@ -280,7 +280,8 @@ class KerasConverter:
             name = self.writer.unique_name(f"{tensor.name}_pad")
             self.writer.add_layer(name, "Pad", [tensor.name], pads=[top, left, bottom, right])
             h, w, c = tensor.shape
-            written[key] = Tensor(name, (h + top + bottom, w + left + right, c), nonnegative=tensor.nonnegative)
+            written[key] = Tensor(name, (None if h is None else h + top + bottom, None if w is None else w + left + right, c),
+                                  nonnegative=tensor.nonnegative)
         return written[key]
 
     def weights(self, node):
@@ -507,6 +508,8 @@ class KerasConverter:
         padding = node.config.get("padding", "valid")
         if padding not in ("same", "valid"):
             self.fail(node, f"padding '{padding}' is not supported (same or valid)")
+        if length is None:  # an open length stays open: Anvil infers it per prediction
+            return padding, None
         out = -(-length // stride) if padding == "same" else _window_output(length, kernel, stride, dilation, 0, 0)
         if out < 1:
             self.fail(node, f"the window {kernel} does not fit the length {length}")
@@ -718,9 +721,12 @@ class KerasConverter:
         shape = [1, 1, 1]
         for source in sources:
             for axis, size in enumerate(source.hwc):
-                if size != shape[axis] and size != 1 and shape[axis] != 1:
+                # None is an open size: it broadcasts with 1 and with itself (Anvil checks each size).
+                if size == 1 or size == shape[axis]:
+                    continue
+                if shape[axis] != 1:
                     self.fail(node, f"shapes {[s.shape for s in sources]} do not broadcast (each axis equal or 1)")
-                shape[axis] = max(shape[axis], size)
+                shape[axis] = size
         name = self.emit(node, None, "Elementwise", [s.name for s in sources], operation=operation)
         return Tensor(name, tuple(shape) if any(s.spatial for s in sources) else (shape[2],))
 
@@ -821,7 +827,7 @@ class KerasConverter:
             before.append(crop_left)
             after.append(max(crop_right, 0))
             op.append(max(-crop_right, 0))
-            sizes.append((size - 1) * s + e - crop_left - crop_right)
+            sizes.append(None if size is None else (size - 1) * s + e - crop_left - crop_right)  # None: open
             if crop_left < 0 or op[-1] >= max(s, d):
                 self.fail(node, f"output_padding {output_padding} gives an output Anvil cannot express")
         pads = [before[0], before[1], after[0], after[1]]

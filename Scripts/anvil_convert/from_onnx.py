@@ -240,7 +240,8 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         if permutation[0] != 0:
             self.fail(node, f"its input would need the batch axis moved (layout {tensor.perm})")
         moved = [a for a in permutation if full[a] != 1]
-        if moved == sorted(moved):
+        # (A Reshape needs every extent: with an open one, the relabelling is an Anvil Transpose.)
+        if moved == sorted(moved) and (shape == tensor.shape or None not in shape):
             if shape == tensor.shape:
                 return Act(tensor.name, shape, target, tensor.anvil_rank)
             name = self.add(node, "Reshape", [tensor.name], suffix="_layout", shape=list(shape))
@@ -705,6 +706,9 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
             return source.name, count, weights
         if isinstance(value, Flat):
             value = self.write_flatten(value, node)
+        if isinstance(value, Act) and value.open:
+            self.fail(node, f"its input's size {value.onnx_shape} depends on the open input size, so the weight "
+                            "count cannot match every size; pass --input-shape C,H,W")
         if isinstance(value, Act) and (value.rank == 2 or value.anvil_rank == 2
                                        or (value.rank == 4 and value.shape[:2] == (1, 1) and value.standard)):
             return value.name, value.shape[-1] if value.rank != 1 else 1, weights

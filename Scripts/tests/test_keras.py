@@ -89,6 +89,28 @@ def test_open_input_size_stays_open(tmp_path):
     assert next(layer for layer in fixed.layers if layer["type"] == "Resize")["size"] == [8, 6]
 
 
+def test_open_sequence_length_and_open_image_merges_stay_open():
+    """Input(shape=(None, 16)): a sequence of open length ([null, 16] in the model file) through
+    Conv1D, MaxPooling1D and Dense per position; an open image's squeeze-and-excitation Multiply
+    and nearest UpSampling2D keep the size open (Resize by its factors)."""
+    inputs = keras.Input((None, 16))
+    x = layers.Conv1D(8, 3, padding="same", activation="relu", name="c")(inputs)
+    x = layers.MaxPooling1D(2, name="mp")(x)
+    y = layers.Dense(4, name="fc")(x)
+    writer = KerasConverter(keras.Model(inputs, y)).convert()
+    assert writer.inputs[0]["shape"] == [None, 16]
+    assert [layer["type"] for layer in writer.layers] == ["Convolution", "MaxPooling", "Dense"]
+    image = keras.Input((None, None, 3))
+    c = layers.Conv2D(4, 3, padding="same", name="c")(image)
+    gate = layers.Dense(4, activation="sigmoid", name="gate")(layers.GlobalAveragePooling2D(name="gap")(c))
+    m = layers.Multiply(name="se")([c, gate])
+    u = layers.UpSampling2D(2, name="up")(m)
+    writer = KerasConverter(keras.Model(image, u)).convert()
+    assert writer.inputs[0]["shape"] == [None, None, 3]
+    up = next(layer for layer in writer.layers if layer["type"] == "Resize")
+    assert up["scale"] == [2.0, 2.0] and up["mode"] == "nearest" and up["coordinates"] == "asymmetric"
+
+
 def test_new_activations_and_merge_layers_match_keras():
     """silu/swish, gelu, softplus, softsign, mish activations and Multiply (a squeeze-and-excitation
     gate), Subtract, Maximum, Minimum, Average: Anvil layers whose output (NumPy interpreter) is Keras's."""

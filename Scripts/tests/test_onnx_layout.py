@@ -176,3 +176,82 @@ def test_torchvision_shufflenet_v2_matches_onnx_runtime(tmp_path):
     assert types.count("ChannelShuffle") == 16 and "Transpose" not in types and "Reshape" not in types
     assert_close(expected, actual)
     assert actual[0].argmax() == expected[0].argmax()
+
+
+# -- open sizes with layouts: inputs whose H/W or L are symbolic, run by `anvil run --shape` ----
+
+def run_open(tmp_path, model, shapes, seed=0):
+    """Converts `model` (an open input size) once, then for each concrete ONNX input shape in
+    `shapes` runs ONNX Runtime and `anvil run --shape`; returns (the converter's writer, pairs of
+    (expected, actual) outputs in ONNX's layout)."""
+    ort = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip install onnxruntime)")
+    if not os.path.exists(ANVIL):
+        pytest.skip(f"{ANVIL} is not built (swift build)")
+    writer = OnnxConverter(model).convert()
+    writer.write(str(tmp_path / "m"))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    results = []
+    for i, shape in enumerate(shapes):
+        x = np.random.default_rng(seed + i).standard_normal(shape).astype(np.float32)
+        want = session.run(None, {"x": x})[0]
+        held_input = x.transpose(np.argsort(standard_perm(x.ndim)))
+        held_input.tofile(tmp_path / f"x{i}.f32")
+        dims = "x".join(str(d) for d in held_input.shape[1:])
+        out = tmp_path / f"y{i}.f32"
+        completed = subprocess.run([ANVIL, "run", "--model", str(tmp_path / "m" / "model.json"), "--shape", dims,
+                                    "--input", str(tmp_path / f"x{i}.f32"), "--output", str(out)],
+                                   capture_output=True, text=True, timeout=120)
+        assert completed.returncode == 0, completed.stderr
+        perm = standard_perm(want.ndim)
+        got = np.transpose(np.fromfile(out, np.float32).reshape([want.shape[j] for j in np.argsort(perm)]), perm)
+        results.append((want, got))
+    return writer, results
+
+
+def test_open_image_through_transposes_matmul_and_concat(tmp_path):
+    """An open H×W image: Conv, the ConvNeXt-style permute → MatMul → permute back, Concat with the
+    conv along the channels, Resize by scales: written once with [null, null, C], matches ONNX
+    Runtime at two sizes."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Transpose", ["c"], ["t"], perm=[0, 2, 3, 1]),
+             helper.make_node("MatMul", ["t", "m"], ["p"]),
+             helper.make_node("Transpose", ["p"], ["q"], perm=[0, 3, 1, 2]),
+             helper.make_node("Concat", ["c", "q"], ["k"], axis=1),
+             helper.make_node("Relu", ["k"], ["r"]),
+             helper.make_node("Resize", ["r", "", "s"], ["y"], mode="linear")]
+    inits = [("w", RNG.standard_normal((6, 4, 3, 3))), ("m", RNG.standard_normal((6, 5))), ("s", np.array([1, 1, 2, 2], np.float32))]
+    writer, results = run_open(tmp_path, build(nodes, inits, input_shape=("N", 4, "H", "W")), [(1, 4, 10, 14), (2, 4, 7, 5)])
+    assert writer.inputs[0]["shape"] == [None, None, 4]
+    assert "Transpose" not in [layer["type"] for layer in writer.layers]
+    for want, got in results:
+        assert_close([want], [got])
+
+
+def test_open_sequence_length_conv1d_pool_and_last_axis_matmul(tmp_path):
+    """An open sequence length [N, C, L]: Conv1d, MaxPool1d, a Transpose to [N, L, C] and a MatMul on
+    the last axis (a graph output left as [N, L, K]); written with [null, C], matches ONNX Runtime
+    at two lengths."""
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1]),
+             helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=[2], strides=[2]),
+             helper.make_node("Transpose", ["m"], ["t"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["t", "k"], ["y"])]
+    inits = [("w", RNG.standard_normal((5, 3, 3))), ("b", RNG.standard_normal(5)), ("k", RNG.standard_normal((5, 2)))]
+    writer, results = run_open(tmp_path, build(nodes, inits, input_shape=("N", 3, "L")), [(1, 3, 12), (2, 3, 21)])
+    assert writer.inputs[0]["shape"] == [None, 3]
+    for want, got in results:
+        assert_close([want], [got])
+
+
+def test_open_sizes_refuse_what_depends_on_the_size():
+    """A Reshape of an open tensor (other than a flatten) and a Split of an open axis are
+    errors naming the node and --input-shape; a flatten to [N, -1] before a Gemm names the Gemm."""
+    from helpers import conversion_error
+    reshape = build([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", np.array([1, 4, -1], np.int64))],
+                    input_shape=("N", 4, "H", "W"))
+    conversion_error(lambda: OnnxConverter(reshape).convert(), "'rs'", "Reshape", "open", "--input-shape")
+    split = build([helper.make_node("Split", ["x"], ["y", "z"], axis=2, name="sp", num_outputs=2)],
+                  input_shape=("N", 4, "H", "W"), outputs=("y", "z"), opset=18)
+    conversion_error(lambda: OnnxConverter(split).convert(), "'sp'", "Split", "open", "--input-shape")
+    flatten = build([helper.make_node("Reshape", ["x", "s"], ["f"]), helper.make_node("Gemm", ["f", "g"], ["y"], transB=1, name="fc")],
+                    [("s", np.array([0, -1], np.int64)), ("g", RNG.standard_normal((2, 4 * 36)))], input_shape=("N", 4, "H", "W"))
+    conversion_error(lambda: OnnxConverter(flatten).convert(), "'fc'", "open input", "--input-shape")

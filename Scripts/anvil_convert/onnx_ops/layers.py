@@ -47,6 +47,11 @@ class LayersOps:
         output_padding = list(a.get("output_padding", [0, 0]))
         if len(kernel) != 2 or len(stride) != 2 or len(dilation) != 2 or len(output_padding) != 2:
             self.fail(node, "only 2-D transposed convolutions are supported")
+        open_axes = (h is None, w is None)
+        if any(open_axes) and "output_shape" in a:
+            self.fail(node, "output_shape on an open input size (it fixes the output size); pass --input-shape C,H,W")
+        # The pads do not depend on the input size: an open size is worked out at a stand-in one.
+        h, w = (64 if h is None else h), (64 if w is None else w)
         full = [s * (size - 1) + op + (k - 1) * d + 1
                 for s, size, op, k, d in zip(stride, (h, w), output_padding, kernel, dilation)]
         auto_pad = a.get("auto_pad", "NOTSET")
@@ -79,6 +84,7 @@ class LayersOps:
         oh, ow = full[0] - pads[0] - pads[2], full[1] - pads[1] - pads[3]
         if oh < 1 or ow < 1:
             self.fail(node, f"pads {pads} leave no output")
+        oh, ow = (None if open_axes[0] else oh), (None if open_axes[1] else ow)  # Anvil infers open sizes
         parameters = {"W": weights}
         if bias is not None:
             parameters["b"] = bias
@@ -201,7 +207,8 @@ class LayersOps:
             return
         name = self.add(node, "Pad", [tensor.name], pads=[top, left, bottom, right], channelPads=[front, back],
                         mode=mode, value=value)
-        self.set(node, type(tensor)(name, (h + top + bottom, w + left + right, c + front + back)))
+        self.set(node, type(tensor)(name, (None if h is None else h + top + bottom,
+                                           None if w is None else w + left + right, c + front + back)))
 
     def fold_pad(self, node, tensor, pads, value):
         """Folds a constant spatial Pad into the one node reading it when the result is exactly the same:
@@ -341,6 +348,8 @@ class LayersOps:
         tensor = self.act(node)
         self.spatial(node, tensor)
         h, w, c = tensor.shape
+        if tensor.open:
+            self.fail(node, "a window of the whole image on an open input size; pass --input-shape C,H,W")
         name = self.add(node, "LpPooling", [tensor.name], p=float(_attributes(node).get("p", 2)), kernel=[h, w],
                         stride=[h, w], padding="valid")
         self.set(node, type(tensor)(name, (1, 1, c)))

@@ -50,7 +50,7 @@ class LayoutOps:
         core = _core()
         if tensor.rank == 2:
             return tensor
-        if tensor.anvil_rank == 2:
+        if tensor.anvil_rank == 2 and not tensor.open:
             return core.Act(tensor.name, (int(np.prod(tensor.shape)),))
         return core.Flat(tensor)
 
@@ -72,6 +72,9 @@ class LayoutOps:
             tensor = self.write_flatten(tensor, node)
         if len(resolved) == 2:
             return self.flattened(tensor)
+        if None in resolved[1:]:
+            self.fail(node, f"reshaping {current} to {list(resolved)}: a Reshape of a tensor whose size depends on "
+                            "the open input size is not supported; pass --input-shape C,H,W")
         source = self.to_onnx_order(node, tensor)
         shape = tuple(int(v) for v in resolved[1:])
         name = self.add(node, "Reshape", [source.name], shape=list(shape))
@@ -135,6 +138,13 @@ class LayoutOps:
             return
         tensor = value if isinstance(value, core.Flat) else self.act(node, any_layout=True)
         current = [1, tensor.shape[0]] if isinstance(tensor, core.Flat) else tensor.onnx_shape
+        if None in current:
+            # An open size: only a flatten to [N, -1] (N kept) is the same at every size.
+            if len(target) == 2 and target[1] == -1 and (target[0] == 1 or (target[0] == 0 and not allow_zero)):
+                self.set(node, tensor if isinstance(tensor, core.Flat) else self.flattened(tensor))
+                return
+            self.fail(node, f"reshaping {current} (None: open) to {target}: the target does not fit every input "
+                            "size; pass --input-shape C,H,W (or export with fixed sizes)")
         resolved = self.resolve_shape(node, current, target, allow_zero)
         if (len(resolved) == 5 and isinstance(tensor, core.Act) and tensor.rank == 4 and tensor.channel_axis(1)
                 and resolved[0] == 1 and resolved[1] * resolved[2] == current[1] and resolved[3:] == current[2:]):
@@ -154,7 +164,7 @@ class LayoutOps:
         tensor = value if isinstance(value, core.Flat) else self.act(node, any_layout=True)
         shape = [1, tensor.shape[0]] if isinstance(tensor, core.Flat) else tensor.onnx_shape
         axis = axis + len(shape) if axis < 0 else axis
-        if axis == 0 or int(np.prod(shape[1:axis])) != 1:
+        if axis == 0 or None in shape[1:axis] or int(np.prod(shape[1:axis])) != 1:
             self.fail(node, f"axis {axis} of {shape} would merge axes into the batch axis; Anvil keeps it "
                             "(axis 1, or a later one after axes of extent 1)")
         self.set(node, tensor if isinstance(tensor, core.Flat) else self.flattened(tensor))
@@ -204,14 +214,15 @@ class LayoutOps:
         axis = axis % tensor.rank
         if step == 0:
             self.fail(node, "a step of 0 is not allowed")
-        count = len(range(*slice(start, end, step).indices(shape[axis])))
+        # An open extent (None): Anvil's Slice clamps the indices at every size; the extent stays open.
+        count = None if shape[axis] is None else len(range(*slice(start, end, step).indices(shape[axis])))
         if axis == 0:
             # The batch size is not known here (shape[0] is 1 only as a stand-in): only a slice that
             # keeps every item, whatever N, is the tensor itself.
             if step == 1 and (start == 0 or start <= -2**31) and end >= 2**31 - 1:
                 return tensor
             self.fail(node, f"slicing the batch axis ({start}:{end}:{step}) is not supported; Anvil keeps every item")
-        if count == shape[axis] and step == 1:
+        if step == 1 and (count == shape[axis] if count is not None else start == 0 and end >= 2**31 - 1):
             return tensor
         if count == 0:
             self.fail(node, f"slice {start}:{end}:{step} of axis {axis} (extent {shape[axis]}) is empty")
@@ -265,6 +276,8 @@ class LayoutOps:
         else:
             tensor = self.act(node, any_layout=True)
             extent = tensor.onnx_shape[axis % tensor.rank]
+            if extent is None:
+                self.fail(node, f"splitting axis {axis}, whose extent depends on the open input size; pass --input-shape C,H,W")
         if sizes is None:
             parts = int(a.get("num_outputs", len(node.output)))
             size = -(-extent // parts)
@@ -303,7 +316,7 @@ class LayoutOps:
         if len({tuple(s[:axis] + s[axis + 1:]) for s in shapes}) != 1 or len({len(s) for s in shapes}) != 1:
             self.fail(node, f"inputs differ off axis {axis}: {shapes}")
         anvil_axis = tensors[0].perm[axis]
-        total = sum(s[axis] for s in shapes)
+        total = None if any(s[axis] is None for s in shapes) else sum(s[axis] for s in shapes)  # None: open
         if anvil_axis == rank - 1 and len({t.anvil_rank for t in tensors}) == 1:
             name = self.add(node, "Concatenate", [t.name for t in tensors])
             self.set(node, core.Act(name, tensors[0].shape[:-1] + (total,), tensors[0].perm, tensors[0].anvil_rank))
@@ -325,7 +338,7 @@ class LayoutOps:
         if c % (b * b):
             self.fail(node, f"blocksize² {b * b} does not divide {c} channels")
         name = self.add(node, "DepthToSpace", [tensor.name], blockSize=b, mode=mode)
-        self.set(node, core.Act(name, (h * b, w * b, c // (b * b))))
+        self.set(node, core.Act(name, (None if h is None else h * b, None if w is None else w * b, c // (b * b))))
 
     def op_SpaceToDepth(self, node, index):
         """`SpaceToDepth`: SpaceToDepth (DCR, ONNX's only order)."""
@@ -334,10 +347,10 @@ class LayoutOps:
         self.spatial(node, tensor)
         b = int(_attributes(node)["blocksize"])
         h, w, c = tensor.shape
-        if h % b or w % b:
+        if (h is not None and h % b) or (w is not None and w % b):
             self.fail(node, f"blocksize {b} does not divide {h}x{w}")
         name = self.add(node, "SpaceToDepth", [tensor.name], blockSize=b, mode="DCR")
-        self.set(node, core.Act(name, (h // b, w // b, c * b * b)))
+        self.set(node, core.Act(name, (None if h is None else h // b, None if w is None else w // b, c * b * b)))
 
 
     def reduce_spatial(self, node, layer_type):

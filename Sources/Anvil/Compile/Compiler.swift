@@ -55,7 +55,10 @@ struct Compiler {
             do {
                 var inputShapes = context.inputShapes
                 if let index = step.fusedAdd { inputShapes.append(graph.shapes[graph.nodes[index].output]) }
-                if let other = reusing.lazy.map({ $0.steps[position] })
+                // A step with a folded Transpose reads the Transpose's input, whose shape must match too.
+                let foldedInput = step.foldedTranspose.map { graph.nodes[$0].inputs[0] }
+                if let other = reusing.lazy.filter({ model in foldedInput.map { model.shapes[$0] == graph.shapes[$0] } ?? true })
+                    .map({ $0.steps[position] })
                     .first(where: { $0.inputShapes == inputShapes && $0.outputShape == context.outputShape }) {
                     steps.append(CompiledModel.Step(kernel: other.kernel, inputs: step.inputs, output: step.output,
                                                     inputShapes: inputShapes, outputShape: context.outputShape))

@@ -36,7 +36,7 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Use random weights even when the model file has parameters.")
     var randomWeights = false
 
-    @Option(help: "The input shape HxWxC: required for a model whose input height/width are open, checked otherwise.")
+    @Option(help: "The input shape HxWxC (LxC for a sequence, C for a vector): required for a model whose input size is open, checked otherwise.")
     var shape: String?
 
     @Option(help: "Instruction set of Anvil's C kernels: scalar, avx2 or avx512 (default: ANVIL_ISA, else the best the CPU runs).")
@@ -125,10 +125,10 @@ struct BenchCommand: ParsableCommand {
             return fixed
         }
         let dims = shape.split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
-        guard dims.count == 3, let height = dims[0], let width = dims[1], let channels = dims[2], height > 0, width > 0, channels > 0 else {
-            throw ValidationError("--shape \(shape) is not HxWxC (three positive integers, e.g. 224x224x3)")
+        guard (1 ... 3).contains(dims.count), dims.allSatisfy({ ($0 ?? 0) > 0 }),
+              let given = try? Shape(dimensions: dims.map { $0! }) else {
+            throw ValidationError("--shape \(shape) is not HxWxC (three positive integers, e.g. 224x224x3; LxC for a sequence, C for a vector)")
         }
-        let given = Shape(height: height, width: width, channels: channels)
         guard pattern.accepts(given) else {
             throw ValidationError("--shape \(shape) does not match the model's input \(pattern)")
         }

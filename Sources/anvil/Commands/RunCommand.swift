@@ -11,7 +11,7 @@ struct RunCommand: ParsableCommand {
         Each input file holds N images of the input's shape (from the model file, or --shape);
         N is the file size divided by the image size unless --batch says it. Each output is
         written as raw float32 NHWC, one file per model output. An input whose height and width
-        are open in the model file (null) needs --shape, which sets its size.
+        (a sequence's length) are open in the model file (null) needs --shape, which sets its size.
         """
     )
 
@@ -27,7 +27,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Images per input file (default: inferred from the file size).")
     var batch: Int?
 
-    @Option(help: "The input shape HxWxC, e.g. 28x28x1 (repeat for several inputs, in order): sets the size of an input whose height/width are open, checks a fixed one (default: the model's).")
+    @Option(help: "The input shape HxWxC, e.g. 28x28x1 (LxC for a sequence, C for a vector; repeat for several inputs, in order): sets the size of an input whose height/width (or length) are open, checks a fixed one (default: the model's).")
     var shape: [String] = []
 
     @Option(help: "Threads for OpenBLAS and Anvil's loops.")
@@ -51,18 +51,18 @@ struct RunCommand: ParsableCommand {
             let name = model.inputNames[index]
             guard index < shape.count else {
                 guard let fixed = pattern.fixed else {
-                    throw ValidationError("input '\(name)' has an open size \(pattern); give it with --shape HxWxC")
+                    throw ValidationError("input '\(name)' has an open size \(pattern); give it with --shape \(pattern.rank == 3 ? "LxC" : "HxWxC")")
                 }
                 shapes.append(fixed)
                 continue
             }
             let text = shape[index]
             let dims = text.split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
-            guard dims.count == 3, let height = dims[0], let width = dims[1], let channels = dims[2] else {
-                throw ValidationError("--shape \(text) is not HxWxC (three integers, e.g. 224x224x3)")
+            guard (1 ... 3).contains(dims.count), dims.allSatisfy({ $0 != nil }),
+                  let given = try? Shape(dimensions: dims.map { $0! }) else {
+                throw ValidationError("--shape \(text) is not HxWxC (three integers, e.g. 224x224x3; LxC for a sequence, C for a vector)")
             }
-            let given = Shape(height: height, width: width, channels: channels)
-            guard height > 0, width > 0, channels > 0 else {
+            guard dims.allSatisfy({ $0! > 0 }) else {
                 throw ValidationError("--shape \(text): every dimension must be positive")
             }
             guard pattern.accepts(given) else {
