@@ -16,8 +16,10 @@
 /// Inlined into every caller, so constant arguments specialise the body.
 #define ANVIL_INLINE static inline __attribute__((always_inline))
 
+/// min(max(x, lo), hi), in that order (as the vector bodies and ONNX's Clip): with lo > hi every value is hi.
 static inline float anvil_clamp(float x, float lo, float hi) {
-    return x < lo ? lo : (x > hi ? hi : x);
+    const float y = x < lo ? lo : x;
+    return y > hi ? hi : y;
 }
 
 #endif

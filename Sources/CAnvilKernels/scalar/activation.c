@@ -13,7 +13,7 @@ ANVIL_INLINE float apply_scalar(const anvil_activation_kind kind, float a, float
     switch (kind) {
     case ANVIL_ACTIVATION_NONE: return x;
     case ANVIL_ACTIVATION_RELU: return x > 0 ? x : 0;
-    case ANVIL_ACTIVATION_CLIP: return x < a ? a : (x > b ? b : x);
+    case ANVIL_ACTIVATION_CLIP: return anvil_clamp(x, a, b);
     case ANVIL_ACTIVATION_LEAKY_RELU: return x >= 0 ? x : a * x;
     case ANVIL_ACTIVATION_SIGMOID: return 1 / (1 + expf(-x));
     case ANVIL_ACTIVATION_TANH: return tanhf(x);

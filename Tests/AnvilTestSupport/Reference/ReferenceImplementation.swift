@@ -137,7 +137,7 @@ enum Naive {
         case .none: return x
         case .relu: return x > 0 ? x : 0
         case .relu6: return x < 0 ? 0 : (x > 6 ? 6 : x)
-        case .clip(let lo, let hi): return x < Double(lo) ? Double(lo) : (x > Double(hi) ? Double(hi) : x)
+        case .clip(let lo, let hi): return Swift.min(Swift.max(x, Double(lo)), Double(hi))  // ONNX: lo > hi gives hi
         case .leakyRelu(let alpha): return x >= 0 ? x : Double(alpha) * x
         case .sigmoid: return 1 / (1 + exp(-x))
         case .tanh: return Foundation.tanh(x)
