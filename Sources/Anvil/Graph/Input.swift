@@ -15,57 +15,45 @@ public final class Input: SymbolicTensor, @unchecked Sendable {
     // @unchecked Sendable restates the superclass's (Swift requires it): every stored property
     // is a `let` of a Sendable type, so an input is as immutable as every other SymbolicTensor.
 
-    /// The shape of one input item; an open dimension is 0 here (see ``openShape``).
-    public let shape: Shape
-    /// The name given by the caller, or `nil` for an automatic one (`input`, `input_2`, ...).
-    public let name: String?
     /// The shape with its open dimensions as `nil`.
     public let openShape: OpenShape
+    /// The name given by the caller, or `nil` for an automatic one (`input`, `input_2`, ...).
+    public let name: String?
+
+    /// The shape of one input item; an open dimension is 0 here (see ``openShape``).
+    public var shape: Shape { openShape.filled(height: 0, width: 0) }
 
     /// True when a dimension (an image's height or width, a sequence's length) is open.
     public var isOpen: Bool { openShape.isOpen }
 
-    /// Creates an input of `height × width × channels`.
-    public init(width: Int, height: Int, channels: Int, name: String? = nil) {
-        self.shape = Shape(height: height, width: width, channels: channels)
-        self.openShape = OpenShape(shape)
+    /// Creates an input of the given shape, open where it is `nil` (any rank).
+    public init(shape: OpenShape, name: String? = nil) {
+        self.openShape = shape
         self.name = name
-        super.init(origin: .input(shape: shape, name: name))
+        super.init(origin: .input(shape: shape.filled(height: 0, width: 0), name: name))
+    }
+
+    /// Creates an input of `height × width × channels`.
+    public convenience init(width: Int, height: Int, channels: Int, name: String? = nil) {
+        self.init(shape: OpenShape(height: height, width: width, channels: channels), name: name)
     }
 
     /// Creates an input whose height and width may be left open (`nil`, the default): the
     /// model is compiled once and `predict` takes images of any size, the fixed dimensions
     /// checked.
-    public init(height: Int? = nil, width: Int? = nil, channels: Int, name: String? = nil) {
-        self.shape = Shape(height: height ?? 0, width: width ?? 0, channels: channels)
-        self.openShape = OpenShape(height: height, width: width, channels: channels)
-        self.name = name
-        super.init(origin: .input(shape: shape, name: name))
+    public convenience init(height: Int? = nil, width: Int? = nil, channels: Int, name: String? = nil) {
+        self.init(shape: OpenShape(height: height, width: width, channels: channels), name: name)
     }
 
     /// Creates an input of the given shape, of any rank (``Shape/vector(_:)``,
     /// ``Shape/sequence(length:channels:)``, an image).
-    public init(shape: Shape, name: String? = nil) {
-        self.shape = shape
-        self.openShape = OpenShape(shape)
-        self.name = name
-        super.init(origin: .input(shape: shape, name: name))
+    public convenience init(shape: Shape, name: String? = nil) {
+        self.init(shape: OpenShape(shape), name: name)
     }
 
     /// Creates a sequence input `[N, length, channels]` whose length may be left open (`nil`):
     /// compiled once, `predict` takes sequences of any length.
-    public init(length: Int?, channels: Int, name: String? = nil) {
-        self.openShape = .sequence(length: length, channels: channels)
-        self.shape = openShape.filled(height: 1, width: 0, channels: channels)
-        self.name = name
-        super.init(origin: .input(shape: shape, name: name))
-    }
-
-    /// Creates an input of the given shape, open where it is `nil` (any rank).
-    public init(shape: OpenShape, name: String? = nil) {
-        self.openShape = shape
-        self.shape = shape.filled(height: 0, width: 0)
-        self.name = name
-        super.init(origin: .input(shape: self.shape, name: name))
+    public convenience init(length: Int?, channels: Int, name: String? = nil) {
+        self.init(shape: .sequence(length: length, channels: channels), name: name)
     }
 }

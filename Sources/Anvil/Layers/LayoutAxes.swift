@@ -10,7 +10,4 @@ enum LayoutAxes {
         }
         return resolved
     }
-
-    /// The full axes of `shape` after the batch axis, in memory order (row-major).
-    static func dims(_ shape: Shape) -> [Int] { shape.dimensions }
 }

@@ -33,19 +33,27 @@ public final class Transpose: Layer {
         return try Shape(dimensions: permutation.dropFirst().map { dims[$0 - 1] })
     }
 
-    /// For each output element (row-major), its position in the input of shape `input`.
-    func gatherOrder(input: Shape) -> [Int] {
+    /// The strided copy gathering each output axis from its input axis, on `input`.
+    func gather(_ input: Shape) -> StridedCopy {
         let dims = input.dimensions, strides = StridedCopy.contiguousStrides(dims)
         let axes = permutation.dropFirst().map { $0 - 1 }
         let outDims = axes.map { dims[$0] }
+        return StridedCopy(input: 0, dims: outDims, inputStrides: axes.map { strides[$0] },
+                           outputStrides: StridedCopy.contiguousStrides(outDims))
+    }
+
+    /// For each output element (row-major), its position in the input of shape `input`: the
+    /// input offsets ``gather(_:)`` visits, in order.
+    func gatherOrder(input: Shape) -> [Int] {
+        let copy = gather(input)
         var order = [Int](repeating: 0, count: input.count)
-        var index = [Int](repeating: 0, count: outDims.count)
+        var index = [Int](repeating: 0, count: copy.dims.count)
         for o in 0 ..< order.count {
-            order[o] = zip(index, axes).reduce(0) { $0 + $1.0 * strides[$1.1] }
-            var k = outDims.count - 1
+            order[o] = zip(index, copy.inputStrides).reduce(0) { $0 + $1.0 * $1.1 }
+            var k = copy.dims.count - 1
             while k >= 0 {
                 index[k] += 1
-                if index[k] < outDims[k] { break }
+                if index[k] < copy.dims[k] { break }
                 index[k] = 0
                 k -= 1
             }
@@ -56,13 +64,7 @@ public final class Transpose: Layer {
     /// A strided copy gathering each output axis from its input axis.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
-        let dims = input.dimensions
-        let strides = StridedCopy.contiguousStrides(dims)
-        let axes = permutation.dropFirst().map { $0 - 1 }
-        let outDims = axes.map { dims[$0] }
-        let copy = StridedCopy(input: 0, dims: outDims, inputStrides: axes.map { strides[$0] },
-                               outputStrides: StridedCopy.contiguousStrides(outDims))
-        return StridedCopyKernel(copies: [copy], inputCounts: [input.count], outputCount: input.count)
+        return StridedCopyKernel(copies: [gather(input)], inputCounts: [input.count], outputCount: input.count)
     }
 }
 

@@ -74,11 +74,6 @@ public struct Shape: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The same rank with other spatial sizes and channels (a layer that keeps its input's rank).
-    func with(height: Int? = nil, width: Int? = nil, channels: Int? = nil) -> Shape {
-        Shape(height: height ?? self.height, width: width ?? self.width, channels: channels ?? self.channels, rank: rank)
-    }
-
     /// Elements per image, or `nil` if the product overflows.
     public var checkedCount: Int? {
         let (hw, o1) = height.multipliedReportingOverflow(by: width)

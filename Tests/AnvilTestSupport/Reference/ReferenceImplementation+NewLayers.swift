@@ -159,89 +159,105 @@ extension Naive {
 
     // MARK: - Resize: nearest and cubic
 
-    /// The unclamped source coordinate of output coordinate `o` for ONNX's coordinate modes
-    /// (`halfPixelSymmetric` included); `length` is in × scale, `scale` the factor used.
+    /// ONNX Resize's `coordinate_transformation_mode`, transcribed from the operator's definition:
+    /// `x_original` of output coordinate `x_resized`, unclamped. `length` is `length_resized`
+    /// (in × scale, unrounded), `output` is the integral output length.
     static func onnxSourceCoordinate(_ o: Int, input: Int, output: Int, length: Double, scale: Double,
                                      coordinates: Resize.Coordinates) -> Double {
-        let x = Double(o)
+        let xResized = Double(o), lengthOriginal = Double(input)
         switch coordinates {
-        case .halfPixel: return (x + 0.5) / scale - 0.5
-        case .pytorchHalfPixel: return output > 1 ? (x + 0.5) / scale - 0.5 : 0
-        case .alignCorners: return length > 1 ? x * Double(input - 1) / (length - 1) : 0
-        case .asymmetric: return x / scale
+        case .halfPixel:
+            return (xResized + 0.5) / scale - 0.5
+        case .pytorchHalfPixel:
+            guard output > 1 else { return 0 }
+            return (xResized + 0.5) / scale - 0.5
+        case .alignCorners:
+            guard length > 1 else { return 0 }
+            return xResized * (lengthOriginal - 1) / (length - 1)
+        case .asymmetric:
+            return xResized / scale
         case .halfPixelSymmetric:
             let adjustment = Double(output) / length
-            let center = Double(input) / 2
+            let center = lengthOriginal / 2
             let offset = center * (1 - adjustment)
-            return offset + (x + 0.5) / scale - 0.5
+            return offset + (xResized + 0.5) / scale - 0.5
         }
     }
 
-    /// ONNX nearest resize (rounding mode by name).
+    /// A dense `output × input` resampling matrix for one axis: row `o` holds the weight of every
+    /// input index in output `o`. Taps outside `[0, input)` take the edge pixel's value (their
+    /// weights add onto the edge column), as ONNX's edge-padded neighbourhood does.
+    private static func resampling(input: Int, output: Int, length: Double, scale: Double,
+                                   coordinates: Resize.Coordinates,
+                                   taps: (_ source: Double) -> [(index: Int, weight: Double)]) -> [[Double]] {
+        (0 ..< output).map { o in
+            var row = [Double](repeating: 0, count: input)
+            let source = onnxSourceCoordinate(o, input: input, output: output, length: length, scale: scale,
+                                              coordinates: coordinates)
+            for tap in taps(source) { row[min(input - 1, max(0, tap.index))] += tap.weight }
+            return row
+        }
+    }
+
+    /// `y[b, oy, ox, c] = Σ rows[oy][iy] · columns[ox][ix] · x[b, iy, ix, c]`, evaluated in two
+    /// passes (along the width, then along the height).
+    private static func resample(_ x: RefTensor, rows: [[Double]], columns: [[Double]]) -> RefTensor {
+        var across = RefTensor(zerosN: x.n, h: x.h, w: columns.count, c: x.c)
+        for b in 0 ..< x.n { for iy in 0 ..< x.h { for ox in 0 ..< columns.count { for c in 0 ..< x.c {
+            across[b, iy, ox, c] = (0 ..< x.w).reduce(0) { $0 + columns[ox][$1] * x[b, iy, $1, c] }
+        } } } }
+        var y = RefTensor(zerosN: x.n, h: rows.count, w: columns.count, c: x.c)
+        for b in 0 ..< x.n { for oy in 0 ..< rows.count { for ox in 0 ..< columns.count { for c in 0 ..< x.c {
+            y[b, oy, ox, c] = (0 ..< x.h).reduce(0) { $0 + rows[oy][$1] * across[b, $1, ox, c] }
+        } } } }
+        return y
+    }
+
+    /// ONNX nearest resize. The source coordinate splits into `floor` and a fraction `r`; the
+    /// rounding mode picks `floor` or `floor + 1` from `r` (ONNX's nearest coefficients).
     static func resizeNearest(_ x: RefTensor, outH: Int, outW: Int, scale: (Double, Double), length: (Double, Double),
                               coordinates: Resize.Coordinates, rounding: Resize.NearestRounding) -> RefTensor {
-        func pick(_ o: Int, input: Int, output: Int, length: Double, scale: Double) -> Int {
-            let s = onnxSourceCoordinate(o, input: input, output: output, length: length, scale: scale, coordinates: coordinates)
-            var i: Double
+        func pick(_ source: Double) -> [(index: Int, weight: Double)] {
+            let lower = floor(source), r = source - lower
+            let up: Bool
             switch rounding {
-            case .roundPreferFloor: i = s.rounded(.down) + 0.5 == s ? s.rounded(.down) : s.rounded()
-            case .roundPreferCeil: i = s.rounded(.down) + 0.5 == s ? s.rounded(.up) : s.rounded()
-            case .floor: i = s.rounded(.down)
-            case .ceil: i = s.rounded(.up)
+            case .roundPreferFloor: up = r > 0.5
+            case .roundPreferCeil: up = r >= 0.5
+            case .floor: up = false
+            case .ceil: up = r > 0
             }
-            return min(max(Int(i), 0), input - 1)
+            return [(Int(lower) + (up ? 1 : 0), 1)]
         }
-        var y = RefTensor(zerosN: x.n, h: outH, w: outW, c: x.c)
-        for oy in 0 ..< outH {
-            let sy = pick(oy, input: x.h, output: outH, length: length.0, scale: scale.0)
-            for ox in 0 ..< outW {
-                let sx = pick(ox, input: x.w, output: outW, length: length.1, scale: scale.1)
-                for b in 0 ..< x.n { for c in 0 ..< x.c { y[b, oy, ox, c] = x[b, sy, sx, c] } }
-            }
-        }
-        return y
+        let rows = resampling(input: x.h, output: outH, length: length.0, scale: scale.0, coordinates: coordinates, taps: pick)
+        let columns = resampling(input: x.w, output: outW, length: length.1, scale: scale.1, coordinates: coordinates, taps: pick)
+        return resample(x, rows: rows, columns: columns)
     }
 
-    /// The cubic convolution weight of distance `t` (Keys, coefficient `a`).
-    static func cubicWeight(_ t: Double, a: Double) -> Double {
-        let t = abs(t)
-        if t <= 1 { return ((a + 2) * t - (a + 3)) * t * t + 1 }
-        if t < 2 { return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a }
-        return 0
-    }
-
-    /// ONNX cubic resize: four taps per axis at floor(s) − 1 … floor(s) + 2, indices clamped to the
-    /// edge, or (excludeOutside) outside taps dropped and the weights renormalised.
+    /// ONNX cubic resize: with `r` the fraction of the source coordinate, the taps at
+    /// floor − 1, floor, floor + 1, floor + 2 lie at distances 1 + r, r, 1 − r, 2 − r and weigh
+    /// Keys' kernel `(a+2)d³ − (a+3)d² + 1` (d ≤ 1) or `a·d³ − 5a·d² + 8a·d − 4a` (1 < d < 2).
+    /// Outside taps take the edge pixel, or (excludeOutside) weigh 0 with the rest renormalised.
     static func resizeCubic(_ x: RefTensor, outH: Int, outW: Int, scale: (Double, Double), length: (Double, Double),
                             coordinates: Resize.Coordinates, a: Double, excludeOutside: Bool) -> RefTensor {
-        func taps(_ o: Int, input: Int, output: Int, length: Double, scale: Double) -> [(Int, Double)] {
-            let s = onnxSourceCoordinate(o, input: input, output: output, length: length, scale: scale, coordinates: coordinates)
-            let base = Int(s.rounded(.down))
-            var result: [(Int, Double)] = []
-            for k in -1 ... 2 {
-                let i = base + k
-                let w = cubicWeight(s - Double(i), a: a)
-                if excludeOutside && (i < 0 || i >= input) { continue }
-                result.append((min(max(i, 0), input - 1), w))
-            }
-            if excludeOutside {
-                let total = result.map(\.1).reduce(0, +)
-                result = result.map { ($0.0, total != 0 ? $0.1 / total : 0) }
-            }
-            return result
-        }
-        var y = RefTensor(zerosN: x.n, h: outH, w: outW, c: x.c)
-        for oy in 0 ..< outH {
-            let ty = taps(oy, input: x.h, output: outH, length: length.0, scale: scale.0)
-            for ox in 0 ..< outW {
-                let tx = taps(ox, input: x.w, output: outW, length: length.1, scale: scale.1)
-                for b in 0 ..< x.n { for c in 0 ..< x.c {
-                    var sum = 0.0
-                    for (iy, wy) in ty { for (ix, wx) in tx { sum += wy * wx * x[b, iy, ix, c] } }
-                    y[b, oy, ox, c] = sum
-                } }
+        func near(_ d: Double) -> Double { (a + 2) * pow(d, 3) - (a + 3) * pow(d, 2) + 1 }
+        func far(_ d: Double) -> Double { a * pow(d, 3) - 5 * a * pow(d, 2) + 8 * a * d - 4 * a }
+        func taps(input: Int) -> (Double) -> [(index: Int, weight: Double)] {
+            { source in
+                let lower = floor(source), r = source - lower, base = Int(lower)
+                var result = [(base - 1, far(1 + r)), (base, near(r)), (base + 1, near(1 - r)), (base + 2, far(2 - r))]
+                    .map { (index: $0.0, weight: $0.1) }
+                if excludeOutside {
+                    result = result.filter { $0.index >= 0 && $0.index < input }
+                    let total = result.reduce(0) { $0 + $1.weight }
+                    result = result.map { (index: $0.index, weight: total == 0 ? 0 : $0.weight / total) }
+                }
+                return result
             }
         }
-        return y
+        let rows = resampling(input: x.h, output: outH, length: length.0, scale: scale.0, coordinates: coordinates,
+                              taps: taps(input: x.h))
+        let columns = resampling(input: x.w, output: outW, length: length.1, scale: scale.1, coordinates: coordinates,
+                                 taps: taps(input: x.w))
+        return resample(x, rows: rows, columns: columns)
     }
 }

@@ -472,15 +472,8 @@ enum Naive {
     /// a size, `in × scale` when resizing by scale (ONNX's definition; equal for integral products).
     static func sourceCoordinate(_ x: Int, input: Int, output: Int, length: Double, scale: Double,
                                  coordinates: Resize.Coordinates) -> Double {
-        var source: Double
-        switch coordinates {
-        case .halfPixel: source = (Double(x) + 0.5) / scale - 0.5
-        case .pytorchHalfPixel: source = output == 1 ? 0 : (Double(x) + 0.5) / scale - 0.5
-        case .alignCorners: source = length > 1 ? Double(x) * Double(input - 1) / (length - 1) : 0
-        case .asymmetric: source = Double(x) / scale
-        case .halfPixelSymmetric:
-            source = onnxSourceCoordinate(x, input: input, output: output, length: length, scale: scale, coordinates: coordinates)
-        }
+        let source = onnxSourceCoordinate(x, input: input, output: output, length: length, scale: scale,
+                                          coordinates: coordinates)
         return min(max(source, 0), Double(input - 1))
     }
 
