@@ -155,6 +155,11 @@ public final class Model: Sendable {
         graph.isOpen ? 0 : saturatingProduct(plan.floatsPerImage, MemoryLayout<Float>.size)
     }
 
+    /// Multiply-accumulates per image at concrete input sizes.
+    public func macs(forInputShapes inputShapes: [Shape]) throws -> Int {
+        saturatingSum(try layers(forInputShapes: inputShapes).map(\.macs))
+    }
+
     /// Bytes of activation buffers per image at concrete input sizes.
     public func activationBytesPerImage(forInputShapes inputShapes: [Shape]) throws -> Int {
         saturatingProduct(ExecutionPlan(graph: try graph.resolved(inputShapes: inputShapes)).floatsPerImage,

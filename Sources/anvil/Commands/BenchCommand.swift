@@ -92,8 +92,7 @@ struct BenchCommand: ParsableCommand {
             for _ in 0 ..< iterations { times.append(milliseconds(try clock.measure { try once() })) }
             times.sort()
             let median = times[times.count / 2]
-            let macs = saturatingMACs(try model.layers(forInputShapes: [shape]))
-            let flops = 2 * Double(macs) * Double(batch)
+            let flops = 2 * Double(try model.macs(forInputShapes: [shape])) * Double(batch)
             print("model: \(model.outputNames.joined(separator: ", ")) from \(self.model); batch \(batch); threads \(Compute.threadCount)")
             print(String(format: "load+compile_ms: %.1f", milliseconds(compileTime)))
             print(String(format: "warmup: %d runs in %.1f ms", warmed, milliseconds(warmupTime)))
@@ -131,14 +130,6 @@ struct BenchCommand: ParsableCommand {
             return file.model
         }
         return try file.compiledModel()
-    }
-}
-
-/// The total multiply-accumulates of `layers`, saturating.
-func saturatingMACs(_ layers: [LayerInfo]) -> Int {
-    layers.reduce(0) { total, layer in
-        let (sum, overflow) = total.addingReportingOverflow(layer.macs)
-        return overflow ? Int.max : sum
     }
 }
 
