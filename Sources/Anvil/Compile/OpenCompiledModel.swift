@@ -16,7 +16,7 @@ final class OpenCompiledModel: Sendable {
     /// The compiled models of the sizes used most recently.
     let cache: SizeCache
     /// Held while a size is built, so two threads meeting the same new size build it once.
-    private let building = TracedMutex<Int>(0)
+    private let building = TracedMutex(())
 
     init(graph: Graph, layout: WeightLayout, parameters: [ObjectIdentifier: [ParameterKind: ParameterData]], cachedSizes: Int) {
         self.graph = graph
@@ -27,19 +27,17 @@ final class OpenCompiledModel: Sendable {
 
     /// The compiled model for one input of `shape` (no allocation when the size is cached).
     func model(for shape: Shape) throws -> CompiledModel {
-        if let model = cache.find(shape) { return model }
-        return try build([shape])
+        try cache.find { $0.count == 1 && $0[0] == shape } ?? build([shape])
     }
 
     /// The compiled model for inputs of `shapes`.
     func model(for shapes: [Shape]) throws -> CompiledModel {
-        if let model = cache.find(shapes) { return model }
-        return try build(shapes)
+        try cache.find { $0 == shapes } ?? build(shapes)
     }
 
     private func build(_ shapes: [Shape]) throws -> CompiledModel {
-        try building.withLock { builds throws -> CompiledModel in
-            if let model = cache.find(shapes) { return model }
+        try building.withLock { _ throws -> CompiledModel in
+            if let model = cache.find({ $0 == shapes }) { return model }
             let resolved = try graph.resolved(inputShapes: shapes)
             let plan = ExecutionPlan(graph: resolved)
             let sizes = shapes.map { "\($0.height)×\($0.width)" }.joined(separator: ", ")
@@ -55,7 +53,6 @@ final class OpenCompiledModel: Sendable {
             }
             let model = CompiledModel(graph: resolved, plan: plan, steps: steps)
             cache.insert(shapes, model)
-            builds += 1
             return model
         }
     }
@@ -88,12 +85,6 @@ final class SizeCache: Sendable {
             return models[index].takeUnretainedValue()
         }
 
-        mutating func removeAll() {
-            for index in 0 ..< count { models[index].release() }
-            keys.deinitialize(count: count)
-            count = 0
-        }
-
         deinit {
             for index in 0 ..< count { models[index].release() }
             keys.deinitialize(count: count)
@@ -113,20 +104,10 @@ final class SizeCache: Sendable {
         entries = TracedMutex(Entries(capacity: capacity))
     }
 
-    /// The model of a single input of `shape`, if cached.
-    func find(_ shape: Shape) -> CompiledModel? {
+    /// The cached model whose input shapes `matches` accepts (marked used), if any.
+    func find(_ matches: ([Shape]) -> Bool) -> CompiledModel? {
         entries.withLock { entries -> CompiledModel? in
-            for index in 0 ..< entries.count where entries.keys[index].count == 1 && entries.keys[index][0] == shape {
-                return entries.hit(index)
-            }
-            return nil
-        }
-    }
-
-    /// The model of inputs of `shapes`, if cached.
-    func find(_ shapes: [Shape]) -> CompiledModel? {
-        entries.withLock { entries -> CompiledModel? in
-            for index in 0 ..< entries.count where entries.keys[index] == shapes { return entries.hit(index) }
+            for index in 0 ..< entries.count where matches(entries.keys[index]) { return entries.hit(index) }
             return nil
         }
     }
@@ -158,10 +139,5 @@ final class SizeCache: Sendable {
         entries.withLock { entries in
             (0 ..< entries.count).sorted { entries.lastUse[$0] > entries.lastUse[$1] }.map { entries.keys[$0] }
         }
-    }
-
-    /// Drops every cached size.
-    func removeAll() {
-        entries.withLock { $0.removeAll() }
     }
 }

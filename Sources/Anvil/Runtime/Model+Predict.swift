@@ -14,7 +14,7 @@ extension Model {
     /// With open inputs the tensors' shapes set the size (the first call at a size builds its
     /// plan and kernels, see ``Model``); the outputs have the shapes of that size.
     public func predict(_ inputs: [Tensor]) throws -> [Tensor] {
-        _ = try compilation()
+        let compilation = try self.compilation()
         guard inputs.count == graph.inputCount else {
             throw AnvilError(.invalidInput, "the model has \(graph.inputCount) input(s), \(inputs.count) given")
         }
@@ -22,7 +22,7 @@ extension Model {
         for (i, tensor) in inputs.enumerated() {
             try checkInput(i, shape: tensor.shape, batch: tensor.batch, count: tensor.values.count, expectedBatch: batch)
         }
-        let model = graph.inputCount == 1 ? try compiledModel(for: inputs[0].shape) : try compiledModel(for: inputs.map(\.shape))
+        let model = graph.inputCount == 1 ? try compilation.model(for: inputs[0].shape) : try compilation.model(for: inputs.map(\.shape))
         var results = model.outputShapes.map { Tensor(zeros: $0, batch: batch) }
         try model.run(batch: batch, fill: { buffers in
             for (buffer, tensor) in zip(buffers, inputs) {
@@ -52,12 +52,12 @@ extension Model {
     /// sets the size; performs no heap allocation after the first call with this size and batch.
     public func predict(_ input: UnsafeBufferPointer<Float>, shape: Shape, batch: Int,
                         into output: UnsafeMutableBufferPointer<Float>) throws {
-        _ = try compilation()
+        let compilation = try self.compilation()
         guard graph.inputCount == 1, graph.outputs.count == 1 else {
             throw AnvilError(.invalidInput, "the model has \(graph.inputCount) inputs and \(graph.outputs.count) outputs")
         }
         try checkInput(0, shape: shape, batch: batch, count: input.count, expectedBatch: batch)
-        let model = try compiledModel(for: shape)
+        let model = try compilation.model(for: shape)
         let outputShape = model.outputShapes[0]
         let (needed, overflow) = batch.multipliedReportingOverflow(by: outputShape.count)
         guard !overflow, output.count == needed, let outputBase = output.baseAddress, let inputBase = input.baseAddress else {
@@ -71,18 +71,13 @@ extension Model {
     /// inputs) and returns the medians, in execution order. A model with open inputs needs
     /// `inputShapes`, the size to time.
     public func profile(batch: Int = 1, iterations: Int = 10, inputShapes shapes: [Shape]? = nil) throws -> [LayerTiming] {
-        let model: CompiledModel
-        if let shapes {
-            for (i, shape) in shapes.enumerated() where i < graph.inputCount {
-                try checkInput(i, shape: shape, batch: max(batch, 1), count: shape.count * max(batch, 1), expectedBatch: max(batch, 1))
-            }
-            model = try compiledModel(for: shapes)
-        } else {
-            guard !graph.isOpen else {
-                throw AnvilError(.invalidInput, "the model has an open input size \(openInputShapes.map(\.description).joined(separator: ", ")); give the input shapes to profile")
-            }
-            model = try compiledModel()
+        guard shapes != nil || !graph.isOpen else {
+            throw AnvilError(.invalidInput, "the model has an open input size \(openInputShapes.map(\.description).joined(separator: ", ")); give the input shapes to profile")
         }
+        for (i, shape) in (shapes ?? []).enumerated() where i < graph.inputCount {
+            try checkInput(i, shape: shape, batch: max(batch, 1), count: shape.count * max(batch, 1), expectedBatch: max(batch, 1))
+        }
+        let model = try compilation().model(for: shapes ?? inputShapes)
         guard batch >= 1 else { throw AnvilError(.invalidInput, "batch must be at least 1, got \(batch)") }
         return zip(model.stepNodes, try model.profile(batch: batch, iterations: iterations)).map { node, seconds in
             LayerTiming(name: graph.nodes[node].name, typeName: graph.nodes[node].layer.typeName, seconds: seconds)

@@ -31,6 +31,23 @@ public final class Model: Sendable {
     enum Compilation: Sendable {
         case fixed(CompiledModel)
         case open(OpenCompiledModel)
+
+        /// The compiled model for one input of `shape` (checked by the caller): a fixed-size
+        /// model's own, or the open model's for that size (allocation-free once it is built).
+        func model(for shape: Shape) throws -> CompiledModel {
+            switch self {
+            case .fixed(let model): return model
+            case .open(let open): return try open.model(for: shape)
+            }
+        }
+
+        /// The compiled model for inputs of `shapes` (checked by the caller).
+        func model(for shapes: [Shape]) throws -> CompiledModel {
+            switch self {
+            case .fixed(let model): return model
+            case .open(let open): return try open.model(for: shapes)
+            }
+        }
     }
 
     /// How many input sizes a model with open inputs keeps compiled by default (see `compile`).
@@ -138,6 +155,11 @@ public final class Model: Sendable {
         graph.isOpen ? 0 : saturatingProduct(plan.floatsPerImage, MemoryLayout<Float>.size)
     }
 
+    /// Multiply-accumulates per image at concrete input sizes.
+    public func macs(forInputShapes inputShapes: [Shape]) throws -> Int {
+        saturatingSum(try layers(forInputShapes: inputShapes).map(\.macs))
+    }
+
     /// Bytes of activation buffers per image at concrete input sizes.
     public func activationBytesPerImage(forInputShapes inputShapes: [Shape]) throws -> Int {
         saturatingProduct(ExecutionPlan(graph: try graph.resolved(inputShapes: inputShapes)).floatsPerImage,
@@ -187,30 +209,6 @@ public final class Model: Sendable {
             throw AnvilError(.notCompiled, "the model must be compiled before predict")
         }
         return compilation
-    }
-
-    /// The compiled model of a fixed-size model.
-    func compiledModel() throws -> CompiledModel {
-        switch try compilation() {
-        case .fixed(let model): return model
-        case .open: throw AnvilError(.invalidInput, "the model has an open input size; give the input shape")
-        }
-    }
-
-    /// The compiled model for one input of `shape` (allocation-free once that size is built).
-    func compiledModel(for shape: Shape) throws -> CompiledModel {
-        switch try compilation() {
-        case .fixed(let model): return model
-        case .open(let open): return try open.model(for: shape)
-        }
-    }
-
-    /// The compiled model for inputs of `shapes`.
-    func compiledModel(for shapes: [Shape]) throws -> CompiledModel {
-        switch try compilation() {
-        case .fixed(let model): return model
-        case .open(let open): return try open.model(for: shapes)
-        }
     }
 
     /// The input sizes whose plans and kernels are kept, most recently used first (empty for a

@@ -92,8 +92,7 @@ struct BenchCommand: ParsableCommand {
             for _ in 0 ..< iterations { times.append(milliseconds(try clock.measure { try once() })) }
             times.sort()
             let median = times[times.count / 2]
-            let macs = saturatingMACs(try model.layers(forInputShapes: [shape]))
-            let flops = 2 * Double(macs) * Double(batch)
+            let flops = 2 * Double(try model.macs(forInputShapes: [shape])) * Double(batch)
             print("model: \(model.outputNames.joined(separator: ", ")) from \(self.model); batch \(batch); threads \(Compute.threadCount)")
             print(String(format: "load+compile_ms: %.1f", milliseconds(compileTime)))
             print(String(format: "warmup: %d runs in %.1f ms", warmed, milliseconds(warmupTime)))
@@ -117,22 +116,7 @@ struct BenchCommand: ParsableCommand {
         guard model.inputShapes.count == 1 else {
             throw ValidationError("bench times single-input models; this one has \(model.inputShapes.count) inputs")
         }
-        let pattern = model.openInputShapes[0]
-        guard let shape else {
-            guard let fixed = pattern.fixed else {
-                throw ValidationError("the model's input '\(model.inputNames[0])' has an open size \(pattern); give it with --shape HxWxC")
-            }
-            return fixed
-        }
-        let dims = shape.split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
-        guard (1 ... 3).contains(dims.count), dims.allSatisfy({ ($0 ?? 0) > 0 }),
-              let given = try? Shape(dimensions: dims.map { $0! }) else {
-            throw ValidationError("--shape \(shape) is not HxWxC (three positive integers, e.g. 224x224x3; LxC for a sequence, C for a vector)")
-        }
-        guard pattern.accepts(given) else {
-            throw ValidationError("--shape \(shape) does not match the model's input \(pattern)")
-        }
-        return given
+        return try inputShapes(of: model, options: shape.map { [$0] } ?? [])[0]
     }
 
     private func loadForBenchmark() throws -> Model {
@@ -146,14 +130,6 @@ struct BenchCommand: ParsableCommand {
             return file.model
         }
         return try file.compiledModel()
-    }
-}
-
-/// The total multiply-accumulates of `layers`, saturating.
-func saturatingMACs(_ layers: [LayerInfo]) -> Int {
-    layers.reduce(0) { total, layer in
-        let (sum, overflow) = total.addingReportingOverflow(layer.macs)
-        return overflow ? Int.max : sum
     }
 }
 

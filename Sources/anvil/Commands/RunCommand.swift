@@ -43,33 +43,7 @@ struct RunCommand: ParsableCommand {
         guard output.count == model.outputShapes.count else {
             throw ValidationError("the model has \(model.outputShapes.count) output(s); \(output.count) --output given")
         }
-        guard shape.count <= model.inputShapes.count else {
-            throw ValidationError("the model has \(model.inputShapes.count) input(s); \(shape.count) --shape given")
-        }
-        var shapes: [Shape] = []
-        for (index, pattern) in model.openInputShapes.enumerated() {
-            let name = model.inputNames[index]
-            guard index < shape.count else {
-                guard let fixed = pattern.fixed else {
-                    throw ValidationError("input '\(name)' has an open size \(pattern); give it with --shape \(pattern.rank == 3 ? "LxC" : "HxWxC")")
-                }
-                shapes.append(fixed)
-                continue
-            }
-            let text = shape[index]
-            let dims = text.split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
-            guard (1 ... 3).contains(dims.count), dims.allSatisfy({ $0 != nil }),
-                  let given = try? Shape(dimensions: dims.map { $0! }) else {
-                throw ValidationError("--shape \(text) is not HxWxC (three integers, e.g. 224x224x3; LxC for a sequence, C for a vector)")
-            }
-            guard dims.allSatisfy({ $0! > 0 }) else {
-                throw ValidationError("--shape \(text): every dimension must be positive")
-            }
-            guard pattern.accepts(given) else {
-                throw ValidationError("--shape \(text) does not match the model's input '\(name)' \(pattern)")
-            }
-            shapes.append(given)
-        }
+        let shapes = try inputShapes(of: model, options: shape)
         do {
             _ = try file.compiledModel()
             var tensors: [Tensor] = []

@@ -9,22 +9,19 @@ struct SummaryCommand: ParsableCommand {
     @Argument(help: "An Anvil model file (docs/model-format.md).")
     var model: String
 
-    @Option(help: "The input shape HxWxC: the table at that size (for a model whose input height/width are open, shown as ?).")
-    var shape: String?
+    @Option(help: "The input shape HxWxC (LxC for a sequence, C for a vector; repeat for several inputs, in order): the table at that size (for a model whose input height/width are open, shown as ?).")
+    var shape: [String] = []
 
     func run() throws {
         let file = try loadModelFile(model)
         if let name = file.name { print("Model: \(name)") }
-        guard let shape else {
+        guard !shape.isEmpty else {
             print(file.model.summary(), terminator: "")
             return
         }
-        let dims = shape.split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
-        guard dims.count == 3, let height = dims[0], let width = dims[1], let channels = dims[2] else {
-            throw ValidationError("--shape \(shape) is not HxWxC (three integers, e.g. 224x224x3)")
-        }
+        let shapes = try inputShapes(of: file.model, options: shape)
         do {
-            print(try file.model.summary(inputShapes: [Shape(height: height, width: width, channels: channels)]), terminator: "")
+            print(try file.model.summary(inputShapes: shapes), terminator: "")
         } catch let error as AnvilError {
             throw ValidationError(error.message)
         }

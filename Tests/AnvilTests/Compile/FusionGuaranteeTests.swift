@@ -116,7 +116,7 @@ struct FusionGuaranteeTests {
             --> Activation(.gelu, name: "gelu")
         let model = try Model(input: input, output: gated)
         try model.compile(from: RandomParameterSource(seed: 3))
-        let kernels = try model.compiledModel().steps.map(\.kernel)
+        let kernels = try model.compilation().model(for: model.inputShapes).steps.map(\.kernel)
         #expect(kernels.count == 5)
         #expect((kernels.last as? ElementwiseKernel)?.appliedActivation == .gelu)
         #expect(!kernels.contains { $0 is EpilogueKernel })
