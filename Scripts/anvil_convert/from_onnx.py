@@ -613,6 +613,25 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
             return value.name, value.shape[-1] if value.rank != 1 else 1, weights
         self.fail(node, "its input must be 2-D ([N, features]); flatten the image first")
 
+    def following_bias(self, node, index, outputs, rank):
+        """A bias added right after `node` (of rank `rank`, `outputs` values on its last axis): when
+        its only reader is an Add of a constant that varies along that last axis only (a scalar or
+        [..., 1, outputs]), (that constant as `outputs` float32 values, the Add's output) with the
+        Add skipped; otherwise (None, the node's output)."""
+        output_name = node.output[0]
+        users = self.consumers.get(output_name, [])
+        if len(users) != 1 or users[0] <= index or self.graph.node[users[0]].op_type != "Add":
+            return None, output_name
+        follower = self.graph.node[users[0]]
+        other = follower.input[1] if follower.input[0] == output_name else follower.input[0]
+        constant = self.values.get(other)
+        if not isinstance(constant, np.ndarray) or constant.ndim > rank or constant.size not in (1, outputs):
+            return None, output_name
+        if constant.ndim and constant.shape[-1] != constant.size:  # it varies along another axis too
+            return None, output_name
+        self.skip.add(users[0])
+        return np.broadcast_to(constant.reshape(-1), (outputs,)).astype(np.float32), follower.output[0]
+
     def dense(self, node, index, weights, bias):
         """Writes a Dense layer; a sole-consumer Add of a constant vector becomes its bias."""
         source, inputs, weights = self.flatten_source(node, self.value(node, 0), weights)
@@ -620,16 +639,8 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         if weights.shape[1] != inputs:
             self.fail(node, f"weights {list(weights.shape)} do not match {inputs} input features")
         output_name = node.output[0]
-        users = self.consumers.get(output_name, [])
-        if bias is None and len(users) == 1 and users[0] > index:
-            follower = self.graph.node[users[0]]
-            if follower.op_type == "Add":
-                other = follower.input[1] if follower.input[0] == output_name else follower.input[0]
-                constant = self.values.get(other)
-                if isinstance(constant, np.ndarray) and constant.size in (1, outputs) and constant.ndim <= 2:
-                    bias = np.broadcast_to(constant.reshape(-1), (outputs,)).copy()
-                    self.skip.add(users[0])
-                    output_name = follower.output[0]
+        if bias is None:
+            bias, output_name = self.following_bias(node, index, outputs, rank=2)
         parameters = {"W": weights}
         if bias is not None:
             parameters["b"] = bias
@@ -681,16 +692,7 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         if weights.shape[0] != tensor.shape[-1]:
             self.fail(node, f"weights {list(weights.shape)} do not match {tensor.shape[-1]} features on the last axis")
         outputs = weights.shape[1]
-        output_name, bias = node.output[0], None
-        users = self.consumers.get(output_name, [])
-        if len(users) == 1 and users[0] > index and self.graph.node[users[0]].op_type == "Add":
-            follower = self.graph.node[users[0]]
-            other = follower.input[1] if follower.input[0] == output_name else follower.input[0]
-            constant = self.values.get(other)
-            if isinstance(constant, np.ndarray) and constant.size == outputs:
-                bias = constant.reshape(-1).astype(np.float32)
-                self.skip.add(users[0])
-                output_name = follower.output[0]
+        bias, output_name = self.following_bias(node, index, outputs, rank=tensor.rank)
         parameters = {"W": np.ascontiguousarray(weights.T)}
         if bias is not None:
             parameters["b"] = bias

@@ -98,6 +98,17 @@ def test_convnext_channels_last_region_moves_no_data(tmp_path):
     assert_close(expected, actual)
 
 
+def test_add_after_matmul_is_a_bias_only_along_the_last_axis(tmp_path):
+    """A MatMul on the last axis then an Add of a constant with as many values as the outputs:
+    a [M] constant is the PointwiseConvolution's bias, an [M, 1] one (varying along the axis
+    before) is not, and stays an element-wise add; both match ONNX Runtime."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
+    for bias, fused in ((RNG.standard_normal(6), True), (RNG.standard_normal((6, 1)), False)):
+        types, expected, actual = run_both(tmp_path, build(nodes, [("w", RNG.standard_normal((6, 6))), ("b", bias)]))
+        assert ("Elementwise" not in types) == fused, types
+        assert_close(expected, actual)
+
+
 @pytest.mark.parametrize("perm", [[0, 3, 2, 1], [0, 2, 3, 1], [0, 1, 2, 3]])
 def test_permute_flatten_linear_is_one_dense(tmp_path, perm):
     """x.permute(...).flatten(1) → Linear: one Dense with reordered weights, no data moved."""
