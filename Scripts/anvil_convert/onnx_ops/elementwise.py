@@ -189,8 +189,9 @@ class ElementwiseOps:
 
     def elementwise(self, node, op):
         """Add/Sub/Mul/Div/Max/Min/Pow/Sum/Mean of computed tensors and at most one constant."""
-        values = [self.value(node, i) for i in range(len(node.input))]
-        values = [v for v in values if v is not None]
+        # (input position, value) of every input present
+        entries = [(i, v) for i, v in ((i, self.value(node, i)) for i in range(len(node.input))) if v is not None]
+        values = [v for _, v in entries]
         if not values:
             self.fail(node, "has no inputs")
         if all(isinstance(v, np.ndarray) for v in values):
@@ -203,7 +204,7 @@ class ElementwiseOps:
                 self.set(node, result)
             return
         if len(values) == 1:
-            self.set(node, self.act(node, 0))
+            self.set(node, self.act(node, entries[0][0]))
             return
         if op in _BINARY and len(values) != 2:
             self.fail(node, f"{op} takes 2 inputs, got {len(values)}")
@@ -217,7 +218,6 @@ class ElementwiseOps:
                 name = self.add(node, "Activation", [tensor.name], function=function)
                 self.set(node, tensor.like(name))
                 return
-        entries = [(i, v) for i, v in enumerate(self.value(node, i) for i in range(len(node.input))) if v is not None]
         constants = [(position, v) for position, (_, v) in enumerate(entries) if isinstance(v, np.ndarray)]
         if len(constants) > 1:
             if op == "Mean" or op in _BINARY:
@@ -230,7 +230,6 @@ class ElementwiseOps:
         if len({t.rank for t in tensors}) != 1:
             self.fail(node, f"mixes tensors of different ranks {[t.onnx_shape for t in tensors]}")
         rank = tensors[0].rank
-        spatial = rank == 4
         constant = constants[0][1] if constants else None
         constant_first = bool(constants) and constants[0][0] == 0
         if constant is not None and constant.size == 1 and len(tensors) == 1 and op != "Mean":
