@@ -147,8 +147,8 @@ def graph_of(model):
 
 
 class Tensor:
-    """An Anvil tensor: its name, shape ((h, w, c) or (n,) for vectors; a height or width is None
-    when it depends on an open input size) and facts used for folding."""
+    """An Anvil tensor: its name, shape ((h, w, c) an image, (l, c) a sequence, (n,) a vector; a
+    height, width or length is None when it depends on an open input size) and facts used for folding."""
 
     def __init__(self, name, shape, nonnegative=False, padding=None):
         """`padding` is (top, bottom, left, right) of a ZeroPadding2D still to be folded, or None."""
@@ -164,8 +164,8 @@ class Tensor:
 
     @property
     def hwc(self):
-        """The shape as Anvil's (height, width, channels); a vector is 1 x 1 x n."""
-        return self.shape if self.spatial else (1, 1, self.shape[0])
+        """The shape as Anvil's (height, width, channels): a sequence is 1 x l x c, a vector 1 x 1 x n."""
+        return (1,) * (3 - len(self.shape)) + self.shape
 
 
 def _pair(value):
@@ -717,7 +717,7 @@ class KerasConverter:
         """Multiply / Subtract / Maximum / Minimum / Average, and Add of differently shaped
         tensors: Elementwise with broadcasting over (height, width, channels)."""
         sources = [self.source(node, i) for i in range(len(node.inputs))]
-        # A vector (n,) aligns with the channels of an image, as Keras broadcasts trailing axes.
+        # Trailing axes align, as Keras broadcasts: a vector (n,) with the channels of an image.
         shape = [1, 1, 1]
         for source in sources:
             for axis, size in enumerate(source.hwc):
@@ -728,7 +728,8 @@ class KerasConverter:
                     self.fail(node, f"shapes {[s.shape for s in sources]} do not broadcast (each axis equal or 1)")
                 shape[axis] = size
         name = self.emit(node, None, "Elementwise", [s.name for s in sources], operation=operation)
-        return Tensor(name, tuple(shape) if any(s.spatial for s in sources) else (shape[2],))
+        rank = max(len(s.shape) for s in sources)
+        return Tensor(name, tuple(shape[3 - rank:]))
 
     def layer_Multiply(self, node):
         """`Multiply`: Elementwise multiply (a squeeze-and-excitation gate broadcasts)."""
