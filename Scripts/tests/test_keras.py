@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from helpers import conversion_error, framework
+from helpers import conversion_error, framework, run_anvil
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 keras = framework("keras")
@@ -160,23 +160,9 @@ def test_layers_part_mapping():
 
 
 def anvil_output(tmp_path, writer, x):
-    """`writer`'s model written and run by `anvil run` on the channels-last batch `x` (skips when
-    anvil is not built); returns its output, shaped like Keras's."""
-    import subprocess
-
-    import numpy as np
-
-    from conftest import REPOSITORY
-    anvil = os.path.join(REPOSITORY, ".build", "debug", "anvil")
-    if not os.path.exists(anvil):
-        pytest.skip(f"{anvil} is not built (swift build)")
+    """`writer`'s model written and run by `anvil run` on the channels-last batch `x`; flat float32."""
     writer.write(str(tmp_path / "m"))
-    x.tofile(tmp_path / "x.f32")
-    completed = subprocess.run([anvil, "run", "--model", str(tmp_path / "m" / "model.json"), "--input",
-                                str(tmp_path / "x.f32"), "--output", str(tmp_path / "y.f32")],
-                               capture_output=True, text=True, timeout=120)
-    assert completed.returncode == 0, completed.stderr
-    return np.fromfile(tmp_path / "y.f32", np.float32)
+    return run_anvil(tmp_path / "m" / "model.json", [x])[0]
 
 
 def test_one_dimensional_layers_match_keras(tmp_path):
