@@ -203,6 +203,7 @@ class KerasConverter:
         self.writer = ModelWriter(name or model.name, layout="tensorflow")
         self.input_shape = input_shape
         self.tensors = {}  # (layer name, node index) -> Tensor
+        self.written_pads = {}  # (tensor name, padding) -> the Pad layer write_padding wrote for it
         self.first_emitted = {}  # (keras layer name, part) -> anvil name of its first application
 
     # -- helpers --------------------------------------------------------------------------
@@ -271,9 +272,7 @@ class KerasConverter:
 
     def write_padding(self, tensor):
         """A ZeroPadding2D no layer folded: a Pad layer of its own (written once per padded tensor)."""
-        written = getattr(self, "written_pads", None)
-        if written is None:
-            written = self.written_pads = {}
+        written = self.written_pads
         key = (tensor.name, tensor.padding)
         if key not in written:
             top, bottom, left, right = tensor.padding

@@ -235,14 +235,13 @@ class LayersOps:
 
     def has_folded_pads(self, node):
         """Whether an earlier Pad was folded into `node` (its pads not yet taken by `window`)."""
-        return any(self.graph.node[index] is node for index in getattr(self, "pending_pads", {}))
+        return any(self.graph.node[index] is node for index in self.pending_pads)
 
     def window_extra_pads(self, node):
         """Pads folded into `node` by an earlier Pad (top, left, bottom, right), or None."""
-        pending = getattr(self, "pending_pads", {})
-        for index, candidate in pending.items():
+        for index in self.pending_pads:
             if self.graph.node[index] is node:
-                return pending.pop(index)
+                return self.pending_pads.pop(index)
         return None
 
     # -- normalisations ---------------------------------------------------------------------
