@@ -583,19 +583,13 @@ class KerasConverter:
         parameters = {"W": weights[0]}
         if use_bias:
             parameters["b"] = weights[1]
-        if len(tensor.shape) == 2:  # a sequence: Anvil's Dense works per position, as Keras does
-            name = self.emit(node, None, "Dense", [tensor.name], parameters, neurons=units, bias=use_bias,
-                             activation=activation)
-            return self.finish_activation(node, name, (tensor.shape[0], units), activation, extra)
         if tensor.spatial:  # Keras applies Dense to the last axis of every pixel: a 1x1 convolution
             name = self.emit(node, None, "Convolution", [tensor.name], parameters, kernel=[1, 1], channels=units,
                              padding="valid", bias=use_bias, activation=activation)
-            shape = (tensor.shape[0], tensor.shape[1], units)
-        else:
+        else:  # a vector, or a sequence: Anvil's Dense works per position, as Keras does
             name = self.emit(node, None, "Dense", [tensor.name], parameters, neurons=units, bias=use_bias,
                              activation=activation)
-            shape = (units,)
-        return self.finish_activation(node, name, shape, activation, extra)
+        return self.finish_activation(node, name, tensor.shape[:-1] + (units,), activation, extra)
 
     def layer_Flatten(self, node):
         """`Flatten`: Flatten in hwc order (nothing for a vector)."""
