@@ -593,8 +593,10 @@ class CaffeConverter:
             else:
                 self.fail(layer, f"no shape for top '{top}'; pass --input-shape C,H,W")
 
-    def layer_Convolution(self, layer):
-        """`Convolution`: Convolution with explicit padding, or DepthwiseConvolution when group equals the input channels."""
+    def convolution_param(self, layer):
+        """What `Convolution` and `Deconvolution` share: the input tensor, convolution_param checked
+        against it, and the weight (and bias) blobs. The weight blob holds num_output × channels /
+        group × kh × kw values in both ([out][in / group][kh][kw] and [in][out / group][kh][kw])."""
         tensor = self.source(layer)
         if not tensor.spatial:
             self.fail(layer, "needs an image (N,C,H,W) input")
@@ -608,7 +610,7 @@ class CaffeConverter:
         dilation = _repeated_pair(param, "dilation", "dilation_h", "dilation_w", 1)
         groups = int(param.get("group", 1))
         bias = str(param.get("bias_term", "true")).lower() not in ("false", "0")
-        h, w, c = tensor.shape
+        c = tensor.shape[2]
         if outputs <= 0 or min(kernel) <= 0:
             self.fail(layer, "num_output and kernel_size must be positive")
         if c % groups or outputs % groups:
@@ -619,6 +621,12 @@ class CaffeConverter:
         if bias:
             self.check_size(layer, "the bias blob", blobs[1], outputs)
             parameters["b"] = blobs[1]
+        return tensor, outputs, kernel, stride, pad, dilation, groups, bias, parameters
+
+    def layer_Convolution(self, layer):
+        """`Convolution`: Convolution with explicit padding, or DepthwiseConvolution when group equals the input channels."""
+        tensor, outputs, kernel, stride, pad, dilation, groups, bias, parameters = self.convolution_param(layer)
+        h, w, c = tensor.shape
         oh = (h + 2 * pad[0] - ((kernel[0] - 1) * dilation[0] + 1)) // stride[0] + 1
         ow = (w + 2 * pad[1] - ((kernel[1] - 1) * dilation[1] + 1)) // stride[1] + 1
         if oh < 1 or ow < 1:
@@ -634,30 +642,8 @@ class CaffeConverter:
 
     def layer_Deconvolution(self, layer):
         """`Deconvolution`: TransposedConvolution (weights [in][out / group][kh][kw], the pytorch layout)."""
-        tensor = self.source(layer)
-        if not tensor.spatial:
-            self.fail(layer, "needs an image (N,C,H,W) input")
-        param = layer.message("convolution_param")
-        if int(param.get("axis", 1)) != 1:
-            self.fail(layer, "only axis 1 is supported")
-        outputs = int(param.get("num_output", 0))
-        kernel = _repeated_pair(param, "kernel_size", "kernel_h", "kernel_w", 0)
-        stride = _repeated_pair(param, "stride", "stride_h", "stride_w", 1)
-        pad = _repeated_pair(param, "pad", "pad_h", "pad_w", 0)
-        dilation = _repeated_pair(param, "dilation", "dilation_h", "dilation_w", 1)
-        groups = int(param.get("group", 1))
-        bias = str(param.get("bias_term", "true")).lower() not in ("false", "0")
-        h, w, c = tensor.shape
-        if outputs <= 0 or min(kernel) <= 0:
-            self.fail(layer, "num_output and kernel_size must be positive")
-        if c % groups or outputs % groups:
-            self.fail(layer, f"group {groups} must divide the input channels {c} and num_output {outputs}")
-        blobs = self.layer_blobs(layer, 1 + bias, 1 + bias)
-        self.check_size(layer, "the weight blob", blobs[0], c * (outputs // groups) * kernel[0] * kernel[1])
-        parameters = {"W": blobs[0]}
-        if bias:
-            self.check_size(layer, "the bias blob", blobs[1], outputs)
-            parameters["b"] = blobs[1]
+        tensor, outputs, kernel, stride, pad, dilation, groups, bias, parameters = self.convolution_param(layer)
+        h, w, _ = tensor.shape
         oh = (h - 1) * stride[0] + (kernel[0] - 1) * dilation[0] + 1 - 2 * pad[0]
         ow = (w - 1) * stride[1] + (kernel[1] - 1) * dilation[1] + 1 - 2 * pad[1]
         if oh < 1 or ow < 1:

@@ -147,8 +147,8 @@ def graph_of(model):
 
 
 class Tensor:
-    """An Anvil tensor: its name, shape ((h, w, c) or (n,) for vectors; a height or width is None
-    when it depends on an open input size) and facts used for folding."""
+    """An Anvil tensor: its name, shape ((h, w, c) an image, (l, c) a sequence, (n,) a vector; a
+    height, width or length is None when it depends on an open input size) and facts used for folding."""
 
     def __init__(self, name, shape, nonnegative=False, padding=None):
         """`padding` is (top, bottom, left, right) of a ZeroPadding2D still to be folded, or None."""
@@ -164,8 +164,8 @@ class Tensor:
 
     @property
     def hwc(self):
-        """The shape as Anvil's (height, width, channels); a vector is 1 x 1 x n."""
-        return self.shape if self.spatial else (1, 1, self.shape[0])
+        """The shape as Anvil's (height, width, channels): a sequence is 1 x l x c, a vector 1 x 1 x n."""
+        return (1,) * (3 - len(self.shape)) + self.shape
 
 
 def _pair(value):
@@ -203,6 +203,7 @@ class KerasConverter:
         self.writer = ModelWriter(name or model.name, layout="tensorflow")
         self.input_shape = input_shape
         self.tensors = {}  # (layer name, node index) -> Tensor
+        self.written_pads = {}  # (tensor name, padding) -> the Pad layer write_padding wrote for it
         self.first_emitted = {}  # (keras layer name, part) -> anvil name of its first application
 
     # -- helpers --------------------------------------------------------------------------
@@ -271,9 +272,7 @@ class KerasConverter:
 
     def write_padding(self, tensor):
         """A ZeroPadding2D no layer folded: a Pad layer of its own (written once per padded tensor)."""
-        written = getattr(self, "written_pads", None)
-        if written is None:
-            written = self.written_pads = {}
+        written = self.written_pads
         key = (tensor.name, tensor.padding)
         if key not in written:
             top, bottom, left, right = tensor.padding
@@ -584,19 +583,13 @@ class KerasConverter:
         parameters = {"W": weights[0]}
         if use_bias:
             parameters["b"] = weights[1]
-        if len(tensor.shape) == 2:  # a sequence: Anvil's Dense works per position, as Keras does
-            name = self.emit(node, None, "Dense", [tensor.name], parameters, neurons=units, bias=use_bias,
-                             activation=activation)
-            return self.finish_activation(node, name, (tensor.shape[0], units), activation, extra)
         if tensor.spatial:  # Keras applies Dense to the last axis of every pixel: a 1x1 convolution
             name = self.emit(node, None, "Convolution", [tensor.name], parameters, kernel=[1, 1], channels=units,
                              padding="valid", bias=use_bias, activation=activation)
-            shape = (tensor.shape[0], tensor.shape[1], units)
-        else:
+        else:  # a vector, or a sequence: Anvil's Dense works per position, as Keras does
             name = self.emit(node, None, "Dense", [tensor.name], parameters, neurons=units, bias=use_bias,
                              activation=activation)
-            shape = (units,)
-        return self.finish_activation(node, name, shape, activation, extra)
+        return self.finish_activation(node, name, tensor.shape[:-1] + (units,), activation, extra)
 
     def layer_Flatten(self, node):
         """`Flatten`: Flatten in hwc order (nothing for a vector)."""
@@ -717,7 +710,7 @@ class KerasConverter:
         """Multiply / Subtract / Maximum / Minimum / Average, and Add of differently shaped
         tensors: Elementwise with broadcasting over (height, width, channels)."""
         sources = [self.source(node, i) for i in range(len(node.inputs))]
-        # A vector (n,) aligns with the channels of an image, as Keras broadcasts trailing axes.
+        # Trailing axes align, as Keras broadcasts: a vector (n,) with the channels of an image.
         shape = [1, 1, 1]
         for source in sources:
             for axis, size in enumerate(source.hwc):
@@ -728,7 +721,8 @@ class KerasConverter:
                     self.fail(node, f"shapes {[s.shape for s in sources]} do not broadcast (each axis equal or 1)")
                 shape[axis] = size
         name = self.emit(node, None, "Elementwise", [s.name for s in sources], operation=operation)
-        return Tensor(name, tuple(shape) if any(s.spatial for s in sources) else (shape[2],))
+        rank = max(len(s.shape) for s in sources)
+        return Tensor(name, tuple(shape[3 - rank:]))
 
     def layer_Multiply(self, node):
         """`Multiply`: Elementwise multiply (a squeeze-and-excitation gate broadcasts)."""

@@ -18,102 +18,13 @@ from . import cli
 from .onnx_ops.layers import LayersOps
 from .onnx_ops.layout import LayoutOps
 from .onnx_ops.elementwise import ElementwiseOps
+from .onnx_ops.tensors import FLOAT_MAX, Act, Flat, Placeholder, standard_perm  # noqa: F401 (re-exported)
+from .onnx_ops.tensors import attributes as _attributes
 from .writer import ConversionError, ModelWriter, activation_json
 
 SELU_ALPHA = 1.67326319217681884765625
 SELU_GAMMA = 1.05070102214813232421875
-FLOAT_MAX = 3.4028234663852886e38
 FLOAT_TYPES = (1, 10, 11, 16)  # TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16 (read as float32)
-
-
-def standard_perm(rank):
-    """Where ONNX's axes sit in Anvil's channels-last layout for a tensor converted as is:
-    NCHW → NHWC (0, 3, 1, 2), NCL → NLC (0, 2, 1), [N, F] → [N, F] (0, 1), [N] → (0,)."""
-    return {4: (0, 3, 1, 2), 3: (0, 2, 1), 2: (0, 1), 1: (0,)}[rank]
-
-
-class Act:
-    """A computed tensor: its Anvil name, its Anvil shape (the axes after the batch axis, in
-    Anvil's channels-last memory order: (h, w, c) an image, (l, c) a sequence, (n,) a vector,
-    () rank 1) and `perm`, which Anvil axis holds each ONNX axis (batch axis 0 first).
-
-    The ONNX rank is the Anvil rank. Converted as is, a tensor has the standard permutation
-    (NCHW held as NHWC: perm (0, 3, 1, 2)); after an ONNX Transpose it may hold any other, with
-    no data moved: `onnx_shape[i]` is Anvil axis `perm[i]`'s extent."""
-
-    def __init__(self, name, shape, perm=None, anvil_rank=None):
-        """`shape` is Anvil's (h, w, c), (l, c), (n,) or (); `perm` defaults to the standard one;
-        `anvil_rank` is the rank of the Anvil tensor when it differs from ONNX's (a global
-        pooling gives Anvil a vector of C where ONNX keeps [N, C, 1, 1]; same values)."""
-        self.name = name
-        # None: a height/width (a sequence's length) that depends on an open input size.
-        self.shape = tuple(None if v is None else int(v) for v in shape)
-        self.perm = tuple(int(v) for v in perm) if perm is not None else standard_perm(len(self.shape) + 1)
-        self.anvil_rank = anvil_rank if anvil_rank is not None else len(self.shape) + 1
-        assert sorted(self.perm) == list(range(len(self.shape) + 1)), (name, shape, perm)
-
-    @property
-    def rank(self):
-        """The rank counting the batch axis (ONNX's and Anvil's)."""
-        return len(self.shape) + 1
-
-    @property
-    def open(self):
-        """Whether a dimension depends on an open input size (None)."""
-        return None in self.shape
-
-    @property
-    def standard(self):
-        """Whether ONNX's axes sit where converting as is puts them (channels last)."""
-        return self.perm == standard_perm(self.rank)
-
-    @property
-    def spatial(self):
-        """Whether the tensor is an NCHW image held as Anvil's NHWC."""
-        return len(self.shape) == 3 and self.standard
-
-    @property
-    def onnx_shape(self):
-        """The shape as ONNX sees it: [1, C, H, W], [1, C, L], [1, n], ... (batch 1)."""
-        full = (1,) + self.shape
-        return [full[a] for a in self.perm]
-
-    @property
-    def onnx_ordered(self):
-        """Whether Anvil's memory holds the values in ONNX's row-major order (axes of extent 1 aside)."""
-        full = (1,) + self.shape
-        held = [a for a in self.perm if full[a] != 1]
-        return held == sorted(held)
-
-    def channel_axis(self, onnx_axis):
-        """Whether ONNX axis `onnx_axis` is Anvil's channel axis (the last): a per-channel layer
-        (LayerNormalization, a MatMul on the last axis) then applies without moving data."""
-        return self.perm[onnx_axis % self.rank] == self.rank - 1
-
-    def like(self, name):
-        """A tensor of the same shape and layout named `name` (the output of an element-wise layer)."""
-        return Act(name, self.shape, self.perm, self.anvil_rank)
-
-
-class Flat:
-    """A tensor flattened to [N, everything] in ONNX's order, not yet written: Gemm/MatMul read an
-    image source directly (weights reordered to match its layout); anything else gets an Anvil
-    Flatten (order chw for a standard image, after a Transpose to ONNX's order otherwise)."""
-
-    def __init__(self, source):
-        """`source` is the Act being flattened."""
-        self.source = source
-        self.written = None
-
-    @property
-    def shape(self):
-        """(n,): the flattened length (None when the source's size is open)."""
-        return (None,) if self.source.open else (int(np.prod(self.source.shape)),)
-
-
-class Placeholder(Act):
-    """The output of a node that could not be converted, with the shape ONNX infers for it: the
-    nodes after it are still checked, but nothing is written for it."""
 
 
 BLOCKED = object()  # a value no later node can be checked against (no inferred shape)
@@ -144,18 +55,6 @@ def blocker_error(blockers, unchecked=0):
         error = ConversionError("\n".join(lines))
     error.blockers = list(blockers)
     return error
-
-
-def _attributes(node):
-    """The node's attributes as Python values (bytes decoded to str)."""
-    import onnx
-    result = {}
-    for attribute in node.attribute:
-        result[attribute.name] = onnx.helper.get_attribute_value(attribute)
-    for key, value in list(result.items()):
-        if isinstance(value, bytes):
-            result[key] = value.decode()
-    return result
 
 
 class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
@@ -714,6 +613,25 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
             return value.name, value.shape[-1] if value.rank != 1 else 1, weights
         self.fail(node, "its input must be 2-D ([N, features]); flatten the image first")
 
+    def following_bias(self, node, index, outputs, rank):
+        """A bias added right after `node` (of rank `rank`, `outputs` values on its last axis): when
+        its only reader is an Add of a constant that varies along that last axis only (a scalar or
+        [..., 1, outputs]), (that constant as `outputs` float32 values, the Add's output) with the
+        Add skipped; otherwise (None, the node's output)."""
+        output_name = node.output[0]
+        users = self.consumers.get(output_name, [])
+        if len(users) != 1 or users[0] <= index or self.graph.node[users[0]].op_type != "Add":
+            return None, output_name
+        follower = self.graph.node[users[0]]
+        other = follower.input[1] if follower.input[0] == output_name else follower.input[0]
+        constant = self.values.get(other)
+        if not isinstance(constant, np.ndarray) or constant.ndim > rank or constant.size not in (1, outputs):
+            return None, output_name
+        if constant.ndim and constant.shape[-1] != constant.size:  # it varies along another axis too
+            return None, output_name
+        self.skip.add(users[0])
+        return np.broadcast_to(constant.reshape(-1), (outputs,)).astype(np.float32), follower.output[0]
+
     def dense(self, node, index, weights, bias):
         """Writes a Dense layer; a sole-consumer Add of a constant vector becomes its bias."""
         source, inputs, weights = self.flatten_source(node, self.value(node, 0), weights)
@@ -721,16 +639,8 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         if weights.shape[1] != inputs:
             self.fail(node, f"weights {list(weights.shape)} do not match {inputs} input features")
         output_name = node.output[0]
-        users = self.consumers.get(output_name, [])
-        if bias is None and len(users) == 1 and users[0] > index:
-            follower = self.graph.node[users[0]]
-            if follower.op_type == "Add":
-                other = follower.input[1] if follower.input[0] == output_name else follower.input[0]
-                constant = self.values.get(other)
-                if isinstance(constant, np.ndarray) and constant.size in (1, outputs) and constant.ndim <= 2:
-                    bias = np.broadcast_to(constant.reshape(-1), (outputs,)).copy()
-                    self.skip.add(users[0])
-                    output_name = follower.output[0]
+        if bias is None:
+            bias, output_name = self.following_bias(node, index, outputs, rank=2)
         parameters = {"W": weights}
         if bias is not None:
             parameters["b"] = bias
@@ -782,16 +692,7 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         if weights.shape[0] != tensor.shape[-1]:
             self.fail(node, f"weights {list(weights.shape)} do not match {tensor.shape[-1]} features on the last axis")
         outputs = weights.shape[1]
-        output_name, bias = node.output[0], None
-        users = self.consumers.get(output_name, [])
-        if len(users) == 1 and users[0] > index and self.graph.node[users[0]].op_type == "Add":
-            follower = self.graph.node[users[0]]
-            other = follower.input[1] if follower.input[0] == output_name else follower.input[0]
-            constant = self.values.get(other)
-            if isinstance(constant, np.ndarray) and constant.size == outputs:
-                bias = constant.reshape(-1).astype(np.float32)
-                self.skip.add(users[0])
-                output_name = follower.output[0]
+        bias, output_name = self.following_bias(node, index, outputs, rank=tensor.rank)
         parameters = {"W": np.ascontiguousarray(weights.T)}
         if bias is not None:
             parameters["b"] = bias

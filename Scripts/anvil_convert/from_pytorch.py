@@ -703,45 +703,39 @@ class Converter:
 
     def convolution(self, name, module, source, node):
         """`Conv2d`: Convolution with explicit padding (a pending pad folded), or DepthwiseConvolution."""
+        folded = (0, 0, 0, 0)
+        if isinstance(source, _Pad):
+            folded, source = source.pads, source.source
+        return self.convolution_layer(name, module, source, node, tuple(module.kernel_size), tuple(module.stride),
+                                      tuple(module.dilation), module.padding, folded)
+
+    def convolution_1d(self, name, module, source, node):
+        """`Conv1d` on (N, C, L): Convolution (DepthwiseConvolution) with a (1, k) window; its weights
+        [out][in][k] are [out][in][1][k]."""
+        padding = module.padding if isinstance(module.padding, str) else (0, module.padding[0])
+        return self.convolution_layer(name, module, source, node, (1, *module.kernel_size), (1, *module.stride),
+                                      (1, *module.dilation), padding)
+
+    def convolution_layer(self, name, module, source, node, kernel, stride, dilation, padding, folded=(0, 0, 0, 0)):
+        """A 2-D window of `module` (Conv2d, or Conv1d as height 1): Convolution with explicit pads, or
+        DepthwiseConvolution when every group is one input channel. `padding` is PyTorch's ('valid',
+        'same' or (h, w)); `folded` (top, left, bottom, right) are a pending pad's, added to it."""
         if module.padding_mode != "zeros":
             raise ConversionError(f"module '{node.target}' pads with mode '{module.padding_mode}'; only zeros")
-        kernel, stride, dilation = tuple(module.kernel_size), tuple(module.stride), tuple(module.dilation)
-        if isinstance(module.padding, str):
-            if module.padding == "valid":
+        if isinstance(padding, str):
+            if padding == "valid":
                 pads = (0, 0, 0, 0)
             else:  # PyTorch 'same' (stride 1): the smaller half before
                 total = [d * (k - 1) for d, k in zip(dilation, kernel)]
                 pads = (total[0] // 2, total[1] // 2, total[0] - total[0] // 2, total[1] - total[1] // 2)
         else:
-            pads = (module.padding[0], module.padding[1], module.padding[0], module.padding[1])
-        if isinstance(source, _Pad):
-            pads = tuple(a + b for a, b in zip(pads, source.pads))
-            source = source.source
+            pads = (padding[0], padding[1], padding[0], padding[1])
+        pads = tuple(a + b for a, b in zip(pads, folded))
         source = self.tensor(source, node)
         inputs, outputs, groups = module.in_channels, module.out_channels, module.groups
         options = {"kernel": list(kernel), "stride": list(stride), "padding": list(pads), "dilation": list(dilation),
                    "bias": module.bias is not None}
         self.add_tensor(f"{name}_W", module.weight)
-        if module.bias is not None:
-            self.add_tensor(f"{name}_b", module.bias)
-        if groups > 1 and groups == inputs and outputs % inputs == 0:
-            return self.emit(name, "DepthwiseConvolution", [source], node, multiplier=outputs // inputs, **options)
-        return self.emit(name, "Convolution", [source], node, channels=outputs, groups=groups, **options)
-
-    def convolution_1d(self, name, module, source, node):
-        """`Conv1d` on (N, C, L): Convolution (DepthwiseConvolution) with a (1, k) window."""
-        if module.padding_mode != "zeros":
-            raise ConversionError(f"module '{node.target}' pads with mode '{module.padding_mode}'; only zeros")
-        (k,), (s,), (d,) = module.kernel_size, module.stride, module.dilation
-        if isinstance(module.padding, str):
-            total = 0 if module.padding == "valid" else d * (k - 1)
-            before, after = total // 2, total - total // 2
-        else:
-            before = after = module.padding[0]
-        inputs, outputs, groups = module.in_channels, module.out_channels, module.groups
-        options = {"kernel": [1, k], "stride": [1, s], "padding": [0, before, 0, after], "dilation": [1, d],
-                   "bias": module.bias is not None}
-        self.add_tensor(f"{name}_W", module.weight)  # [out][in][k] = [out][in][1][k]
         if module.bias is not None:
             self.add_tensor(f"{name}_b", module.bias)
         if groups > 1 and groups == inputs and outputs % inputs == 0:

@@ -246,7 +246,8 @@ class ResNet(nn.Module):
 
 
 class ConvBN(nn.Module):
-    """Inception's unit: convolution without bias, batch norm (epsilon 0.001), ReLU."""
+    """Inception v3's and GoogLeNet's unit (torchvision's `BasicConv2d`): convolution without bias,
+    batch norm (epsilon 0.001), ReLU."""
 
     def __init__(self, channels, out, kernel_size, stride=1, padding=0):
         """A bias-free convolution and its batch norm."""
@@ -479,20 +480,6 @@ class MobileNetV1(nn.Module):
         return torch.flatten(x, 1)
 
 
-class GoogLeNetUnit(nn.Module):
-    """GoogLeNet's `BasicConv2d`: convolution without bias, batch norm (epsilon 0.001), ReLU."""
-
-    def __init__(self, channels, out, kernel_size, stride=1, padding=0):
-        """A bias-free convolution and its batch norm."""
-        super().__init__()
-        self.conv = nn.Conv2d(channels, out, kernel_size=kernel_size, stride=stride, padding=padding, bias=False)
-        self.bn = nn.BatchNorm2d(out, eps=0.001)
-
-    def forward(self, x):
-        """relu(bn(conv(x)))."""
-        return F.relu(self.bn(self.conv(x)), inplace=True)
-
-
 class GoogLeNetInception(nn.Module):
     """GoogLeNet's inception block: 1x1 | 1x1-3x3 | 1x1-3x3 (torchvision's "5x5" branch is a
     3x3) | maxpool 3/1 (ceil mode)-1x1, concatenated."""
@@ -500,11 +487,11 @@ class GoogLeNetInception(nn.Module):
     def __init__(self, channels, ch1x1, ch3x3red, ch3x3, ch5x5red, ch5x5, pool_proj):
         """The four branches with these (already scaled) channel counts."""
         super().__init__()
-        self.branch1 = GoogLeNetUnit(channels, ch1x1, 1)
-        self.branch2 = nn.Sequential(GoogLeNetUnit(channels, ch3x3red, 1), GoogLeNetUnit(ch3x3red, ch3x3, 3, padding=1))
-        self.branch3 = nn.Sequential(GoogLeNetUnit(channels, ch5x5red, 1), GoogLeNetUnit(ch5x5red, ch5x5, 3, padding=1))
+        self.branch1 = ConvBN(channels, ch1x1, 1)
+        self.branch2 = nn.Sequential(ConvBN(channels, ch3x3red, 1), ConvBN(ch3x3red, ch3x3, 3, padding=1))
+        self.branch3 = nn.Sequential(ConvBN(channels, ch5x5red, 1), ConvBN(ch5x5red, ch5x5, 3, padding=1))
         self.branch4 = nn.Sequential(nn.MaxPool2d(kernel_size=3, stride=1, padding=1, ceil_mode=True),
-                                     GoogLeNetUnit(channels, pool_proj, 1))
+                                     ConvBN(channels, pool_proj, 1))
         self.out_channels = ch1x1 + ch3x3 + ch5x5 + pool_proj
 
     def forward(self, x):
@@ -525,10 +512,10 @@ class GoogLeNet(nn.Module):
         """The stem, nine inception blocks, pooling and the classifier, channels scaled by `width`."""
         super().__init__()
         s = lambda channels: scaled(channels, width)  # noqa: E731
-        self.conv1 = GoogLeNetUnit(3, s(64), 7, stride=2, padding=3)
+        self.conv1 = ConvBN(3, s(64), 7, stride=2, padding=3)
         self.maxpool1 = nn.MaxPool2d(3, stride=2, ceil_mode=True)
-        self.conv2 = GoogLeNetUnit(s(64), s(64), 1)
-        self.conv3 = GoogLeNetUnit(s(64), s(192), 3, padding=1)
+        self.conv2 = ConvBN(s(64), s(64), 1)
+        self.conv3 = ConvBN(s(64), s(192), 3, padding=1)
         self.maxpool2 = nn.MaxPool2d(3, stride=2, ceil_mode=True)
         channels = s(192)
         for item in self.BLOCKS:

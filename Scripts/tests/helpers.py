@@ -4,10 +4,12 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
+import numpy as np
 import pytest
 
-from conftest import FIXTURES, SCRIPTS, SHARED_FIXTURES
+from conftest import FIXTURES, SCRIPTS, SHARED_FIXTURES, anvil_executable
 
 
 def framework(name):
@@ -55,3 +57,36 @@ def one_line_error(completed, tool):
     lines = completed.stderr.strip().splitlines()
     assert len(lines) == 1 and re.match(rf"convert_{tool}: error: \S", lines[0]), completed.stderr
     return lines[0]
+
+
+def require_anvil():
+    """The anvil executable ($ANVIL, else .build/debug/anvil); skips the calling test when there is
+    none, or fails it when ANVIL_LOAD_CHECK=required (Scripts/test.sh)."""
+    anvil = anvil_executable()
+    if anvil is None:
+        if os.environ.get("ANVIL_LOAD_CHECK") == "required":
+            pytest.fail("no anvil executable: swift build first, or set ANVIL")
+        pytest.skip("no anvil executable (swift build, or set ANVIL)")
+    return anvil
+
+
+def run_anvil(model_path, inputs, outputs=1, shape=None, batch=None):
+    """`anvil run` on the model file: `inputs` are arrays in Anvil's channels-last layout (written as
+    little-endian float32), `shape` the per-item size (H, W, C ...) of an open input (--shape),
+    `batch` the batch size (--batch per input); returns the `outputs` outputs, flat float32. Asserts
+    that anvil succeeds; skips as `require_anvil`."""
+    anvil = require_anvil()
+    command = [anvil, "run", "--model", str(model_path)]
+    if shape is not None:
+        command += ["--shape", "x".join(str(d) for d in shape)]
+    with tempfile.TemporaryDirectory(prefix="anvil_run_") as work:
+        for i, x in enumerate(inputs):
+            path = os.path.join(work, f"input_{i}.f32")
+            np.asarray(x).astype("<f4").tofile(path)
+            command += ["--input", path] + ([] if batch is None else ["--batch", str(batch)])
+        paths = [os.path.join(work, f"output_{i}.f32") for i in range(outputs)]
+        for path in paths:
+            command += ["--output", path]
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        assert completed.returncode == 0, completed.stderr
+        return [np.fromfile(path, "<f4") for path in paths]

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from helpers import conversion_error, framework
+from helpers import conversion_error, framework, run_anvil
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 keras = framework("keras")
@@ -159,17 +159,17 @@ def test_layers_part_mapping():
     assert len(pads) == 1 and pads[0]["pads"] == [1, 0, 0, 2]
 
 
+def anvil_output(tmp_path, writer, x):
+    """`writer`'s model written and run by `anvil run` on the channels-last batch `x`; flat float32."""
+    writer.write(str(tmp_path / "m"))
+    return run_anvil(tmp_path / "m" / "model.json", [x])[0]
+
+
 def test_one_dimensional_layers_match_keras(tmp_path):
     """Conv1D, MaxPooling1D, AveragePooling1D, Dense per position, GlobalAveragePooling1D on a
     (length, channels) input: converted, run by `anvil run`, compared with Keras' own output."""
-    import subprocess
-
     import numpy as np
 
-    from conftest import REPOSITORY
-    anvil = os.path.join(REPOSITORY, ".build", "debug", "anvil")
-    if not os.path.exists(anvil):
-        pytest.skip(f"{anvil} is not built (swift build)")
     keras.utils.set_random_seed(5)
     model = functional(layers.Conv1D(6, 3, strides=2, padding="same", activation="relu"),
                        layers.Conv1D(5, 2, dilation_rate=2), layers.MaxPooling1D(2, padding="same"),
@@ -181,11 +181,25 @@ def test_one_dimensional_layers_match_keras(tmp_path):
     assert [layer["type"] for layer in writer.layers] == ["Convolution", "Convolution", "MaxPooling", "AveragePooling",
                                                           "Dense", "GlobalAveragePooling", "Dense"]
     assert writer.inputs[0]["shape"] == [23, 3]
-    writer.write(str(tmp_path / "m"))
-    x.tofile(tmp_path / "x.f32")
-    completed = subprocess.run([anvil, "run", "--model", str(tmp_path / "m" / "model.json"), "--input",
-                                str(tmp_path / "x.f32"), "--output", str(tmp_path / "y.f32")],
-                               capture_output=True, text=True, timeout=120)
-    assert completed.returncode == 0, completed.stderr
-    actual = np.fromfile(tmp_path / "y.f32", np.float32).reshape(expected.shape)
+    actual = anvil_output(tmp_path, writer, x).reshape(expected.shape)
+    assert np.abs(actual - expected).max() <= 1e-4 * max(1.0, np.abs(expected).max())
+
+
+def test_merge_of_sequences_keeps_the_sequence(tmp_path):
+    """Multiply and Add (broadcasting a (1, channels) sequence) of (length, channels) sequences stay
+    sequences: the Flatten and Dense after them see length × channels features, as in Keras."""
+    import numpy as np
+
+    keras.utils.set_random_seed(6)
+    inputs = keras.Input((7, 3))
+    a = layers.Conv1D(4, 3, padding="same")(inputs)
+    b = layers.Conv1D(4, 1)(inputs)
+    pooled = layers.AveragePooling1D(7)(b)
+    merged = layers.Add()([layers.Multiply()([a, b]), pooled])
+    model = keras.Model(inputs, layers.Dense(5)(layers.Flatten()(merged)))
+    x = np.random.default_rng(4).standard_normal((2, 7, 3)).astype(np.float32)
+    expected = np.asarray(model.predict(x, verbose=0))
+    actual = anvil_output(tmp_path, KerasConverter(model).convert(), x)
+    assert actual.size == expected.size
+    actual = actual.reshape(expected.shape)
     assert np.abs(actual - expected).max() <= 1e-4 * max(1.0, np.abs(expected).max())

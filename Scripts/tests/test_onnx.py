@@ -4,7 +4,7 @@ committed onnx_helper fixture rebuilt byte for byte. Skipped when onnx is not in
 import numpy as np
 import pytest
 
-from helpers import committed_fixture, conversion_error, framework, same_files
+from helpers import committed_fixture, conversion_error, framework, require_anvil, run_anvil, same_files
 
 onnx = framework("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
@@ -314,11 +314,9 @@ def test_command_line_lists_every_blocker(tmp_path):
 @pytest.mark.unloadable
 def test_load_check_catches_a_model_anvil_refuses(tmp_path):
     """The load check (conftest.load_problem) can fail: a layer type Anvil does not know is refused."""
-    from conftest import anvil_executable, load_problem
+    from conftest import load_problem
     from anvil_convert.writer import ModelWriter
-    anvil = anvil_executable()
-    if anvil is None:
-        pytest.skip("no anvil executable (swift build, or set ANVIL)")
+    anvil = require_anvil()
     writer = ModelWriter("bad", layout="pytorch")
     writer.add_input("x", (4, 4, 2))
     writer.add_layer("odd", "NoSuchLayer", ["x"])
@@ -338,23 +336,15 @@ def test_load_check_catches_a_model_anvil_refuses(tmp_path):
 def anvil_matches_onnxruntime(tmp_path, onnx_model, x):
     """Converts `onnx_model`, runs it with `anvil run` on NCHW `x` and compares with ONNX Runtime:
     max |difference| <= 1e-4 x (1 + max |expected|). Skips without onnxruntime or anvil."""
-    import subprocess
-    from conftest import anvil_executable
     onnxruntime = pytest.importorskip("onnxruntime")
-    anvil = anvil_executable()
-    if anvil is None:
-        pytest.skip("no anvil executable (swift build, or set ANVIL)")
+    require_anvil()
     path = tmp_path / "model.onnx"
     onnx_model.ir_version = 8  # onnx.helper writes the newest IR version, ONNX Runtime 1.23 reads up to 11
     onnx.save(onnx_model, str(path))
     convert_file(str(path), str(tmp_path / "out"))
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     want = session.run(None, {"x": x})[0]
-    x.transpose(0, 2, 3, 1).astype("<f4").tofile(str(tmp_path / "x.f32"))
-    completed = subprocess.run([anvil, "run", "--model", str(tmp_path / "out" / "model.json"), "--input",
-                                str(tmp_path / "x.f32"), "--output", str(tmp_path / "y.f32")], capture_output=True, text=True)
-    assert completed.returncode == 0, completed.stderr
-    got = np.fromfile(str(tmp_path / "y.f32"), dtype="<f4")
+    got = run_anvil(tmp_path / "out" / "model.json", [x.transpose(0, 2, 3, 1)])[0]
     expected = want.transpose(0, 2, 3, 1) if want.ndim == 4 else want
     assert got.size == expected.size
     assert np.max(np.abs(got - expected.reshape(-1))) <= 1e-4 * (1 + np.max(np.abs(expected)))

@@ -1,23 +1,16 @@
 """The ONNX converter's layout tracking (onnx_ops/layout.py): models built with onnx.helper,
-converted, run by `anvil run` (the debug build in .build/) and compared with ONNX Runtime.
+converted, run by `anvil run` ($ANVIL, else the debug build in .build/) and compared with ONNX Runtime.
 Skipped with the reason when onnx, onnxruntime or the anvil binary is missing."""
-
-import os
-import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import REPOSITORY
-from helpers import framework
+from helpers import framework, require_anvil, run_anvil
 
 onnx = framework("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from anvil_convert.from_onnx import OnnxConverter, standard_perm  # noqa: E402
-
-ANVIL = os.path.join(REPOSITORY, ".build", "debug", "anvil")
-
 
 def build(nodes, initializers=(), input_shape=(1, 4, 6, 6), outputs=("y",), opset=17):
     """A one-input ONNX model of `nodes` with float32 initializers, or int64 ones for shapes."""
@@ -33,25 +26,18 @@ def build(nodes, initializers=(), input_shape=(1, 4, 6, 6), outputs=("y",), opse
 def run_both(tmp_path, model, seed=0):
     """(the converted layer types, ONNX Runtime's outputs, Anvil's outputs in ONNX's layout)."""
     ort = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip install onnxruntime)")
-    if not os.path.exists(ANVIL):
-        pytest.skip(f"{ANVIL} is not built (swift build)")
+    require_anvil()
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     expected = session.run(None, {"x": x})
     writer = OnnxConverter(model).convert()
     writer.write(str(tmp_path / "m"))
-    x.transpose(np.argsort(standard_perm(x.ndim))).tofile(tmp_path / "x.f32")
-    outs = [str(tmp_path / f"y{i}.f32") for i in range(len(expected))]
-    arguments = [ANVIL, "run", "--model", str(tmp_path / "m" / "model.json"), "--input", str(tmp_path / "x.f32")]
-    for out in outs:
-        arguments += ["--output", out]
-    completed = subprocess.run(arguments, capture_output=True, text=True, timeout=120)
-    assert completed.returncode == 0, completed.stderr
+    outs = run_anvil(tmp_path / "m" / "model.json", [x.transpose(np.argsort(standard_perm(x.ndim)))], len(expected))
     actual = []
     for out, want in zip(outs, expected):
         perm = standard_perm(want.ndim)
-        held = np.fromfile(out, np.float32).reshape([want.shape[i] for i in np.argsort(perm)])
+        held = out.reshape([want.shape[i] for i in np.argsort(perm)])
         actual.append(np.transpose(held, perm))
     return [layer["type"] for layer in writer.layers], expected, actual
 
@@ -96,6 +82,17 @@ def test_convnext_channels_last_region_moves_no_data(tmp_path):
     types, expected, actual = run_both(tmp_path, build(nodes, inits))
     assert types == ["PointwiseConvolution", "Activation", "PointwiseConvolution", "Softmax"]
     assert_close(expected, actual)
+
+
+def test_add_after_matmul_is_a_bias_only_along_the_last_axis(tmp_path):
+    """A MatMul on the last axis then an Add of a constant with as many values as the outputs:
+    a [M] constant is the PointwiseConvolution's bias, an [M, 1] one (varying along the axis
+    before) is not, and stays an element-wise add; both match ONNX Runtime."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
+    for bias, fused in ((RNG.standard_normal(6), True), (RNG.standard_normal((6, 1)), False)):
+        types, expected, actual = run_both(tmp_path, build(nodes, [("w", RNG.standard_normal((6, 6))), ("b", bias)]))
+        assert ("Elementwise" not in types) == fused, types
+        assert_close(expected, actual)
 
 
 @pytest.mark.parametrize("perm", [[0, 3, 2, 1], [0, 2, 3, 1], [0, 1, 2, 3]])
@@ -185,8 +182,7 @@ def run_open(tmp_path, model, shapes, seed=0):
     `shapes` runs ONNX Runtime and `anvil run --shape`; returns (the converter's writer, pairs of
     (expected, actual) outputs in ONNX's layout)."""
     ort = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip install onnxruntime)")
-    if not os.path.exists(ANVIL):
-        pytest.skip(f"{ANVIL} is not built (swift build)")
+    require_anvil()
     writer = OnnxConverter(model).convert()
     writer.write(str(tmp_path / "m"))
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -195,15 +191,9 @@ def run_open(tmp_path, model, shapes, seed=0):
         x = np.random.default_rng(seed + i).standard_normal(shape).astype(np.float32)
         want = session.run(None, {"x": x})[0]
         held_input = x.transpose(np.argsort(standard_perm(x.ndim)))
-        held_input.tofile(tmp_path / f"x{i}.f32")
-        dims = "x".join(str(d) for d in held_input.shape[1:])
-        out = tmp_path / f"y{i}.f32"
-        completed = subprocess.run([ANVIL, "run", "--model", str(tmp_path / "m" / "model.json"), "--shape", dims,
-                                    "--input", str(tmp_path / f"x{i}.f32"), "--output", str(out)],
-                                   capture_output=True, text=True, timeout=120)
-        assert completed.returncode == 0, completed.stderr
+        out = run_anvil(tmp_path / "m" / "model.json", [held_input], shape=held_input.shape[1:])[0]
         perm = standard_perm(want.ndim)
-        got = np.transpose(np.fromfile(out, np.float32).reshape([want.shape[j] for j in np.argsort(perm)]), perm)
+        got = np.transpose(out.reshape([want.shape[j] for j in np.argsort(perm)]), perm)
         results.append((want, got))
     return writer, results
 

@@ -7,7 +7,6 @@ tests or without an anvil executable."""
 
 import os
 import subprocess
-import tempfile
 
 import numpy as np
 import pytest

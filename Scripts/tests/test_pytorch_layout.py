@@ -1,28 +1,19 @@
 """The PyTorch converter's 1-D layers and layout modules (Conv1d, MaxPool1d, AvgPool1d,
-ChannelShuffle, PixelShuffle, PixelUnshuffle), run by `anvil run` (the debug build in .build/)
+ChannelShuffle, PixelShuffle, PixelUnshuffle), run by `anvil run` ($ANVIL, else the debug build in .build/)
 and compared with PyTorch itself. Skipped with the reason when torch or the binary is missing."""
 
-import os
-import subprocess
-
 import numpy as np
-import pytest
 
-from conftest import REPOSITORY
-from helpers import framework
+from helpers import framework, require_anvil, run_anvil
 
 torch = framework("torch")
 from torch import nn  # noqa: E402
 
 from anvil_convert.from_pytorch import Converter  # noqa: E402
 
-ANVIL = os.path.join(REPOSITORY, ".build", "debug", "anvil")
-
-
 def run_both(tmp_path, module, x):
     """(layer types, PyTorch's output, Anvil's output in PyTorch's layout) for input `x` (N, C, ...)."""
-    if not os.path.exists(ANVIL):
-        pytest.skip(f"{ANVIL} is not built (swift build)")
+    require_anvil()
     torch.manual_seed(0)
     module = module.eval()
     with torch.no_grad():
@@ -31,13 +22,9 @@ def run_both(tmp_path, module, x):
     writer = Converter(module, shape).convert()
     writer.write(str(tmp_path / "m"))
     to_last = (0, 2, 1) if x.dim() == 3 else (0, 2, 3, 1)
-    x.numpy().transpose(to_last).tofile(tmp_path / "x.f32")
-    completed = subprocess.run([ANVIL, "run", "--model", str(tmp_path / "m" / "model.json"), "--input",
-                                str(tmp_path / "x.f32"), "--output", str(tmp_path / "y.f32")],
-                               capture_output=True, text=True, timeout=120)
-    assert completed.returncode == 0, completed.stderr
+    out = run_anvil(tmp_path / "m" / "model.json", [x.numpy().transpose(to_last)])[0]
     back = {2: (0, 1), 3: (0, 2, 1), 4: (0, 3, 1, 2)}[expected.ndim]
-    held = np.fromfile(tmp_path / "y.f32", np.float32).reshape([expected.shape[i] for i in np.argsort(back)])
+    held = out.reshape([expected.shape[i] for i in np.argsort(back)])
     return [layer["type"] for layer in writer.layers], expected, np.transpose(held, back)
 
 

@@ -9,12 +9,11 @@ Skipped when torch/torchvision, onnxruntime or scikit-image is missing (Scripts/
 them) or when there is no anvil executable (unless ANVIL_LOAD_CHECK=required, as Scripts/test.sh
 sets: then that is a failure)."""
 
-import os
 import tempfile
 
 import pytest
 
-from helpers import framework
+from helpers import framework, require_anvil
 
 framework("torch")
 framework("onnxruntime")
@@ -22,7 +21,6 @@ framework("skimage")
 framework("onnx")
 
 import torchvision_onnx_check as check  # noqa: E402
-from conftest import anvil_executable  # noqa: E402
 
 # Models whose operators another part of issue #12 has not landed yet, with the part that brings
 # them: strict expected failures (once one passes its entry must go). Empty: every --fast model
@@ -38,11 +36,7 @@ def setting():
         torchvision = import_torchvision()
     except Exception as error:  # noqa: BLE001
         pytest.skip(f"torchvision cannot be imported: {error} (Scripts/setup.sh installs it)")
-    anvil = anvil_executable()
-    if anvil is None:
-        if os.environ.get("ANVIL_LOAD_CHECK") == "required":
-            pytest.fail("no anvil executable: swift build first, or set ANVIL")
-        pytest.skip("no anvil executable (swift build, or set ANVIL)")
+    anvil = require_anvil()
     with tempfile.TemporaryDirectory(prefix="torchvision_onnx_") as work:
         yield torchvision, anvil, work
 

@@ -20,8 +20,7 @@ import math
 import numpy as np
 
 from ..writer import activation_json
-
-FLOAT_MAX = 3.4028234663852886e38
+from .tensors import FLOAT_MAX, Act, Flat, attributes as _attributes
 
 _NUMPY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Max": np.maximum,
           "Min": np.minimum, "Pow": np.power, "Sum": np.add}
@@ -77,7 +76,7 @@ class ElementwiseOps:
         if clip is None or clip.op_type != "Clip":
             return False
         if self.opset < 11:
-            attributes = {a.name: a.f for a in clip.attribute}
+            attributes = _attributes(clip)
             low, high = attributes.get("min"), attributes.get("max")
         else:
             low = self.constant_value(clip.input[1]) if len(clip.input) > 1 and clip.input[1] else None
@@ -137,7 +136,7 @@ class ElementwiseOps:
             if k == 1 and inner.op_type == "Sigmoid" and inner.input[0] == x:
                 return "silu", x
             if k == 1 and inner.op_type == "HardSigmoid" and inner.input[0] == x:
-                attributes = {a.name: a.f for a in inner.attribute}
+                attributes = _attributes(inner)
                 if abs(attributes.get("alpha", 0.2) - 1 / 6) < 1e-6 and abs(attributes.get("beta", 0.5) - 0.5) < 1e-6:
                     return "hardSwish", x
             if abs(k * 6 - 1) < 1e-6 and self._is_shifted_relu6(other, x):
@@ -190,8 +189,9 @@ class ElementwiseOps:
 
     def elementwise(self, node, op):
         """Add/Sub/Mul/Div/Max/Min/Pow/Sum/Mean of computed tensors and at most one constant."""
-        values = [self.value(node, i) for i in range(len(node.input))]
-        values = [v for v in values if v is not None]
+        # (input position, value) of every input present
+        entries = [(i, v) for i, v in ((i, self.value(node, i)) for i in range(len(node.input))) if v is not None]
+        values = [v for _, v in entries]
         if not values:
             self.fail(node, "has no inputs")
         if all(isinstance(v, np.ndarray) for v in values):
@@ -204,7 +204,7 @@ class ElementwiseOps:
                 self.set(node, result)
             return
         if len(values) == 1:
-            self.set(node, self.act(node, 0))
+            self.set(node, self.act(node, entries[0][0]))
             return
         if op in _BINARY and len(values) != 2:
             self.fail(node, f"{op} takes 2 inputs, got {len(values)}")
@@ -212,13 +212,12 @@ class ElementwiseOps:
         if fused is not None:
             function, x = fused
             tensor = self.values.get(x)
-            if hasattr(tensor, "source") and hasattr(tensor, "written"):  # a pending flatten
+            if isinstance(tensor, Flat):
                 tensor = self.write_flatten(tensor, node)
-            if hasattr(tensor, "onnx_shape"):
+            if isinstance(tensor, Act):
                 name = self.add(node, "Activation", [tensor.name], function=function)
-                self.set(node, tensor.like(name) if hasattr(tensor, "like") else type(tensor)(name, tensor.shape))
+                self.set(node, tensor.like(name))
                 return
-        entries = [(i, v) for i, v in enumerate(self.value(node, i) for i in range(len(node.input))) if v is not None]
         constants = [(position, v) for position, (_, v) in enumerate(entries) if isinstance(v, np.ndarray)]
         if len(constants) > 1:
             if op == "Mean" or op in _BINARY:
@@ -231,7 +230,6 @@ class ElementwiseOps:
         if len({t.rank for t in tensors}) != 1:
             self.fail(node, f"mixes tensors of different ranks {[t.onnx_shape for t in tensors]}")
         rank = tensors[0].rank
-        spatial = rank == 4
         constant = constants[0][1] if constants else None
         constant_first = bool(constants) and constants[0][0] == 0
         if constant is not None and constant.size == 1 and len(tensors) == 1 and op != "Mean":
@@ -384,25 +382,25 @@ class ElementwiseOps:
 
     def op_Gelu(self, node, index):
         """`Gelu` (opset 20): gelu, or geluTanh for approximate="tanh"."""
-        approximate = next((a.s.decode() for a in node.attribute if a.name == "approximate"), "none")
+        approximate = _attributes(node).get("approximate", "none")
         if approximate not in ("none", "tanh"):
             self.fail(node, f"approximate='{approximate}' is not supported (only 'none' and 'tanh')")
         self.activation(node, "gelu" if approximate == "none" else "geluTanh")
 
     def op_Celu(self, node, index):
         """`Celu`: celu with its alpha."""
-        alpha = next((a.f for a in node.attribute if a.name == "alpha"), 1.0)
+        alpha = _attributes(node).get("alpha", 1.0)
         if alpha == 0:
             self.fail(node, "alpha must not be 0")
         self.activation(node, activation_json("celu", alpha=alpha))
 
     def op_ThresholdedRelu(self, node, index):
         """`ThresholdedRelu`: thresholdedRelu with its alpha."""
-        self.activation(node, activation_json("thresholdedRelu", alpha=next((a.f for a in node.attribute if a.name == "alpha"), 1.0)))
+        self.activation(node, activation_json("thresholdedRelu", alpha=_attributes(node).get("alpha", 1.0)))
 
     def op_Swish(self, node, index):
         """`Swish` (x·sigmoid(αx)) with α 1: silu."""
-        alpha = next((a.f for a in node.attribute if a.name == "alpha"), 1.0)
+        alpha = _attributes(node).get("alpha", 1.0)
         if alpha != 1:
             self.fail(node, f"alpha {alpha} is not supported (only 1: SiLU)")
         self.activation(node, "silu")

@@ -6,20 +6,12 @@ spatial, window, add, set, fail, consumers)."""
 
 import numpy as np
 
+from .tensors import Act, attributes as _attributes
+
 _COORDINATES = {"half_pixel": "halfPixel", "pytorch_half_pixel": "pytorchHalfPixel", "align_corners": "alignCorners",
                 "asymmetric": "asymmetric", "half_pixel_symmetric": "halfPixelSymmetric"}
 _NEAREST = {"round_prefer_floor": "roundPreferFloor", "round_prefer_ceil": "roundPreferCeil", "floor": "floor",
             "ceil": "ceil"}
-
-
-def _attributes(node):
-    """The node's attributes as Python values (bytes decoded to str)."""
-    import onnx
-    result = {}
-    for attribute in node.attribute:
-        value = onnx.helper.get_attribute_value(attribute)
-        result[attribute.name] = value.decode() if isinstance(value, bytes) else value
-    return result
 
 
 class LayersOps:
@@ -92,7 +84,7 @@ class LayersOps:
         name = self.add(node, "TransposedConvolution", [tensor.name], parameters, kernel=kernel, channels=outputs,
                         stride=stride, padding=pads, outputPadding=output_padding, dilation=dilation, groups=groups,
                         bias=bias is not None)
-        self.set(node, type(tensor)(name, (oh, ow, outputs)))
+        self.set(node, Act(name, (oh, ow, outputs)))
 
     # -- resize -----------------------------------------------------------------------------
 
@@ -124,7 +116,7 @@ class LayersOps:
             if len(sizes) != 4 or sizes[0] != 1 or sizes[1] != c:
                 self.fail(node, f"sizes {sizes} must keep N and C")
             name = self.add(node, "Resize", [tensor.name], size=sizes[2:], **options)
-            self.set(node, type(tensor)(name, (sizes[2], sizes[3], c)))
+            self.set(node, Act(name, (sizes[2], sizes[3], c)))
             return
         if scales is None or scales.size != 4:
             self.fail(node, "needs 4 scales or 4 sizes")
@@ -135,7 +127,7 @@ class LayersOps:
         oh = None if h is None else int(np.floor(h * np.float32(scales[2])))
         ow = None if w is None else int(np.floor(w * np.float32(scales[3])))
         name = self.add(node, "Resize", [tensor.name], scale=scales[2:], **options)
-        self.set(node, type(tensor)(name, (oh, ow, c)))
+        self.set(node, Act(name, (oh, ow, c)))
 
     def op_Resize(self, node, index):
         """`Resize` (no roi, no antialias, stretch): Resize in nearest, linear or cubic mode."""
@@ -207,7 +199,7 @@ class LayersOps:
             return
         name = self.add(node, "Pad", [tensor.name], pads=[top, left, bottom, right], channelPads=[front, back],
                         mode=mode, value=value)
-        self.set(node, type(tensor)(name, (None if h is None else h + top + bottom,
+        self.set(node, Act(name, (None if h is None else h + top + bottom,
                                            None if w is None else w + left + right, c + front + back)))
 
     def fold_pad(self, node, tensor, pads, value):
@@ -243,14 +235,13 @@ class LayersOps:
 
     def has_folded_pads(self, node):
         """Whether an earlier Pad was folded into `node` (its pads not yet taken by `window`)."""
-        return any(self.graph.node[index] is node for index in getattr(self, "pending_pads", {}))
+        return any(self.graph.node[index] is node for index in self.pending_pads)
 
     def window_extra_pads(self, node):
         """Pads folded into `node` by an earlier Pad (top, left, bottom, right), or None."""
-        pending = getattr(self, "pending_pads", {})
-        for index, candidate in pending.items():
+        for index in self.pending_pads:
             if self.graph.node[index] is node:
-                return pending.pop(index)
+                return self.pending_pads.pop(index)
         return None
 
     # -- normalisations ---------------------------------------------------------------------
@@ -273,7 +264,7 @@ class LayersOps:
         gamma, beta = self.per_channel(node, 1, c, "scale"), self.per_channel(node, 2, c, "B")
         name = self.add(node, "InstanceNormalization", [tensor.name], {"gamma": gamma, "beta": beta},
                         epsilon=float(_attributes(node).get("epsilon", 1e-5)))
-        self.set(node, type(tensor)(name, tensor.shape))
+        self.set(node, Act(name, tensor.shape))
 
     def op_LayerNormalization(self, node, index):
         """`LayerNormalization` over exactly Anvil's channel axis: LayerNormalization. ONNX normalises
@@ -319,7 +310,7 @@ class LayersOps:
             self.fail(node, f"scale and bias have {scale.size} and {bias.size} values; expected {groups} or {c}")
         name = self.add(node, "GroupNormalization", [tensor.name], {"gamma": scale, "beta": bias}, groups=groups,
                         epsilon=float(a.get("epsilon", 1e-5)))
-        self.set(node, type(tensor)(name, tensor.shape))
+        self.set(node, Act(name, tensor.shape))
 
     def op_LRN(self, node, index):
         """`LRN`: LocalResponseNormalization across channels."""
@@ -328,7 +319,7 @@ class LayersOps:
         a = _attributes(node)
         name = self.add(node, "LocalResponseNormalization", [tensor.name], size=int(a["size"]),
                         alpha=float(a.get("alpha", 1e-4)), beta=float(a.get("beta", 0.75)), bias=float(a.get("bias", 1.0)))
-        self.set(node, type(tensor)(name, tensor.shape))
+        self.set(node, Act(name, tensor.shape))
 
     # -- Lp pooling -------------------------------------------------------------------------
 
@@ -341,7 +332,7 @@ class LayersOps:
         padding, stride, dilation, (oh, ow), ceil = self.window(node, tensor, kernel, pooling=True)
         name = self.add(node, "LpPooling", [tensor.name], p=float(a.get("p", 2)), kernel=kernel, stride=stride,
                         padding=padding, dilation=dilation, ceilMode=ceil)
-        self.set(node, type(tensor)(name, (oh, ow, tensor.shape[2])))
+        self.set(node, Act(name, (oh, ow, tensor.shape[2])))
 
     def op_GlobalLpPool(self, node, index):
         """`GlobalLpPool`: LpPooling over the whole image."""
@@ -352,4 +343,4 @@ class LayersOps:
             self.fail(node, "a window of the whole image on an open input size; pass --input-shape C,H,W")
         name = self.add(node, "LpPooling", [tensor.name], p=float(_attributes(node).get("p", 2)), kernel=[h, w],
                         stride=[h, w], padding="valid")
-        self.set(node, type(tensor)(name, (1, 1, c)))
+        self.set(node, Act(name, (1, 1, c)))

@@ -12,11 +12,7 @@ needs ONNX's own row-major order (`OnnxConverter.to_onnx_order`).
 
 import numpy as np
 
-
-def _core():
-    """The from_onnx module (imported late: it imports this one)."""
-    from .. import from_onnx
-    return from_onnx
+from .tensors import Act, Flat, attributes as _attributes
 
 
 class Grouped:
@@ -47,26 +43,24 @@ class LayoutOps:
     def flattened(self, tensor):
         """`tensor` as [N, everything] in ONNX order: itself at rank 2, the Anvil vector a global
         pooling left, or a pending flatten (Flat)."""
-        core = _core()
         if tensor.rank == 2:
             return tensor
         if tensor.anvil_rank == 2 and not tensor.open:
-            return core.Act(tensor.name, (int(np.prod(tensor.shape)),))
-        return core.Flat(tensor)
+            return Act(tensor.name, (int(np.prod(tensor.shape)),))
+        return Flat(tensor)
 
     def reshape_tensor(self, node, tensor, resolved):
         """`tensor` (Act or Flat) given ONNX shape `resolved` (batch 1 first), values in ONNX's
         row-major order: nothing written when the shape is unchanged or a flatten; otherwise the
         tensor is moved to ONNX's order and an Anvil Reshape written."""
-        core = _core()
-        current = [1, tensor.shape[0]] if isinstance(tensor, core.Flat) else tensor.onnx_shape
+        current = [1, tensor.shape[0]] if isinstance(tensor, Flat) else tensor.onnx_shape
         if list(resolved) == list(current):
             return tensor
         if resolved[0] != 1:
             self.fail(node, f"reshaping {current} to {list(resolved)} changes the batch axis; Anvil keeps it")
         if len(resolved) > 4:
             self.fail(node, f"reshaping {current} to {list(resolved)}: Anvil's tensors have rank 4 at most")
-        if isinstance(tensor, core.Flat):
+        if isinstance(tensor, Flat):
             if len(resolved) == 2:
                 return tensor
             tensor = self.write_flatten(tensor, node)
@@ -78,7 +72,7 @@ class LayoutOps:
         source = self.to_onnx_order(node, tensor)
         shape = tuple(int(v) for v in resolved[1:])
         name = self.add(node, "Reshape", [source.name], shape=list(shape))
-        return core.Act(name, shape, tuple(range(len(resolved))))
+        return Act(name, shape, tuple(range(len(resolved))))
 
     def resolve_shape(self, node, current, target, allow_zero):
         """ONNX Reshape's target with 0 (copy, unless allowzero) and -1 (inferred) resolved."""
@@ -96,7 +90,6 @@ class LayoutOps:
     def op_Transpose(self, node, index):
         """`Transpose`: of a constant, a constant; of a tensor, a relabelling of its axes (no data
         moves until a layer needs another layout); ShuffleNet's swap of its [N, g, k, H, W] view."""
-        core = _core()
         value = self.value(node, 0)
         perm = _attributes(node).get("perm")
         if isinstance(value, np.ndarray):
@@ -113,13 +106,12 @@ class LayoutOps:
             self.fail(node, f"perm {perm} is not a permutation of {tensor.rank} axes")
         if perm[0] != 0:
             self.fail(node, f"perm {perm} moves the batch axis; Anvil keeps it first")
-        self.set(node, core.Act(tensor.name, tensor.shape, [tensor.perm[p] for p in perm], tensor.anvil_rank))
+        self.set(node, Act(tensor.name, tensor.shape, [tensor.perm[p] for p in perm], tensor.anvil_rank))
 
     def op_Reshape(self, node, index):
         """`Reshape`: of a constant, a constant; of a tensor, row-major in ONNX's order (an Anvil
         Reshape after moving the values to that order if needed; nothing for a flatten to [N, -1]
         read by Gemm/MatMul); ShuffleNet's channel split, swap and merge become ChannelShuffle."""
-        core = _core()
         value = self.value(node, 0)
         target = [int(v) for v in self.const(node, 1).reshape(-1)]
         if isinstance(value, np.ndarray):
@@ -136,17 +128,17 @@ class LayoutOps:
             name = self.add(node, "ChannelShuffle", [source.name], groups=value.groups)
             self.set(node, source.like(name))
             return
-        tensor = value if isinstance(value, core.Flat) else self.act(node, any_layout=True)
-        current = [1, tensor.shape[0]] if isinstance(tensor, core.Flat) else tensor.onnx_shape
+        tensor = value if isinstance(value, Flat) else self.act(node, any_layout=True)
+        current = [1, tensor.shape[0]] if isinstance(tensor, Flat) else tensor.onnx_shape
         if None in current:
             # An open size: only a flatten to [N, -1] (N kept) is the same at every size.
             if len(target) == 2 and target[1] == -1 and (target[0] == 1 or (target[0] == 0 and not allow_zero)):
-                self.set(node, tensor if isinstance(tensor, core.Flat) else self.flattened(tensor))
+                self.set(node, tensor if isinstance(tensor, Flat) else self.flattened(tensor))
                 return
             self.fail(node, f"reshaping {current} (None: open) to {target}: the target does not fit every input "
                             "size; pass --input-shape C,H,W (or export with fixed sizes)")
         resolved = self.resolve_shape(node, current, target, allow_zero)
-        if (len(resolved) == 5 and isinstance(tensor, core.Act) and tensor.rank == 4 and tensor.channel_axis(1)
+        if (len(resolved) == 5 and isinstance(tensor, Act) and tensor.rank == 4 and tensor.channel_axis(1)
                 and resolved[0] == 1 and resolved[1] * resolved[2] == current[1] and resolved[3:] == current[2:]):
             self.set(node, Grouped(tensor, resolved[1], resolved[2]))
             return
@@ -155,19 +147,18 @@ class LayoutOps:
     def op_Flatten(self, node, index):
         """`Flatten`: of a constant, a constant; of a tensor from axis 1 (or a later one when the
         axes before it are 1), a pending flatten (nothing when a Gemm/MatMul reads it)."""
-        core = _core()
         value = self.value(node, 0)
         axis = _attributes(node).get("axis", 1)
         if isinstance(value, np.ndarray):
             self.set(node, value.reshape(int(np.prod(value.shape[:axis])), -1))
             return
-        tensor = value if isinstance(value, core.Flat) else self.act(node, any_layout=True)
-        shape = [1, tensor.shape[0]] if isinstance(tensor, core.Flat) else tensor.onnx_shape
+        tensor = value if isinstance(value, Flat) else self.act(node, any_layout=True)
+        shape = [1, tensor.shape[0]] if isinstance(tensor, Flat) else tensor.onnx_shape
         axis = axis + len(shape) if axis < 0 else axis
         if axis == 0 or None in shape[1:axis] or int(np.prod(shape[1:axis])) != 1:
             self.fail(node, f"axis {axis} of {shape} would merge axes into the batch axis; Anvil keeps it "
                             "(axis 1, or a later one after axes of extent 1)")
-        self.set(node, tensor if isinstance(tensor, core.Flat) else self.flattened(tensor))
+        self.set(node, tensor if isinstance(tensor, Flat) else self.flattened(tensor))
 
     def op_Squeeze(self, node, index):
         """`Squeeze`: of a constant, a constant; of a tensor, a Reshape dropping axes of extent 1."""
@@ -177,7 +168,7 @@ class LayoutOps:
             self.set(node, np.squeeze(value, axis=tuple(axes)) if axes else np.squeeze(value))
             return
         tensor = self.act(node, allow_flat=True, any_layout=True)
-        shape = [1, tensor.shape[0]] if isinstance(tensor, _core().Flat) else tensor.onnx_shape
+        shape = [1, tensor.shape[0]] if isinstance(tensor, Flat) else tensor.onnx_shape
         axes = sorted(a % len(shape) for a in axes) if axes else [i for i, d in enumerate(shape) if d == 1 and i > 0]
         if 0 in axes:
             self.fail(node, "squeezing the batch axis is not supported")
@@ -196,7 +187,7 @@ class LayoutOps:
             self.set(node, result)
             return
         tensor = self.act(node, allow_flat=True, any_layout=True)
-        shape = [1, tensor.shape[0]] if isinstance(tensor, _core().Flat) else tensor.onnx_shape
+        shape = [1, tensor.shape[0]] if isinstance(tensor, Flat) else tensor.onnx_shape
         rank = len(shape) + len(axes)
         positions = sorted(a % rank for a in axes)
         if 0 in positions:
@@ -209,7 +200,6 @@ class LayoutOps:
     def slice_axis(self, node, tensor, axis, start, end, step, suffix=""):
         """One ONNX axis of `tensor` sliced: an Anvil Slice on the axis that holds it (none when the
         slice takes everything); returns the new Act."""
-        core = _core()
         shape = tensor.onnx_shape
         axis = axis % tensor.rank
         if step == 0:
@@ -233,7 +223,7 @@ class LayoutOps:
         name = self.add(node, "Slice", [tensor.name], suffix=suffix, axis=anvil_axis, start=start, end=end, step=int(step))
         dims = list(tensor.shape)
         dims[anvil_axis - 1] = count
-        return core.Act(name, dims, tensor.perm)
+        return Act(name, dims, tensor.perm)
 
     def op_Slice(self, node, index):
         """`Slice`: of a constant, a constant; of a tensor, one Anvil Slice per sliced axis, on the
@@ -296,7 +286,6 @@ class LayoutOps:
     def op_Concat(self, node, index):
         """`Concat`: of constants, a constant; of one tensor, that tensor (no layer); of tensors,
         Concatenate along the Anvil axis holding the ONNX axis (channels: no axis option)."""
-        core = _core()
         values = [self.value(node, i) for i in range(len(node.input))]
         axis = _attributes(node).get("axis", 1)
         if all(isinstance(v, np.ndarray) for v in values):
@@ -319,17 +308,16 @@ class LayoutOps:
         total = None if any(s[axis] is None for s in shapes) else sum(s[axis] for s in shapes)  # None: open
         if anvil_axis == rank - 1 and len({t.anvil_rank for t in tensors}) == 1:
             name = self.add(node, "Concatenate", [t.name for t in tensors])
-            self.set(node, core.Act(name, tensors[0].shape[:-1] + (total,), tensors[0].perm, tensors[0].anvil_rank))
+            self.set(node, Act(name, tensors[0].shape[:-1] + (total,), tensors[0].perm, tensors[0].anvil_rank))
             return
         tensors = [self.exact(node, t) for t in tensors]
         name = self.add(node, "Concatenate", [t.name for t in tensors], axis=anvil_axis)
         dims = list(tensors[0].shape)
         dims[anvil_axis - 1] = total
-        self.set(node, core.Act(name, dims, tensors[0].perm))
+        self.set(node, Act(name, dims, tensors[0].perm))
 
     def op_DepthToSpace(self, node, index):
         """`DepthToSpace` (DCR or CRD): DepthToSpace."""
-        core = _core()
         tensor = self.act(node)
         self.spatial(node, tensor)
         a = _attributes(node)
@@ -338,11 +326,10 @@ class LayoutOps:
         if c % (b * b):
             self.fail(node, f"blocksize² {b * b} does not divide {c} channels")
         name = self.add(node, "DepthToSpace", [tensor.name], blockSize=b, mode=mode)
-        self.set(node, core.Act(name, (None if h is None else h * b, None if w is None else w * b, c // (b * b))))
+        self.set(node, Act(name, (None if h is None else h * b, None if w is None else w * b, c // (b * b))))
 
     def op_SpaceToDepth(self, node, index):
         """`SpaceToDepth`: SpaceToDepth (DCR, ONNX's only order)."""
-        core = _core()
         tensor = self.act(node)
         self.spatial(node, tensor)
         b = int(_attributes(node)["blocksize"])
@@ -350,13 +337,12 @@ class LayoutOps:
         if (h is not None and h % b) or (w is not None and w % b):
             self.fail(node, f"blocksize {b} does not divide {h}x{w}")
         name = self.add(node, "SpaceToDepth", [tensor.name], blockSize=b, mode="DCR")
-        self.set(node, core.Act(name, (None if h is None else h // b, None if w is None else w // b, c * b * b)))
+        self.set(node, Act(name, (None if h is None else h // b, None if w is None else w // b, c * b * b)))
 
 
     def reduce_spatial(self, node, layer_type):
         """`ReduceMean` / `ReduceMax` over every axis but the batch and the channels (e.g.
         ShuffleNet v2's x.mean([2, 3])): a global pooling of `layer_type`."""
-        core = _core()
         tensor = self.act(node, any_layout=True)
         a = _attributes(node)
         if self.opset >= 18 and len(node.input) > 1 and node.input[1]:
@@ -374,9 +360,9 @@ class LayoutOps:
         name = self.add(node, layer_type, [tensor.name])
         c = tensor.shape[-1]
         if keep:
-            self.set(node, core.Act(name, (1,) * (tensor.rank - 2) + (c,), tensor.perm, anvil_rank=2))
+            self.set(node, Act(name, (1,) * (tensor.rank - 2) + (c,), tensor.perm, anvil_rank=2))
         else:
-            self.set(node, core.Act(name, (c,)))
+            self.set(node, Act(name, (c,)))
 
     def op_ReduceMean(self, node, index):
         """`ReduceMean` over the spatial axes: GlobalAveragePooling."""
@@ -385,7 +371,3 @@ class LayoutOps:
     def op_ReduceMax(self, node, index):
         """`ReduceMax` over the spatial axes: GlobalMaxPooling."""
         self.reduce_spatial(node, "GlobalMaxPooling")
-
-def _attributes(node):
-    """The node's attributes (from_onnx's helper)."""
-    return _core()._attributes(node)
