@@ -24,13 +24,7 @@ struct PoolingKernel: RangeKernel {
         let g = geometry
         let input = io.inputs[0]
         if case .max = mode {
-            var shape = anvil_pool_shape(
-                input_height: Int32(g.inputHeight), input_width: Int32(g.inputWidth), channels: Int32(channels),
-                kernel_height: Int32(g.kernelHeight), kernel_width: Int32(g.kernelWidth),
-                stride_height: Int32(g.strideHeight), stride_width: Int32(g.strideWidth),
-                dilation_height: Int32(g.dilationHeight), dilation_width: Int32(g.dilationWidth),
-                pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft),
-                output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth))
+            var shape = g.poolShape(channels: channels)
             anvil_max_pool_lines(instructionSet.cValue, &shape, input, io.output, Int32(range.lowerBound), Int32(range.upperBound))
             return
         }
@@ -86,5 +80,18 @@ struct PoolingKernel: RangeKernel {
             if x >= -g.padLeft && x < g.inputWidth + g.padRight { columns += 1 }
         }
         return rows * columns
+    }
+}
+
+extension WindowGeometry {
+    /// The window as the C pooling kernels take it (`anvil_max_pool_lines`, `anvil_lp_pool_lines`).
+    func poolShape(channels: Int) -> anvil_pool_shape {
+        anvil_pool_shape(
+            input_height: Int32(inputHeight), input_width: Int32(inputWidth), channels: Int32(channels),
+            kernel_height: Int32(kernelHeight), kernel_width: Int32(kernelWidth),
+            stride_height: Int32(strideHeight), stride_width: Int32(strideWidth),
+            dilation_height: Int32(dilationHeight), dilation_width: Int32(dilationWidth),
+            pad_top: Int32(padTop), pad_left: Int32(padLeft),
+            output_height: Int32(outputHeight), output_width: Int32(outputWidth))
     }
 }

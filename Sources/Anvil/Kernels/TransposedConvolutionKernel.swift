@@ -66,6 +66,6 @@ struct TransposedConvolutionKernel: EpilogueReportingKernel {
         } else {
             anvil_col2im_lines(instructionSet.cValue, &s, columns, nil, output, Int32(range.lowerBound), Int32(range.upperBound))
         }
-        activation.apply(output + range.lowerBound * width, count: range.count * width)
+        activation.apply(output + range.lowerBound * width, count: range.count * width, instructionSet: instructionSet)
     }
 }

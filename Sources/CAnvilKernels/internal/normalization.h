@@ -106,4 +106,20 @@ static inline void anvil_lp_pool_pixel_scalar(const anvil_pool_shape *s, float p
     else if (p != 1.0f) { for (int c = 0; c < C; c++) out[c] = powf(out[c], 1.0f / p); }
 }
 
+/// One output pixel of Lp pooling: a body's `pixel` (its image, output row and column).
+typedef void (*anvil_lp_pool_pixel_fn)(const anvil_pool_shape *s, float p, const float *image, float *out, int oy,
+                                       int ox);
+
+/// Output lines [line_begin, line_end) of Lp pooling (over the whole batch), one body's `pixel` at a time.
+ANVIL_INLINE void anvil_lp_pool_lines_impl(const anvil_pool_shape *s, float p, const float *input, float *output,
+                                           int line_begin, int line_end, anvil_lp_pool_pixel_fn pixel) {
+    const size_t image_size = (size_t)s->input_height * s->input_width * s->channels;
+    for (int line = line_begin; line < line_end; line++) {
+        const int image = line / s->output_height, oy = line - image * s->output_height;
+        float *out = output + (size_t)line * s->output_width * s->channels;
+        for (int ox = 0; ox < s->output_width; ox++, out += s->channels)
+            pixel(s, p, input + (size_t)image * image_size, out, oy, ox);
+    }
+}
+
 #endif

@@ -67,11 +67,5 @@ void anvil_lrn_pixels_scalar(const float *input, float *output, int channels, in
 
 void anvil_lp_pool_scalar(const anvil_pool_shape *s, float p, const float *input, float *output, int line_begin,
                           int line_end) {
-    const size_t image_size = (size_t)s->input_height * s->input_width * s->channels;
-    for (int line = line_begin; line < line_end; line++) {
-        const int image = line / s->output_height, oy = line - image * s->output_height;
-        float *out = output + (size_t)line * s->output_width * s->channels;
-        for (int ox = 0; ox < s->output_width; ox++, out += s->channels)
-            anvil_lp_pool_pixel_scalar(s, p, input + (size_t)image * image_size, out, oy, ox);
-    }
+    anvil_lp_pool_lines_impl(s, p, input, output, line_begin, line_end, anvil_lp_pool_pixel_scalar);
 }

@@ -160,13 +160,7 @@ static void lp_pixel_avx2(const anvil_pool_shape *s, float p, const float *image
 
 void anvil_lp_pool_avx2(const anvil_pool_shape *s, float p, const float *input, float *output, int line_begin,
                         int line_end) {
-    const size_t image_size = (size_t)s->input_height * s->input_width * s->channels;
-    for (int line = line_begin; line < line_end; line++) {
-        const int image = line / s->output_height, oy = line - image * s->output_height;
-        float *out = output + (size_t)line * s->output_width * s->channels;
-        for (int ox = 0; ox < s->output_width; ox++, out += s->channels)
-            lp_pixel_avx2(s, p, input + (size_t)image * image_size, out, oy, ox);
-    }
+    anvil_lp_pool_lines_impl(s, p, input, output, line_begin, line_end, lp_pixel_avx2);
 }
 
 #pragma clang attribute pop
