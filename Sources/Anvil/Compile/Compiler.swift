@@ -53,15 +53,19 @@ struct Compiler {
             context.sharedData = shared
             context.sharedKey = String(position)
             do {
+                // The shapes of the buffers the step reads and writes (what its KernelIO holds).
                 var inputShapes = context.inputShapes
+                if let index = step.foldedPad { inputShapes[0] = graph.shapes[graph.nodes[index].inputs[0]] }
                 if let index = step.fusedAdd { inputShapes.append(graph.shapes[graph.nodes[index].output]) }
+                if let index = step.fusedGate { inputShapes.append(graph.shapes[graph.nodes[index].output]) }
+                let outputShape = graph.shapes[step.output]
                 // A step with a folded Transpose reads the Transpose's input, whose shape must match too.
                 let foldedInput = step.foldedTranspose.map { graph.nodes[$0].inputs[0] }
                 if let other = reusing.lazy.filter({ model in foldedInput.map { model.shapes[$0] == graph.shapes[$0] } ?? true })
                     .map({ $0.steps[position] })
-                    .first(where: { $0.inputShapes == inputShapes && $0.outputShape == context.outputShape }) {
+                    .first(where: { $0.inputShapes == inputShapes && $0.outputShape == outputShape }) {
                     steps.append(CompiledModel.Step(kernel: other.kernel, inputs: step.inputs, output: step.output,
-                                                    inputShapes: inputShapes, outputShape: context.outputShape))
+                                                    inputShapes: inputShapes, outputShape: outputShape))
                     continue
                 }
                 if let index = step.foldedNormalization {
@@ -84,6 +88,7 @@ struct Compiler {
                     let transpose = graph.nodes[index]
                     context.inputOrder = (transpose.layer as! Transpose).gatherOrder(input: graph.shapes[transpose.inputs[0]])
                 }
+                if let index = step.foldedPad { context.absorbedPad = (graph.nodes[index].layer as! Pad).absorbablePad }
                 var kernel = try node.layer.makeKernel(context)
                 if let fusable = node.layer as? any FusableLayer {
                     // The compiler, not the layer, guarantees the fused work is done.
@@ -91,8 +96,12 @@ struct Compiler {
                                                  activation: context.fusedActivation ?? fusable.activation)
                     kernel = try epilogue.completing(kernel, layerTookAffine: context.affineUse.taken, layerName: node.name)
                 }
+                if let index = step.fusedGate {
+                    kernel = GatedKernel(inner: kernel, gate: context.outputShape, map: outputShape,
+                                         activation: (graph.nodes[index].layer as! Elementwise).activation)
+                }
                 steps.append(CompiledModel.Step(kernel: kernel, inputs: step.inputs, output: step.output,
-                                                inputShapes: inputShapes, outputShape: context.outputShape))
+                                                inputShapes: inputShapes, outputShape: outputShape))
             } catch let error as AnvilError {
                 throw error.message.contains("'\(node.name)'") ? error
                     : AnvilError(error.code, "layer '\(node.name)' (\(node.layer.typeName)): \(error.message)")

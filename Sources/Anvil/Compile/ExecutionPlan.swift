@@ -15,10 +15,17 @@ struct ExecutionPlan {
         /// A Transpose node (followed by a Flatten) folded into this Dense step: the step reads the
         /// Transpose's input and its weights are reordered instead of the values moved.
         var foldedTranspose: Int?
+        /// A zero Pad node folded into this windowed step (a ``PadAbsorbingLayer``): the step
+        /// reads the Pad's input and its window absorbs the pad.
+        var foldedPad: Int?
+        /// An Elementwise multiply fused into this step, which computes its gate (squeeze and
+        /// excitation): the feature map is the step's last input and the step writes the product
+        /// (``GatedKernel``); the gate itself is never stored.
+        var fusedGate: Int?
         /// Tensors read (already resolved through fusion).
         var inputs: [Int]
         /// Tensor written.
-        let output: Int
+        var output: Int
     }
 
     let steps: [Step]
@@ -47,6 +54,11 @@ struct ExecutionPlan {
         var fused = Set<Int>()
         var steps: [Step] = []
         var transposeFolds: [Int: Int] = [:]  // Dense node -> the Transpose folded into it
+        var padFolds: [Int: Int] = [:]  // windowed node -> the zero Pad folded into it
+        /// Whether `tensor` was computed before node `index` runs (a model input or an earlier node's output).
+        func computed(_ tensor: Int, before index: Int) -> Bool {
+            tensor < graph.inputCount || tensor - graph.inputCount < index
+        }
         for (index, node) in graph.nodes.enumerated() where !fused.contains(index) {
             // Transpose → Flatten → Dense: the Dense reads the untransposed values with its weights
             // reordered (as the "chw" flatten order does), so neither the Transpose nor the Flatten runs.
@@ -58,13 +70,26 @@ struct ExecutionPlan {
                 transposeFolds[dense] = index
                 continue
             }
+            // A zero Pad before a convolution or counting average pooling: the layer's window
+            // takes the pad into its own padding and reads the unpadded tensor.
+            if let pad = (node.layer as? Pad)?.absorbablePad, let next = soleConsumer(of: node.output),
+               graph.nodes[next].inputs.count == 1, let absorbing = graph.nodes[next].layer as? any PadAbsorbingLayer,
+               let window = absorbing.absorbableWindow(over: graph.shapes[node.output]), window.canAbsorb(pad) {
+                fused.insert(index)
+                padFolds[next] = index
+                continue
+            }
             var step = Step(node: index, inputs: node.inputs.map { storage[$0] }, output: node.output)
             if let transpose = transposeFolds[index] {
                 step.foldedTranspose = transpose
                 step.inputs = [storage[graph.nodes[transpose].inputs[0]]]
             }
+            if let pad = padFolds[index] {
+                step.foldedPad = pad
+                step.inputs = [storage[graph.nodes[pad].inputs[0]]]
+            }
+            var tail = node.output
             if let fusable = node.layer as? any FusableLayer, fusable.activation == .none {
-                var tail = node.output
                 if fusable.absorbs.contains(.batchNormalization), let next = soleConsumer(of: tail),
                    graph.nodes[next].layer is BatchNormalization {
                     step.foldedNormalization = next
@@ -78,7 +103,7 @@ struct ExecutionPlan {
                 var activationDone = false
                 if fusable.absorbs.contains(.residualAdd), let next = soleConsumer(of: tail), let add = graph.nodes[next].layer as? Add,
                    graph.nodes[next].inputs.count == 2, let other = graph.nodes[next].inputs.first(where: { $0 != tail }),
-                   other < graph.inputCount || other - graph.inputCount < index {
+                   computed(other, before: index) {
                     step.fusedAdd = next
                     fused.insert(next)
                     step.inputs.append(storage[other])
@@ -89,8 +114,23 @@ struct ExecutionPlan {
                 if !activationDone, fusable.absorbs.contains(.activation), let next = soleConsumer(of: tail), graph.nodes[next].layer is Activation {
                     step.fusedActivation = next
                     fused.insert(next)
-                    storage[graph.nodes[next].output] = node.output
+                    tail = graph.nodes[next].output
+                    storage[tail] = node.output
                 }
+            }
+            // Squeeze and excitation: this step's output is a gate (smaller than the map it
+            // scales) whose only use is a multiply with a map computed earlier; the step
+            // multiplies the map by it as it finishes, so the gate needs no buffer nor step.
+            if step.fusedAdd == nil, step.foldedTranspose == nil, let next = soleConsumer(of: tail),
+               let multiply = graph.nodes[next].layer as? Elementwise, multiply.operation == .multiply,
+               multiply.constant == nil, graph.nodes[next].inputs.count == 2,
+               let map = graph.nodes[next].inputs.first(where: { $0 != tail }), computed(map, before: index),
+               graph.shapes[tail].count < graph.shapes[map].count,
+               graph.shapes[graph.nodes[next].output] == graph.shapes[map] {
+                step.fusedGate = next
+                fused.insert(next)
+                step.inputs.append(storage[map])
+                step.output = graph.nodes[next].output
             }
             steps.append(step)
         }

@@ -32,6 +32,10 @@ public struct KernelContext {
     /// Set when a `Transpose` → `Flatten` before a `Dense` is folded into it: value `i` of the
     /// layer's (flattened) input is at position `inputOrder[i]` of the buffer the kernel reads.
     var inputOrder: [Int]? = nil
+    /// Set when a zero ``Pad`` before the layer is folded into it (a ``PadAbsorbingLayer``):
+    /// ``inputShapes`` still name the padded tensor, but the kernel reads the one before the
+    /// pad, so its window must absorb these rows and columns (``WindowGeometry/absorbing(_:)``).
+    var absorbedPad: AbsorbedPad? = nil
 
     /// Where kernels built for the different input sizes of an open model keep what they can
     /// share (reordered, packed or transformed weights); `nil` for a fixed-size model.

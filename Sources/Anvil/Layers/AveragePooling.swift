@@ -45,8 +45,17 @@ public final class AveragePooling: Layer {
     /// The pooling kernel.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
-        return PoolingKernel(geometry: try window.geometry(over: input), channels: input.channels,
+        return PoolingKernel(geometry: try window.geometry(over: input).absorbing(context.absorbedPad), channels: input.channels,
                              mode: .average(countsPadding: countIncludesPadding))
+    }
+}
+
+extension AveragePooling: PadAbsorbingLayer {
+    /// The window over `input` when the average counts padding cells (zeros in the padding then
+    /// weigh as zeros in the input do) and does not round up (its last window's count would
+    /// depend on where the padding ends).
+    func absorbableWindow(over input: Shape) -> WindowGeometry? {
+        countIncludesPadding && !ceilMode ? try? window.geometry(over: input) : nil
     }
 }
 

@@ -79,9 +79,15 @@ public final class Convolution: Layer, FusableLayer {
     /// depthwise kernel when `groups` equals the input channels.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
-        return try makeConvolutionKernel(context, geometry: try geometry(input), inputChannels: input.channels,
+        return try makeConvolutionKernel(context, geometry: try geometry(input).absorbing(context.absorbedPad),
+                                         inputChannels: input.channels,
                                          outputChannels: channels, groups: groups, useBias: useBias, activation: activation)
     }
+}
+
+extension Convolution: PadAbsorbingLayer {
+    /// The window over `input`: zero padding is zero input to a convolution.
+    func absorbableWindow(over input: Shape) -> WindowGeometry? { try? geometry(input) }
 }
 
 extension Convolution: ModelFileCodable {

@@ -67,7 +67,7 @@ public final class DepthwiseConvolution: Layer, FusableLayer {
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
         let outputs = input.channels * multiplier
-        let g = try geometry(input)
+        let g = try geometry(input).absorbing(context.absorbedPad)
         if input.channels == 1 {  // a single group: an ordinary convolution
             return try makeConvolutionKernel(context, geometry: g, inputChannels: 1, outputChannels: outputs,
                                              groups: 1, useBias: useBias, activation: activation)
@@ -75,6 +75,11 @@ public final class DepthwiseConvolution: Layer, FusableLayer {
         return try makeConvolutionKernel(context, geometry: g, inputChannels: input.channels, outputChannels: outputs,
                                          groups: input.channels, useBias: useBias, activation: activation)
     }
+}
+
+extension DepthwiseConvolution: PadAbsorbingLayer {
+    /// The window over `input`: zero padding is zero input to a convolution.
+    func absorbableWindow(over input: Shape) -> WindowGeometry? { try? geometry(input) }
 }
 
 extension DepthwiseConvolution: ModelFileCodable {

@@ -8,9 +8,9 @@ import CAnvilKernels
 /// x --> Pad(top: 1, left: 1, bottom: 2, right: 2, mode: .reflect)
 /// ```
 ///
-/// A zero `Pad` right before a convolution is not folded by the engine: the converters fold it
-/// into the convolution's (or average / max pooling's, when equivalent) padding when they
-/// write the model (see `docs/converters.md`).
+/// A zero `Pad` of height and width whose only reader is a convolution (or an average pooling
+/// that counts padding) never runs: the execution plan folds it into that layer's window
+/// padding (``PadAbsorbingLayer``). The converters also fold it when they write a model.
 public final class Pad: Layer {
     /// How the border is filled (ONNX `mode`).
     public enum Mode: String, Sendable, CaseIterable {
@@ -46,6 +46,13 @@ public final class Pad: Layer {
 
     /// `pad`.
     public var namePrefix: String { "pad" }
+
+    /// The pad as window padding, when it is zeros on height and width only (what a following
+    /// windowed layer can absorb).
+    var absorbablePad: AbsorbedPad? {
+        guard mode == .constant, value == 0, front == 0, back == 0 else { return nil }
+        return AbsorbedPad(top: top, left: left, bottom: bottom, right: right)
+    }
 
     /// The input grown by the pads.
     public func outputShape(for inputs: [Shape]) throws -> Shape {

@@ -89,3 +89,34 @@ struct WindowGeometry: Hashable, Sendable {
 func ceilingDivide(_ a: Int, _ b: Int) -> Int {
     a / b + (a % b == 0 ? 0 : 1)
 }
+
+extension WindowGeometry {
+    /// The same windows read from the tensor before a zero ``Pad`` of `pad` rows and columns:
+    /// the pad moves into the window's own (zero) padding and the input shrinks by it, so the
+    /// output is unchanged. `nil` leaves the geometry as it is.
+    func absorbing(_ pad: AbsorbedPad?) -> WindowGeometry {
+        guard let pad else { return self }
+        var g = self
+        g.inputHeight -= pad.top + pad.bottom
+        g.inputWidth -= pad.left + pad.right
+        g.padTop += pad.top; g.padBottom += pad.bottom
+        g.padLeft += pad.left; g.padRight += pad.right
+        return g
+    }
+
+    /// Whether every window still holds at least one input cell once `pad` is absorbed: the
+    /// first starts before the input's first cell ends the window, the last starts inside the
+    /// input. Otherwise the pad stays a layer of its own, so no kernel sees windows of padding only.
+    func canAbsorb(_ pad: AbsorbedPad) -> Bool {
+        let g = absorbing(pad)
+        return g.inputHeight > 0 && g.inputWidth > 0
+            && g.padTop < g.effectiveKernelHeight && g.padLeft < g.effectiveKernelWidth
+            && (g.outputHeight - 1) * g.strideHeight - g.padTop < g.inputHeight
+            && (g.outputWidth - 1) * g.strideWidth - g.padLeft < g.inputWidth
+    }
+}
+
+/// The rows and columns of a zero ``Pad`` folded into the windowed layer after it.
+struct AbsorbedPad: Hashable, Sendable {
+    let top: Int, left: Int, bottom: Int, right: Int
+}

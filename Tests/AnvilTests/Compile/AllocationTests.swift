@@ -93,7 +93,9 @@ import AnvilModels
     }
 
     /// The same for element-wise layers and the C activations: a squeeze-and-excitation gate
-    /// (broadcast multiply with a fused activation), a constant operand, an N-ary mean, GELU.
+    /// (broadcast multiply with a fused activation), a gate multiplied inside the convolution
+    /// computing it (``GatedKernel``), a zero Pad folded into a depthwise convolution, a constant
+    /// operand, an N-ary mean, GELU.
     @Test func warmElementwisePredictionAllocatesNothing() async {
         guard anvil_allocation_counting_enabled() == 1 else { return }
         await #expect(processExitsWith: .success) {
@@ -101,7 +103,11 @@ import AnvilModels
             let x = input --> PointwiseConvolution(channels: 32, activation: .silu)
             let gate = x --> GlobalAveragePooling() --> Activation(.sigmoid)
             let se = [x, gate] --> Elementwise(.multiply) --> Activation(.gelu)
-            let scaled = se --> Elementwise(.multiply, constant: .vector(32))
+            let gate2 = se --> GlobalAveragePooling()
+                --> Convolution(kernel: (1, 1), channels: 32, padding: .valid, activation: .sigmoid)
+            let gated = [se, gate2] --> Elementwise(.multiply) --> Pad(top: 1, left: 1, bottom: 1, right: 1)
+                --> DepthwiseConvolution(kernel: (3, 3), padding: .valid)
+            let scaled = gated --> Elementwise(.multiply, constant: .vector(32))
             let output = [scaled, x, input] --> Elementwise(.mean, activation: .mish)
             let model = try Model(input: input, output: output)
             try model.compile(from: RandomParameterSource(seed: 5))
