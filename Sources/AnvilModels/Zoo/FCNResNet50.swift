@@ -39,29 +39,8 @@ public enum FCNResNet50 {
                              includeSoftmax: Bool = false) throws -> Model {
         try ZooSupport.check("FCNResNet50", classes: classes, width: width, inputSize: inputSize, minimumInputSize: 8)
         let input = Input(width: inputSize, height: inputSize, channels: 3, name: "input")
-        var x = input
-            --> Convolution(kernel: (7, 7), channels: ZooSupport.scaled(64, width), stride: (2, 2), padding: .explicit(3),
-                            useBias: false, name: "backbone_conv1")
-            --> BatchNormalization(epsilon: 1e-5, name: "backbone_bn1")
-            --> Activation(.relu, name: "backbone_relu")
-            --> MaxPooling(kernel: (3, 3), stride: (2, 2), padding: .explicit(1), name: "backbone_maxpool")
-        var channels = ZooSupport.scaled(64, width)
-        var dilation = 1
-        for (stage, count) in [3, 4, 6, 3].enumerated() {
-            let planes = ZooSupport.scaled(ResNet.stagePlanes[stage], width)
-            var stride = stage > 0 ? 2 : 1
-            let previous = dilation
-            if stage >= 2 {
-                dilation *= stride
-                stride = 1
-            }
-            for index in 0 ..< count {
-                let downsample = index == 0 && (stride != 1 || channels != planes * 4)
-                x = ResNet.bottleneck(x, "backbone_layer\(stage + 1)_\(index)", planes: planes, stride: index == 0 ? stride : 1,
-                                      downsample: downsample, dilation: index == 0 ? previous : dilation)
-                channels = planes * 4
-            }
-        }
+        let x = ResNet.backbone(input, prefix: "backbone_", block: .bottleneck, stages: [3, 4, 6, 3], width: width,
+                                dilatedStages: [2, 3])
         let scores = x
             --> Convolution(kernel: (3, 3), channels: ZooSupport.scaled(512, width), padding: .explicit(1), useBias: false,
                             name: "classifier_0")

@@ -48,30 +48,49 @@ public enum ResNet {
             throw AnvilError(.invalidOption, "ResNet: stages must be four positive block counts, got \(stages)")
         }
         let input = Input(width: inputSize, height: inputSize, channels: 3, name: "input")
-        var x = input
-            --> Convolution(kernel: (7, 7), channels: ZooSupport.scaled(64, width), stride: (2, 2), padding: .explicit(3),
-                            useBias: false, name: "conv1")
-            --> BatchNormalization(epsilon: 1e-5, name: "bn1")
-            --> Activation(.relu, name: "relu")
-            --> MaxPooling(kernel: (3, 3), stride: (2, 2), padding: .explicit(1), name: "maxpool")
-        var channels = ZooSupport.scaled(64, width)
-        for (stage, count) in stages.enumerated() {
-            let planes = ZooSupport.scaled(stagePlanes[stage], width)
-            for index in 0 ..< count {
-                let stride = stage > 0 && index == 0 ? 2 : 1
-                let name = "layer\(stage + 1)_\(index)"
-                let downsample = stride != 1 || channels != planes * block.expansion
-                switch block {
-                case .basic: x = basicBlock(x, name, planes: planes, stride: stride, downsample: downsample)
-                case .bottleneck: x = bottleneck(x, name, planes: planes, stride: stride, downsample: downsample)
-                }
-                channels = planes * block.expansion
-            }
-        }
+        let x = backbone(input, prefix: "", block: block, stages: stages, width: width)
         let logits = x
             --> GlobalAveragePooling(name: "avgpool")
             --> Dense(neurons: classes, name: "fc")
         return try ZooSupport.model(input, logits, includeSoftmax: includeSoftmax)
+    }
+
+    /// The stem (7×7 convolution, batch norm, ReLU, max pooling) and the four stages, with layer
+    /// names prefixed by `prefix`. `dilatedStages` are the stages whose stride becomes dilation
+    /// (torchvision's `replace_stride_with_dilation`): they keep the resolution and dilate their
+    /// 3×3 convolutions instead, each stage's first block by the previous dilation.
+    static func backbone(_ input: SymbolicTensor, prefix: String, block: Block, stages: [Int], width: Double,
+                         dilatedStages: Set<Int> = []) -> SymbolicTensor {
+        var x = input
+            --> Convolution(kernel: (7, 7), channels: ZooSupport.scaled(64, width), stride: (2, 2), padding: .explicit(3),
+                            useBias: false, name: "\(prefix)conv1")
+            --> BatchNormalization(epsilon: 1e-5, name: "\(prefix)bn1")
+            --> Activation(.relu, name: "\(prefix)relu")
+            --> MaxPooling(kernel: (3, 3), stride: (2, 2), padding: .explicit(1), name: "\(prefix)maxpool")
+        var channels = ZooSupport.scaled(64, width)
+        var dilation = 1
+        for (stage, count) in stages.enumerated() {
+            let planes = ZooSupport.scaled(stagePlanes[stage], width)
+            var stride = stage > 0 ? 2 : 1
+            let previous = dilation
+            if dilatedStages.contains(stage) {
+                dilation *= stride
+                stride = 1
+            }
+            for index in 0 ..< count {
+                let name = "\(prefix)layer\(stage + 1)_\(index)"
+                let blockStride = index == 0 ? stride : 1
+                let downsample = index == 0 && (stride != 1 || channels != planes * block.expansion)
+                switch block {
+                case .basic: x = basicBlock(x, name, planes: planes, stride: blockStride, downsample: downsample)
+                case .bottleneck:
+                    x = bottleneck(x, name, planes: planes, stride: blockStride, downsample: downsample,
+                                   dilation: index == 0 ? previous : dilation)
+                }
+                channels = planes * block.expansion
+            }
+        }
+        return x
     }
 
     /// Two 3×3 convolutions with batch norm, added to the (downsampled) input, then ReLU.
