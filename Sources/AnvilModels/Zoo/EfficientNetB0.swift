@@ -46,7 +46,7 @@ public enum EfficientNetB0 {
         try ZooSupport.check("EfficientNetB0", classes: classes, width: width, inputSize: inputSize, minimumInputSize: 1)
         let adjust = { (channels: Int) in MobileNetV2.divisible(Double(channels) * width) }
         let input = Input(width: inputSize, height: inputSize, channels: 3, name: "input")
-        var x = MobileNetV3.unit(input, "features_0", adjust(stages[0].input), kernel: 3, stride: 2, epsilon: 1e-5,
+        var x = ZooSupport.convNormActivation(input, "features_0", adjust(stages[0].input), kernel: 3, stride: 2, epsilon: 1e-5,
                                  activation: .silu)
         for (index, stage) in stages.enumerated() {
             var channels = adjust(stage.input)
@@ -56,7 +56,7 @@ public enum EfficientNetB0 {
                 channels = adjust(stage.output)
             }
         }
-        let logits = MobileNetV3.unit(x, "features_8", 4 * adjust(stages[stages.count - 1].output), kernel: 1,
+        let logits = ZooSupport.convNormActivation(x, "features_8", 4 * adjust(stages[stages.count - 1].output), kernel: 1,
                                       epsilon: 1e-5, activation: .silu)
             --> GlobalAveragePooling(name: "avgpool")
             --> Dense(neurons: classes, name: "classifier_1")
@@ -70,16 +70,16 @@ public enum EfficientNetB0 {
         var y = x
         var unitIndex = 0
         if expanded != input {
-            y = MobileNetV3.unit(y, "\(name)_block_0", expanded, kernel: 1, epsilon: 1e-5, activation: .silu)
+            y = ZooSupport.convNormActivation(y, "\(name)_block_0", expanded, kernel: 1, epsilon: 1e-5, activation: .silu)
             unitIndex += 1
         }
-        y = MobileNetV3.unit(y, "\(name)_block_\(unitIndex)", expanded, kernel: kernel, stride: stride, depthwise: true,
+        y = ZooSupport.convNormActivation(y, "\(name)_block_\(unitIndex)", expanded, kernel: kernel, stride: stride, depthwise: true,
                              epsilon: 1e-5, activation: .silu)
         unitIndex += 1
         y = MobileNetV3.squeezeExcitation(y, "\(name)_block_\(unitIndex)", channels: expanded, squeezed: max(1, input / 4),
                                           activation: .silu, gate: .sigmoid)
         unitIndex += 1
-        y = MobileNetV3.unit(y, "\(name)_block_\(unitIndex)", output, kernel: 1, epsilon: 1e-5, activation: nil)
+        y = ZooSupport.convNormActivation(y, "\(name)_block_\(unitIndex)", output, kernel: 1, epsilon: 1e-5, activation: nil)
         guard stride == 1, input == output else { return y }
         return [y, x] --> Add(name: "\(name)_add")
     }

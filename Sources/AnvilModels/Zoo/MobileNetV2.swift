@@ -47,7 +47,7 @@ public enum MobileNetV2 {
         try ZooSupport.check("MobileNetV2", classes: classes, width: width, inputSize: inputSize, minimumInputSize: 1)
         let input = Input(width: inputSize, height: inputSize, channels: 3, name: "input")
         var channels = divisible(32 * width)
-        var x = unit(input, "features_0", channels, stride: 2)
+        var x = ZooSupport.convNormActivation(input, "features_0", channels, kernel: 3, stride: 2, epsilon: 1e-5, activation: .relu6)
         var index = 1
         for setting in settings {
             let output = divisible(Double(setting.channels) * width)
@@ -60,25 +60,10 @@ public enum MobileNetV2 {
             }
         }
         let last = divisible(1280 * max(1, width))
-        let logits = unit(x, "features_\(index)", last, kernel: 1)
+        let logits = ZooSupport.convNormActivation(x, "features_\(index)", last, kernel: 1, epsilon: 1e-5, activation: .relu6)
             --> GlobalAveragePooling(name: "avgpool")
             --> Dense(neurons: classes, name: "classifier_1")
         return try ZooSupport.model(input, logits, includeSoftmax: includeSoftmax)
-    }
-
-    /// torchvision's `Conv2dNormActivation` with ReLU6: `<name>_0` (bias-free convolution,
-    /// depthwise when `depthwise`), `<name>_1` (batch norm), `<name>_2` (ReLU6).
-    static func unit(_ x: SymbolicTensor, _ name: String, _ channels: Int, kernel: Int = 3, stride: Int = 1,
-                     depthwise: Bool = false) -> SymbolicTensor {
-        let pad = (kernel - 1) / 2
-        let convolution: SymbolicTensor = depthwise
-            ? x --> DepthwiseConvolution(kernel: (kernel, kernel), stride: (stride, stride), padding: .explicit(pad),
-                                         useBias: false, name: "\(name)_0")
-            : x --> Convolution(kernel: (kernel, kernel), channels: channels, stride: (stride, stride),
-                                padding: .explicit(pad), useBias: false, name: "\(name)_0")
-        return convolution
-            --> BatchNormalization(epsilon: 1e-5, name: "\(name)_1")
-            --> Activation(.relu6, name: "\(name)_2")
     }
 
     /// torchvision's `InvertedResidual`.
@@ -88,10 +73,11 @@ public enum MobileNetV2 {
         var y = x
         var unitIndex = 0
         if expansion != 1 {
-            y = unit(y, "\(name)_conv_0", hidden, kernel: 1)
+            y = ZooSupport.convNormActivation(y, "\(name)_conv_0", hidden, kernel: 1, epsilon: 1e-5, activation: .relu6)
             unitIndex = 1
         }
-        y = unit(y, "\(name)_conv_\(unitIndex)", hidden, stride: stride, depthwise: true)
+        y = ZooSupport.convNormActivation(y, "\(name)_conv_\(unitIndex)", hidden, kernel: 3, stride: stride, depthwise: true,
+                                          epsilon: 1e-5, activation: .relu6)
         y = y
             --> Convolution(kernel: (1, 1), channels: output, padding: .valid, useBias: false,
                             name: "\(name)_conv_\(unitIndex + 1)")

@@ -97,32 +97,17 @@ public enum MobileNetV3 {
         let adjust = { (channels: Int) in MobileNetV2.divisible(Double(channels) * width) }
         let blocks = variant.blocks
         let input = Input(width: inputSize, height: inputSize, channels: 3, name: "input")
-        var x = unit(input, "features_0", adjust(blocks[0].input), kernel: 3, stride: 2, activation: .hardSwish)
+        var x = ZooSupport.convNormActivation(input, "features_0", adjust(blocks[0].input), kernel: 3, stride: 2, activation: .hardSwish)
         for (index, block) in blocks.enumerated() {
             x = invertedResidual(x, "features_\(index + 1)", block, adjust)
         }
         let last = 6 * adjust(blocks[blocks.count - 1].output)
-        let logits = unit(x, "features_\(blocks.count + 1)", last, kernel: 1, activation: .hardSwish)
+        let logits = ZooSupport.convNormActivation(x, "features_\(blocks.count + 1)", last, kernel: 1, activation: .hardSwish)
             --> GlobalAveragePooling(name: "avgpool")
             --> Dense(neurons: adjust(variant.hiddenFeatures), name: "classifier_0")
             --> Activation(.hardSwish, name: "classifier_1")
             --> Dense(neurons: classes, name: "classifier_3")
         return try ZooSupport.model(input, logits, includeSoftmax: includeSoftmax)
-    }
-
-    /// torchvision's `Conv2dNormActivation`: `<name>_0` (bias-free convolution, depthwise when
-    /// `depthwise`), `<name>_1` (batch norm, ε `epsilon`) and `<name>_2` (the activation, if any).
-    static func unit(_ x: SymbolicTensor, _ name: String, _ channels: Int, kernel: Int, stride: Int = 1,
-                     depthwise: Bool = false, epsilon: Float = 0.001, activation: ActivationFunction?) -> SymbolicTensor {
-        let pad = (kernel - 1) / 2
-        let convolution: SymbolicTensor = depthwise
-            ? x --> DepthwiseConvolution(kernel: (kernel, kernel), stride: (stride, stride), padding: .explicit(pad),
-                                         useBias: false, name: "\(name)_0")
-            : x --> Convolution(kernel: (kernel, kernel), channels: channels, stride: (stride, stride),
-                                padding: .explicit(pad), useBias: false, name: "\(name)_0")
-        let normalized = convolution --> BatchNormalization(epsilon: epsilon, name: "\(name)_1")
-        guard let activation else { return normalized }
-        return normalized --> Activation(activation, name: "\(name)_2")
     }
 
     /// torchvision's `SqueezeExcitation`: the map times a per-channel gate (ReLU and hard-sigmoid
@@ -147,10 +132,10 @@ public enum MobileNetV3 {
         var y = x
         var unitIndex = 0
         if expanded != input {
-            y = unit(y, "\(name)_block_0", expanded, kernel: 1, activation: activation)
+            y = ZooSupport.convNormActivation(y, "\(name)_block_0", expanded, kernel: 1, activation: activation)
             unitIndex += 1
         }
-        y = unit(y, "\(name)_block_\(unitIndex)", expanded, kernel: block.kernel, stride: block.stride, depthwise: true,
+        y = ZooSupport.convNormActivation(y, "\(name)_block_\(unitIndex)", expanded, kernel: block.kernel, stride: block.stride, depthwise: true,
                  activation: activation)
         unitIndex += 1
         if block.squeezeExcitation {
@@ -158,7 +143,7 @@ public enum MobileNetV3 {
                                   squeezed: MobileNetV2.divisible(Double(expanded / 4)))
             unitIndex += 1
         }
-        y = unit(y, "\(name)_block_\(unitIndex)", output, kernel: 1, activation: nil)
+        y = ZooSupport.convNormActivation(y, "\(name)_block_\(unitIndex)", output, kernel: 1, activation: nil)
         guard block.stride == 1, input == output else { return y }
         return [y, x] --> Add(name: "\(name)_add")
     }

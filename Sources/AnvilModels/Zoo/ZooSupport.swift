@@ -23,4 +23,20 @@ enum ZooSupport {
     static func model(_ input: Input, _ logits: SymbolicTensor, includeSoftmax: Bool) throws -> Model {
         try Model(input: input, output: includeSoftmax ? logits --> Softmax(name: "softmax") : logits)
     }
+
+    /// torchvision's `Conv2dNormActivation`: `<name>_0` (bias-free convolution, depthwise when
+    /// `depthwise`), `<name>_1` (batch norm, ε `epsilon`) and `<name>_2` (the activation, if any).
+    static func convNormActivation(_ x: SymbolicTensor, _ name: String, _ channels: Int, kernel: Int, stride: Int = 1,
+                                   depthwise: Bool = false, epsilon: Float = 0.001,
+                                   activation: ActivationFunction?) -> SymbolicTensor {
+        let pad = (kernel - 1) / 2
+        let convolution: SymbolicTensor = depthwise
+            ? x --> DepthwiseConvolution(kernel: (kernel, kernel), stride: (stride, stride), padding: .explicit(pad),
+                                         useBias: false, name: "\(name)_0")
+            : x --> Convolution(kernel: (kernel, kernel), channels: channels, stride: (stride, stride),
+                                padding: .explicit(pad), useBias: false, name: "\(name)_0")
+        let normalized = convolution --> BatchNormalization(epsilon: epsilon, name: "\(name)_1")
+        guard let activation else { return normalized }
+        return normalized --> Activation(activation, name: "\(name)_2")
+    }
 }
