@@ -71,6 +71,12 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
     ("same_lower on an open size", lambda: model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
                                                                    auto_pad="SAME_LOWER", name="mp")],
                                                  input_shape=(1, 3, "H", "W")), ("'mp'", "SAME_LOWER", "--input-shape")),
+    ("cast of a tensor to integers", lambda: model([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT64, name="ct")]),
+     ("'ct'", "Cast", "int64", "float32")),
+    ("castlike of a tensor to integers", lambda: model([helper.make_node("CastLike", ["x", "i"], ["y"], name="cl")],
+                                                       [("i", np.array([1]))]), ("'cl'", "CastLike", "int64")),
+    ("sum over the channels", lambda: model([helper.make_node("ReduceSum", ["x", "a"], ["y"], name="rs")], [("a", [1])]),
+     ("'rs'", "ReduceSum", "axes [1]", "global pooling")),
     ("custom domain", lambda: model([helper.make_node("Foo", ["x"], ["y"], domain="com.example", name="foo")]),
      ("'foo'", "com.example")),
 ])
@@ -495,3 +501,26 @@ def test_layer_norm_channels_last_after_transpose():
                         N("LayerNormalization", ["t", "g", "b"], ["n"], axis=-1, epsilon=1e-6),
                         N("Transpose", ["n"], ["y"], perm=[0, 3, 1, 2])], [("g", np.ones(3)), ("b", np.zeros(3))])
     assert [l["type"] for l in layers] == ["LayerNormalization"] and abs(layers[0]["epsilon"] - 1e-6) < 1e-12
+
+
+def test_function_body_constants_castlike_and_spatial_sum(tmp_path):
+    """What ONNX's expanded function bodies use: Constant nodes fold, CastLike/Cast to float32 pass
+    the tensor through, ReduceSum over the spatial axes is a global pooling times the count (a
+    softmax over the width written out), and the result matches ONNX Runtime."""
+    N = helper.make_node
+    half = numpy_helper.from_array(np.array(0.5, np.float32), "half_value")
+    nodes = [N("Constant", [], ["half"], value=half), N("CastLike", ["half", "x"], ["half_cast"]),
+             N("Cast", ["x"], ["xf"], to=TensorProto.FLOAT),
+             N("Mul", ["xf", "half_cast"], ["scaled"], name="scale"),
+             N("ReduceMax", ["scaled"], ["peak"], axes=[2, 3], keepdims=1),
+             N("Sub", ["scaled", "peak"], ["shifted"]), N("Exp", ["shifted"], ["e"]),
+             N("Constant", [], ["axes"], value_ints=[2, 3]),
+             N("ReduceSum", ["e", "axes"], ["total"], keepdims=1, name="total"),
+             N("Div", ["e", "total"], ["y"], name="normalise")]
+    onnx_model = model(nodes, input_shape=(1, 3, 4, 5), opset=17)
+    writer = OnnxConverter(onnx_model).convert()
+    by_name = {layer["name"]: layer for layer in writer.layers}
+    assert by_name["total"]["type"] == "GlobalAveragePooling"
+    assert by_name["total_sum"]["function"] == {"type": "linear", "a": 20.0, "b": 0.0}
+    assert by_name["scale"]["function"] == {"type": "linear", "a": 0.5, "b": 0.0}
+    anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 4, 5)).astype(np.float32))
