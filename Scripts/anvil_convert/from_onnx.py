@@ -361,6 +361,9 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         dims = []
         for d in tensor_type.shape.dim:
             dims.append(d.dim_value if d.HasField("dim_value") else None)
+        if 0 in dims[1:]:
+            raise ConversionError(f"input '{graph_input.name}' has shape {dims}, an empty tensor (an axis of extent 0); "
+                                  "Anvil's tensors hold at least one value")
         name = self.writer.unique_name(graph_input.name)
         if len(dims) == 4:
             c, h, w = dims[1:]

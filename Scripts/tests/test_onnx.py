@@ -524,3 +524,22 @@ def test_function_body_constants_castlike_and_spatial_sum(tmp_path):
     assert by_name["total_sum"]["function"] == {"type": "linear", "a": 20.0, "b": 0.0}
     assert by_name["scale"]["function"] == {"type": "linear", "a": 0.5, "b": 0.0}
     anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 4, 5)).astype(np.float32))
+
+
+def test_elementwise_tensors_of_different_ranks_align_from_the_right(tmp_path):
+    """A [N, F] vector with a [N, C, H, W] image, and with a [N, C, L] sequence (the vector first):
+    the vector is reshaped to the higher rank with axes of extent 1 after its batch axis (NumPy's
+    right alignment), one Reshape each; Anvil matches ONNX Runtime."""
+    N = helper.make_node
+    nodes = [N("Flatten", ["x"], ["f"]), N("Gemm", ["f", "w"], ["v"], transB=1),
+             N("Mul", ["x", "v"], ["image"], name="image_times_vector"),
+             N("Reshape", ["x", "seq_shape"], ["seq"]),
+             N("Sub", ["v", "seq"], ["diff"], name="vector_minus_sequence"),
+             N("Reshape", ["diff", "image_shape"], ["back"]), N("Add", ["image", "back"], ["y"])]
+    onnx_model = model(nodes, [("w", RNG.standard_normal((3, 24))), ("seq_shape", np.array([1, 8, 3])),
+                               ("image_shape", np.array([1, 2, 4, 3]))], input_shape=(1, 2, 4, 3))
+    writer = OnnxConverter(onnx_model).convert()
+    by_name = {layer["name"]: layer for layer in writer.layers}
+    assert by_name["image_times_vector_rank"]["shape"] == [1, 3, 1]  # [N, 1, 1, 3] held as H x W x C
+    assert by_name["vector_minus_sequence_rank"]["shape"] == [3, 1]
+    anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 2, 4, 3)).astype(np.float32))
