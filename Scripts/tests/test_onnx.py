@@ -543,3 +543,23 @@ def test_elementwise_tensors_of_different_ranks_align_from_the_right(tmp_path):
     assert by_name["image_times_vector_rank"]["shape"] == [1, 3, 1]  # [N, 1, 1, 3] held as H x W x C
     assert by_name["vector_minus_sequence_rank"]["shape"] == [3, 1]
     anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 2, 4, 3)).astype(np.float32))
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+def test_softmax_over_vector_features_written_out(tmp_path, opset):
+    """softmax(v) = exp(v − max v) / Σ exp(v − max v) over the features of a Gemm's [N, F] output,
+    as ONNX's expanded Softmax writes it (ReduceMax, ReduceSum with keepdims over axis 1): each
+    reduction a Reshape to a length-F sequence and a global pooling; Anvil matches ONNX Runtime."""
+    N = helper.make_node
+    axes = {"axes": [1]} if opset < 18 else {}
+    nodes = [N("Flatten", ["x"], ["f"]), N("Gemm", ["f", "w"], ["v"], transB=1),
+             N("ReduceMax", ["v"] + ([] if opset < 18 else ["axes"]), ["peak"], keepdims=1, name="peak", **axes),
+             N("Sub", ["v", "peak"], ["shifted"]), N("Exp", ["shifted"], ["e"]),
+             N("ReduceSum", ["e", "axes"], ["total"], keepdims=1, name="total"), N("Div", ["e", "total"], ["y"])]
+    onnx_model = model(nodes, [("w", RNG.standard_normal((6, 12)) * 3), ("axes", np.array([1]))],
+                       input_shape=(1, 3, 2, 2), opset=opset)
+    writer = OnnxConverter(onnx_model).convert()
+    by_name = {layer["name"]: layer for layer in writer.layers}
+    assert by_name["peak_features"]["shape"] == [6, 1] and by_name["peak"]["type"] == "GlobalMaxPooling"
+    assert by_name["total_sum"]["function"] == {"type": "linear", "a": 6.0, "b": 0.0}
+    anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 2, 2)).astype(np.float32))

@@ -343,7 +343,8 @@ class LayoutOps:
 
     def reduce_spatial(self, node, layer_type, scaled=False):
         """`ReduceMean` / `ReduceMax` over every axis but the batch and the channels (e.g.
-        ShuffleNet v2's x.mean([2, 3])): a global pooling of `layer_type`; `scaled`: the mean
+        ShuffleNet v2's x.mean([2, 3])), or over the features of an [N, F] vector with keepdims
+        (a Reshape to a length-F sequence first): a global pooling of `layer_type`; `scaled`: the mean
         times the number of values reduced (ReduceSum), a linear activation after the pooling."""
         tensor = self.act(node, any_layout=True)
         a = _attributes(node)
@@ -354,11 +355,22 @@ class LayoutOps:
             axes = list(a.get("axes", []))
         keep = a.get("keepdims", 1)
         axes = sorted(x % tensor.rank for x in axes) if axes else list(range(tensor.rank))
+        if tensor.rank == 2 and axes == [1] and keep and not tensor.open:
+            # the features of an [N, F] vector: held as a length-F sequence of one channel, pooled
+            c = tensor.shape[0]
+            source = self.add(node, "Reshape", [tensor.name], suffix="_features", shape=[c, 1])
+            name = self.add(node, layer_type, [source])
+            if scaled:
+                name = self.add(node, "Activation", [name], suffix="_sum",
+                                function=activation_json("linear", a=float(c), b=0.0))
+            self.set(node, Act(name, (1,)))
+            return
         reduced = {tensor.perm[x] for x in axes}
         spatial = set(range(1, tensor.rank - 1))
         if not tensor.rank >= 3 or reduced != spatial:
             self.fail(node, f"reducing axes {axes} of {tensor.onnx_shape} is not supported "
-                            "(only every axis between the batch axis and the channels: a global pooling)")
+                            "(only every axis between the batch axis and the channels: a global pooling; "
+                            "or axis 1 of an [N, F] vector with keepdims)")
         if scaled and tensor.open:
             self.fail(node, "a sum over an open input size (the count depends on the height/width); "
                             "pass --input-shape C,H,W")
