@@ -231,3 +231,19 @@ def test_resizing_and_upsampling_interpolations_match_keras(tmp_path, interpolat
     writer.write(str(tmp_path / "m"))
     got = run_anvil(tmp_path / "m" / "model.json", [x], batch=2)[0]
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("interpolation", ["bicubic", "nearest"])
+def test_upsampling_on_an_open_size_matches_keras(tmp_path, interpolation):
+    """UpSampling2D on an open input size is a Resize by its factors; bicubic and nearest give
+    Keras's own output (torch backend) at a size picked at run time."""
+    import numpy as np
+
+    model = functional(layers.UpSampling2D((2, 3), interpolation=interpolation, name="up"), shape=(None, None, 3))
+    writer = KerasConverter(model).convert()
+    assert writer.layers[0]["scale"] == [2.0, 3.0] and writer.inputs[0]["shape"] == [None, None, 3]
+    x = np.random.default_rng(12).uniform(-1, 1, (1, 5, 4, 3)).astype(np.float32)
+    expected = np.asarray(model(x)).reshape(-1)
+    writer.write(str(tmp_path / "m"))
+    got = run_anvil(tmp_path / "m" / "model.json", [x], shape=(5, 4, 3))[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
