@@ -851,18 +851,41 @@ class CaffeConverter:
         self.output(layer, Tensor(name, tensor.shape))
 
     def layer_Eltwise(self, layer):
-        """`Eltwise` SUM with coefficients 1: Add."""
+        """`Eltwise` of two or more bottoms of one shape. SUM: Add (coefficients all 1), Elementwise
+        subtract (two bottoms, coefficients 1 and −1 in either order), otherwise each bottom whose
+        coefficient is not 1 scaled by a linear Activation, then Add. PROD: Elementwise multiply;
+        MAX: Elementwise maximum (every bottom one operand)."""
         param = layer.message("eltwise_param")
-        operation = str(param.get("operation", "SUM"))
-        if operation not in ("SUM", "1"):
-            self.fail(layer, f"operation {operation} is not supported (only SUM)")
+        operation = {"0": "PROD", "1": "SUM", "2": "MAX"}.get(str(param.get("operation", "SUM")),
+                                                               str(param.get("operation", "SUM")))
+        if operation not in ("SUM", "PROD", "MAX"):
+            self.fail(layer, f"operation {operation} is not supported (SUM, PROD or MAX)")
         coefficients = [float(v) for v in param.all("coeff")]
-        if any(v != 1.0 for v in coefficients):
-            self.fail(layer, f"coefficients {coefficients} are not supported (only a plain sum)")
         sources = [self.source(layer, i) for i in range(len(layer.all("bottom")))]
         if len(sources) < 2 or len({s.shape for s in sources}) != 1:
             self.fail(layer, f"needs two or more bottoms of one shape, got {[s.shape for s in sources]}")
-        name = self.add(str(layer.get("name")), "Add", [s.name for s in sources])
+        if coefficients and operation != "SUM":
+            self.fail(layer, f"coefficients {coefficients} are given for {operation}; Caffe takes them for SUM only")
+        if coefficients and len(coefficients) != len(sources):
+            self.fail(layer, f"{len(coefficients)} coefficients for {len(sources)} bottoms; Caffe needs one per bottom")
+        wanted = str(layer.get("name"))
+        if operation in ("PROD", "MAX"):
+            name = self.add(wanted, "Elementwise", [s.name for s in sources],
+                            operation="multiply" if operation == "PROD" else "maximum")
+        elif all(c == 1.0 for c in coefficients):
+            name = self.add(wanted, "Add", [s.name for s in sources])
+        elif sorted(coefficients) == [-1.0, 1.0]:
+            first, second = sources if coefficients[0] == 1.0 else sources[::-1]
+            name = self.add(wanted, "Elementwise", [first.name, second.name], operation="subtract")
+        else:
+            operands = []
+            for index, (source, coefficient) in enumerate(zip(sources, coefficients)):
+                if coefficient == 1.0:
+                    operands.append(source.name)
+                else:
+                    operands.append(self.add(f"{wanted}_coeff{index}", "Activation", [source.name],
+                                             function=activation_json("linear", a=coefficient, b=0.0)))
+            name = self.add(wanted, "Add", operands)
         self.output(layer, Tensor(name, sources[0].shape))
 
     def layer_Concat(self, layer):

@@ -755,22 +755,33 @@ class KerasConverter:
         return Tensor(name, shape, nonnegative=all(s.nonnegative for s in sources))
 
     def resize(self, node, height, width, nearest_allowed=False):
-        """A Resize to height x width: bilinear with half-pixel coordinates, or (integer upsampling
-        only, where every backend agrees) nearest; other interpolations are errors."""
+        """A Resize to height x width as Keras's torch backend computes it (torch's interpolate,
+        align_corners False): bilinear and bicubic (a = −0.75, edge taps clamped) with half-pixel
+        coordinates; nearest as torch's "nearest-exact" (source floor((x + 0.5)·in/out): half-pixel
+        rounding half up), or, for an integer upsampling (`nearest_allowed`, Keras repeats the
+        rows), asymmetric rounding down; other interpolations are errors."""
         tensor = self.source(node)
         self.spatial_input(node, tensor)
         interpolation = node.config.get("interpolation", "nearest")
-        if interpolation == "nearest" and nearest_allowed:
-            name = self.emit(node, None, "Resize", [tensor.name], size=[height, width], coordinates="asymmetric",
-                             mode="nearest", nearestRounding="floor")
-            return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
-        if interpolation != "bilinear":
-            self.fail(node, f"interpolation '{interpolation}' is not supported here (bilinear; nearest in UpSampling2D)")
-        name = self.emit(node, None, "Resize", [tensor.name], size=[height, width], coordinates="halfPixel")
-        return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
+        options = self.resize_options(node, interpolation, nearest_allowed)
+        name = self.emit(node, None, "Resize", [tensor.name], size=[height, width], **options)
+        return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative and interpolation != "bicubic")
+
+    def resize_options(self, node, interpolation, repeat=False):
+        """The Resize options (all but the size) of a Keras interpolation; `repeat`: nearest is an
+        integer upsampling that repeats rows and columns."""
+        if interpolation == "nearest" and repeat:
+            return dict(coordinates="asymmetric", mode="nearest", nearestRounding="floor")
+        if interpolation == "nearest":
+            return dict(coordinates="halfPixel", mode="nearest", nearestRounding="roundPreferCeil")
+        if interpolation == "bilinear":
+            return dict(coordinates="halfPixel")
+        if interpolation == "bicubic":
+            return dict(coordinates="halfPixel", mode="cubic", cubicCoefficient=-0.75)
+        self.fail(node, f"interpolation '{interpolation}' is not supported (nearest, bilinear or bicubic)")
 
     def layer_UpSampling2D(self, node):
-        """`UpSampling2D` (nearest or bilinear): Resize to the input size times the factors."""
+        """`UpSampling2D` (nearest, bilinear or bicubic): Resize to the input size times the factors."""
         self.check_channels_last(node)
         tensor = self.source(node)
         self.spatial_input(node, tensor)
@@ -779,15 +790,11 @@ class KerasConverter:
             # An open size: Resize by the factors (the same samples as resizing to in × factor:
             # half-pixel bilinear, or asymmetric nearest rounding down, for an integer factor).
             interpolation = node.config.get("interpolation", "nearest")
-            if interpolation == "nearest":
-                name = self.emit(node, None, "Resize", [tensor.name], scale=[float(sh), float(sw)],
-                                 coordinates="asymmetric", mode="nearest", nearestRounding="floor")
-            elif interpolation == "bilinear":
-                name = self.emit(node, None, "Resize", [tensor.name], scale=[float(sh), float(sw)], coordinates="halfPixel")
-            else:
-                self.fail(node, f"interpolation '{interpolation}' is not supported here (bilinear; nearest in UpSampling2D)")
+            options = self.resize_options(node, interpolation, repeat=True)
+            name = self.emit(node, None, "Resize", [tensor.name], scale=[float(sh), float(sw)], **options)
             height, width = (None if v is None else v * f for v, f in zip(tensor.shape[:2], (sh, sw)))
-            return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative)
+            return Tensor(name, (height, width, tensor.shape[2]),
+                          nonnegative=tensor.nonnegative and interpolation != "bicubic")
         return self.resize(node, tensor.shape[0] * sh, tensor.shape[1] * sw, nearest_allowed=True)
 
     def layer_Conv2DTranspose(self, node):
@@ -866,7 +873,7 @@ class KerasConverter:
         return self.normalization(node, "GroupNormalization", groups=groups)
 
     def layer_Resizing(self, node):
-        """`Resizing` (bilinear, no crop/pad/antialias): Resize to the size."""
+        """`Resizing` (bilinear, nearest or bicubic; no crop/pad/antialias): Resize to the size."""
         self.check_channels_last(node)
         for flag in ("crop_to_aspect_ratio", "pad_to_aspect_ratio", "antialias"):
             if node.config.get(flag):

@@ -361,6 +361,9 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
         dims = []
         for d in tensor_type.shape.dim:
             dims.append(d.dim_value if d.HasField("dim_value") else None)
+        if 0 in dims[1:]:
+            raise ConversionError(f"input '{graph_input.name}' has shape {dims}, an empty tensor (an axis of extent 0); "
+                                  "Anvil's tensors hold at least one value")
         name = self.writer.unique_name(graph_input.name)
         if len(dims) == 4:
             c, h, w = dims[1:]
@@ -426,14 +429,35 @@ class OnnxConverter(LayersOps, LayoutOps, ElementwiseOps):
             return [int(v) for v in self.const(node, 1).reshape(-1)]
         return list(_attributes(node).get("axes", []))
 
-    def op_Cast(self, node, index):
-        """`Cast` of a constant to the target type; a tensor passes unchanged."""
+    def cast(self, node, to):
+        """A cast to ONNX data type `to`: a constant converted; a computed tensor (float32 in
+        Anvil) passes unchanged when `to` is FLOAT, else an error naming the type."""
+        from onnx import TensorProto, helper
         value = self.value(node, 0)
         if isinstance(value, np.ndarray):
-            from onnx import helper
-            self.set(node, value.astype(helper.tensor_dtype_to_np_dtype(_attributes(node)["to"])))
-        else:
+            self.set(node, value.astype(helper.tensor_dtype_to_np_dtype(to)))
+        elif to == TensorProto.FLOAT:
             self.set(node, value)
+        else:
+            self.fail(node, f"casts a computed tensor to {TensorProto.DataType.Name(to).lower()}; Anvil computes "
+                            "float32 only (a cast to float is the identity)")
+
+    def op_Cast(self, node, index):
+        """`Cast` of a constant to the target type; a computed tensor only to float32 (unchanged)."""
+        self.cast(node, _attributes(node)["to"])
+
+    def op_CastLike(self, node, index):
+        """`CastLike`: `Cast` to the type of its second input (a constant's dtype; a computed
+        tensor is float32)."""
+        from onnx import TensorProto, helper
+        target = self.value(node, 1)
+        if target is None:
+            self.fail(node, "input 1 (the target type) is missing")
+        if isinstance(target, np.ndarray):
+            to = helper.np_dtype_to_tensor_dtype(target.dtype)
+        else:
+            to = TensorProto.FLOAT
+        self.cast(node, to)
 
     def op_Identity(self, node, index):
         """`Identity`: its input."""

@@ -9,7 +9,7 @@ import pytest
 from anvil_convert.from_caffe import (CaffeConverter, Enum, convert_files, encode_caffemodel, parse_caffemodel,
                                       parse_prototxt)
 from anvil_convert.writer import ConversionError
-from helpers import committed_fixture, conversion_error, same_files
+from helpers import committed_fixture, conversion_error, run_anvil, same_files
 
 HEAD = 'input: "data" input_dim: 1 input_dim: 3 input_dim: 8 input_dim: 8\n'
 CONV = ('layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1" '
@@ -76,8 +76,13 @@ def test_truncated_caffemodel():
     ("missing weights", HEAD + CONV, {}, ("'conv1'", "no weights")),
     ("wrong weight size", HEAD + CONV, {"conv1": [np.zeros((4, 3, 2, 2), np.float32), np.zeros(4, np.float32)]},
      ("'conv1'", "weight blob", "expected 108")),
-    ("eltwise product", HEAD + CONV + 'layer { name: "e" type: "Eltwise" bottom: "conv1" bottom: "conv1" top: "e" '
-     'eltwise_param { operation: PROD } }', conv_weights(), ("'e'", "PROD")),
+    ("eltwise product with coefficients", HEAD + CONV + 'layer { name: "e" type: "Eltwise" bottom: "conv1" '
+     'bottom: "conv1" top: "e" eltwise_param { operation: PROD coeff: 1 coeff: 2 } }', conv_weights(),
+     ("'e'", "PROD", "SUM only")),
+    ("eltwise coefficient count", HEAD + CONV + 'layer { name: "e" type: "Eltwise" bottom: "conv1" '
+     'bottom: "conv1" top: "e" eltwise_param { coeff: 2 } }', conv_weights(), ("'e'", "Eltwise", "one per bottom")),
+    ("eltwise of different shapes", HEAD + CONV + 'layer { name: "e" type: "Eltwise" bottom: "conv1" '
+     'bottom: "data" top: "e" eltwise_param { operation: MAX } }', conv_weights(), ("'e'", "Eltwise", "one shape")),
     ("data layer without shape", 'layer { name: "d" type: "Data" top: "data" top: "label" }', {},
      ("'d'", "--input-shape")),
     ("dangling bottom", HEAD + 'layer { name: "r" type: "ReLU" bottom: "nope" top: "r" }', {}, ("'r'", "'nope'")),
@@ -156,3 +161,63 @@ def test_deconvolution_and_lrn():
     assert up["type"] == "TransposedConvolution" and up["channels"] == 4 and up["padding"] == [1, 1, 1, 1]
     assert up["stride"] == [2, 2] and np.array_equal(writer.tensors["up_W"], weights.reshape(-1))
     assert norm["type"] == "LocalResponseNormalization" and norm["size"] == 3 and norm["bias"] == 2.0
+
+
+def caffe_eltwise(operation, bottoms, coefficients=()):
+    """Caffe's EltwiseLayer forward pass in float64: PROD multiplies the bottoms, MAX takes their
+    maximum, SUM accumulates coeff_i * bottom_i into a zeroed top (coefficients default to 1)."""
+    bottoms = [np.asarray(b, np.float64) for b in bottoms]
+    if operation == "PROD":
+        top = bottoms[0].copy()
+        for b in bottoms[1:]:
+            top = top * b
+    elif operation == "MAX":
+        top = bottoms[0].copy()
+        for b in bottoms[1:]:
+            top = np.where(b > top, b, top)
+    else:
+        coefficients = list(coefficients) or [1.0] * len(bottoms)
+        top = np.zeros_like(bottoms[0])
+        for c, b in zip(coefficients, bottoms):
+            top = top + c * b
+    return top
+
+
+ELTWISE_NET = HEAD.replace("input_dim: 8 input_dim: 8", "input_dim: 4 input_dim: 5") + (
+    'layer { name: "a" type: "Power" bottom: "data" top: "a" power_param { scale: -0.5 shift: 0.3 } }\n'
+    'layer { name: "t" type: "TanH" bottom: "data" top: "t" }\n'
+    'layer { name: "prod" type: "Eltwise" bottom: "data" bottom: "a" bottom: "t" top: "prod" '
+    'eltwise_param { operation: PROD } }\n'
+    'layer { name: "max" type: "Eltwise" bottom: "data" bottom: "a" bottom: "t" top: "max" '
+    'eltwise_param { operation: MAX } }\n'
+    'layer { name: "diff" type: "Eltwise" bottom: "a" bottom: "t" top: "diff" eltwise_param { coeff: 1 coeff: -1 } }\n'
+    'layer { name: "rdiff" type: "Eltwise" bottom: "a" bottom: "t" top: "rdiff" eltwise_param { coeff: -1 coeff: 1 } }\n'
+    'layer { name: "wsum" type: "Eltwise" bottom: "data" bottom: "a" bottom: "t" top: "wsum" '
+    'eltwise_param { operation: SUM coeff: 0.5 coeff: -2 coeff: 1 } }\n')
+
+
+def test_eltwise_prod_max_and_weighted_sums_match_caffe():
+    """Eltwise PROD and MAX of three bottoms are one N-ary Elementwise; SUM with coefficients 1, −1
+    (either order) an Elementwise subtract, other coefficients linear activations then Add. Run in
+    Anvil, every output matches a float64 NumPy implementation of Caffe's Eltwise."""
+    import tempfile
+    writer = convert(ELTWISE_NET, {})
+    by_name = {layer["name"]: layer for layer in writer.layers}
+    assert by_name["prod"]["type"] == "Elementwise" and by_name["prod"]["operation"] == "multiply"
+    assert len(by_name["prod"]["inputs"]) == 3 and by_name["max"]["operation"] == "maximum"
+    assert by_name["diff"]["operation"] == "subtract" and by_name["diff"]["inputs"] == ["a", "t"]
+    assert by_name["rdiff"]["operation"] == "subtract" and by_name["rdiff"]["inputs"] == ["t", "a"]
+    assert by_name["wsum"]["type"] == "Add" and len(by_name["wsum"]["inputs"]) == 3
+    assert by_name["wsum_coeff1"]["function"] == {"type": "linear", "a": -2.0, "b": 0.0}
+    x = np.random.default_rng(3).uniform(-2, 2, (1, 3, 4, 5))
+    a, t = -0.5 * x + 0.3, np.tanh(x)
+    expected = {"prod": caffe_eltwise("PROD", [x, a, t]), "max": caffe_eltwise("MAX", [x, a, t]),
+                "diff": caffe_eltwise("SUM", [a, t], [1, -1]), "rdiff": caffe_eltwise("SUM", [a, t], [-1, 1]),
+                "wsum": caffe_eltwise("SUM", [x, a, t], [0.5, -2, 1])}
+    with tempfile.TemporaryDirectory() as directory:
+        writer.write(directory)
+        got = run_anvil(os.path.join(directory, "model.json"), [x.transpose(0, 2, 3, 1)], outputs=len(writer.outputs))
+    assert sorted(writer.outputs) == sorted(expected)
+    for name, values in zip(writer.outputs, got):
+        want = expected[name].transpose(0, 2, 3, 1).reshape(-1)
+        np.testing.assert_allclose(values, want, rtol=1e-5, atol=1e-6, err_msg=name)

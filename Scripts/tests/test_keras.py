@@ -31,8 +31,10 @@ def functional(*stack, shape=(8, 8, 3)):
     ("zero padding into max pooling of signed values",
      lambda: functional(layers.ZeroPadding2D(1, name="zp"), layers.MaxPooling2D(2, name="mp")),
      ("'mp'", "MaxPooling2D", "ZeroPadding2D")),
-    ("nearest resizing", lambda: functional(layers.Resizing(5, 5, interpolation="nearest", name="rz")),
-     ("'rz'", "Resizing", "nearest")),
+    ("lanczos resizing", lambda: functional(layers.Resizing(5, 5, interpolation="lanczos3", name="rz")),
+     ("'rz'", "Resizing", "lanczos3", "bicubic")),
+    ("antialiased resizing", lambda: functional(layers.Resizing(5, 5, antialias=True, name="rz")),
+     ("'rz'", "Resizing", "antialias")),
     ("layer norm over height", lambda: functional(layers.LayerNormalization(axis=1, name="ln")),
      ("'ln'", "LayerNormalization", "axis")),
     ("unshared PReLU", lambda: functional(layers.Conv2D(4, 3, name="c"),
@@ -203,3 +205,45 @@ def test_merge_of_sequences_keeps_the_sequence(tmp_path):
     assert actual.size == expected.size
     actual = actual.reshape(expected.shape)
     assert np.abs(actual - expected).max() <= 1e-4 * max(1.0, np.abs(expected).max())
+
+
+@pytest.mark.parametrize("interpolation", ["nearest", "bicubic", "bilinear"])
+@pytest.mark.parametrize("height, width", [(13, 7), (5, 11), (3, 3), (1, 2)])
+def test_resizing_and_upsampling_interpolations_match_keras(tmp_path, interpolation, height, width):
+    """Resizing to sizes up, down and mixed (non-integer ratios) and UpSampling2D by (2, 3), with
+    nearest, bicubic and bilinear interpolation: one Resize each (nearest: half-pixel rounding half
+    up as torch's nearest-exact, or row repetition for UpSampling2D; bicubic: a = −0.75), run by
+    `anvil run` against Keras's own output (torch backend)."""
+    import numpy as np
+
+    model = functional(layers.Resizing(height, width, interpolation=interpolation, name="rz"),
+                       layers.UpSampling2D((2, 3), interpolation=interpolation, name="up"), shape=(6, 8, 3))
+    writer = KerasConverter(model).convert()
+    by = {layer["name"]: layer for layer in writer.layers}
+    assert by["rz"]["type"] == "Resize" and by["rz"]["size"] == [height, width]
+    assert by["up"]["size"] == [2 * height, 3 * width]
+    if interpolation == "bicubic":
+        assert by["rz"]["mode"] == "cubic" and by["rz"]["cubicCoefficient"] == -0.75
+    if interpolation == "nearest":
+        assert by["rz"]["nearestRounding"] == "roundPreferCeil" and by["up"]["nearestRounding"] == "floor"
+    x = np.random.default_rng(11).uniform(-1, 1, (2, 6, 8, 3)).astype(np.float32)
+    expected = np.asarray(model(x)).reshape(-1)
+    writer.write(str(tmp_path / "m"))
+    got = run_anvil(tmp_path / "m" / "model.json", [x], batch=2)[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("interpolation", ["bicubic", "nearest"])
+def test_upsampling_on_an_open_size_matches_keras(tmp_path, interpolation):
+    """UpSampling2D on an open input size is a Resize by its factors; bicubic and nearest give
+    Keras's own output (torch backend) at a size picked at run time."""
+    import numpy as np
+
+    model = functional(layers.UpSampling2D((2, 3), interpolation=interpolation, name="up"), shape=(None, None, 3))
+    writer = KerasConverter(model).convert()
+    assert writer.layers[0]["scale"] == [2.0, 3.0] and writer.inputs[0]["shape"] == [None, None, 3]
+    x = np.random.default_rng(12).uniform(-1, 1, (1, 5, 4, 3)).astype(np.float32)
+    expected = np.asarray(model(x)).reshape(-1)
+    writer.write(str(tmp_path / "m"))
+    got = run_anvil(tmp_path / "m" / "model.json", [x], shape=(5, 4, 3))[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

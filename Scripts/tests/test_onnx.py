@@ -71,6 +71,12 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
     ("same_lower on an open size", lambda: model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
                                                                    auto_pad="SAME_LOWER", name="mp")],
                                                  input_shape=(1, 3, "H", "W")), ("'mp'", "SAME_LOWER", "--input-shape")),
+    ("cast of a tensor to integers", lambda: model([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT64, name="ct")]),
+     ("'ct'", "Cast", "int64", "float32")),
+    ("castlike of a tensor to integers", lambda: model([helper.make_node("CastLike", ["x", "i"], ["y"], name="cl")],
+                                                       [("i", np.array([1]))]), ("'cl'", "CastLike", "int64")),
+    ("sum over the channels", lambda: model([helper.make_node("ReduceSum", ["x", "a"], ["y"], name="rs")], [("a", [1])]),
+     ("'rs'", "ReduceSum", "axes [1]", "global pooling")),
     ("custom domain", lambda: model([helper.make_node("Foo", ["x"], ["y"], domain="com.example", name="foo")]),
      ("'foo'", "com.example")),
 ])
@@ -495,3 +501,65 @@ def test_layer_norm_channels_last_after_transpose():
                         N("LayerNormalization", ["t", "g", "b"], ["n"], axis=-1, epsilon=1e-6),
                         N("Transpose", ["n"], ["y"], perm=[0, 3, 1, 2])], [("g", np.ones(3)), ("b", np.zeros(3))])
     assert [l["type"] for l in layers] == ["LayerNormalization"] and abs(layers[0]["epsilon"] - 1e-6) < 1e-12
+
+
+def test_function_body_constants_castlike_and_spatial_sum(tmp_path):
+    """What ONNX's expanded function bodies use: Constant nodes fold, CastLike/Cast to float32 pass
+    the tensor through, ReduceSum over the spatial axes is a global pooling times the count (a
+    softmax over the width written out), and the result matches ONNX Runtime."""
+    N = helper.make_node
+    half = numpy_helper.from_array(np.array(0.5, np.float32), "half_value")
+    nodes = [N("Constant", [], ["half"], value=half), N("CastLike", ["half", "x"], ["half_cast"]),
+             N("Cast", ["x"], ["xf"], to=TensorProto.FLOAT),
+             N("Mul", ["xf", "half_cast"], ["scaled"], name="scale"),
+             N("ReduceMax", ["scaled"], ["peak"], axes=[2, 3], keepdims=1),
+             N("Sub", ["scaled", "peak"], ["shifted"]), N("Exp", ["shifted"], ["e"]),
+             N("Constant", [], ["axes"], value_ints=[2, 3]),
+             N("ReduceSum", ["e", "axes"], ["total"], keepdims=1, name="total"),
+             N("Div", ["e", "total"], ["y"], name="normalise")]
+    onnx_model = model(nodes, input_shape=(1, 3, 4, 5), opset=17)
+    writer = OnnxConverter(onnx_model).convert()
+    by_name = {layer["name"]: layer for layer in writer.layers}
+    assert by_name["total"]["type"] == "GlobalAveragePooling"
+    assert by_name["total_sum"]["function"] == {"type": "linear", "a": 20.0, "b": 0.0}
+    assert by_name["scale"]["function"] == {"type": "linear", "a": 0.5, "b": 0.0}
+    anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 4, 5)).astype(np.float32))
+
+
+def test_elementwise_tensors_of_different_ranks_align_from_the_right(tmp_path):
+    """A [N, F] vector with a [N, C, H, W] image, and with a [N, C, L] sequence (the vector first):
+    the vector is reshaped to the higher rank with axes of extent 1 after its batch axis (NumPy's
+    right alignment), one Reshape each; Anvil matches ONNX Runtime."""
+    N = helper.make_node
+    nodes = [N("Flatten", ["x"], ["f"]), N("Gemm", ["f", "w"], ["v"], transB=1),
+             N("Mul", ["x", "v"], ["image"], name="image_times_vector"),
+             N("Reshape", ["x", "seq_shape"], ["seq"]),
+             N("Sub", ["v", "seq"], ["diff"], name="vector_minus_sequence"),
+             N("Reshape", ["diff", "image_shape"], ["back"]), N("Add", ["image", "back"], ["y"])]
+    onnx_model = model(nodes, [("w", RNG.standard_normal((3, 24))), ("seq_shape", np.array([1, 8, 3])),
+                               ("image_shape", np.array([1, 2, 4, 3]))], input_shape=(1, 2, 4, 3))
+    writer = OnnxConverter(onnx_model).convert()
+    by_name = {layer["name"]: layer for layer in writer.layers}
+    assert by_name["image_times_vector_rank"]["shape"] == [1, 3, 1]  # [N, 1, 1, 3] held as H x W x C
+    assert by_name["vector_minus_sequence_rank"]["shape"] == [3, 1]
+    anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 2, 4, 3)).astype(np.float32))
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+def test_softmax_over_vector_features_written_out(tmp_path, opset):
+    """softmax(v) = exp(v − max v) / Σ exp(v − max v) over the features of a Gemm's [N, F] output,
+    as ONNX's expanded Softmax writes it (ReduceMax, ReduceSum with keepdims over axis 1): each
+    reduction a Reshape to a length-F sequence and a global pooling; Anvil matches ONNX Runtime."""
+    N = helper.make_node
+    axes = {"axes": [1]} if opset < 18 else {}
+    nodes = [N("Flatten", ["x"], ["f"]), N("Gemm", ["f", "w"], ["v"], transB=1),
+             N("ReduceMax", ["v"] + ([] if opset < 18 else ["axes"]), ["peak"], keepdims=1, name="peak", **axes),
+             N("Sub", ["v", "peak"], ["shifted"]), N("Exp", ["shifted"], ["e"]),
+             N("ReduceSum", ["e", "axes"], ["total"], keepdims=1, name="total"), N("Div", ["e", "total"], ["y"])]
+    onnx_model = model(nodes, [("w", RNG.standard_normal((6, 12)) * 3), ("axes", np.array([1]))],
+                       input_shape=(1, 3, 2, 2), opset=opset)
+    writer = OnnxConverter(onnx_model).convert()
+    by_name = {layer["name"]: layer for layer in writer.layers}
+    assert by_name["peak_features"]["shape"] == [6, 1] and by_name["peak"]["type"] == "GlobalMaxPooling"
+    assert by_name["total_sum"]["function"] == {"type": "linear", "a": 6.0, "b": 0.0}
+    anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 2, 2)).astype(np.float32))

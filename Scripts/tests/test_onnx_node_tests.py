@@ -77,3 +77,45 @@ def test_operator_the_converter_lacks_is_pending_with_its_helper(root):
         assert str(skip).startswith("pending: ") and "helper" in str(skip), skip
     else:
         assert fixture.case_json()["via"] == "converter"
+
+
+@pytest.mark.parametrize("name", ["test_hardsigmoid_expanded_ver18", "test_swish_expanded",
+                                  "test_softmax_example_expanded"])
+def test_expanded_function_body_goes_through_the_converter(root, name, tmp_path):
+    """A node test of several nodes (an expanded function body with Constant, CastLike, ...) is
+    converted as one graph (rank-1 data lifted by a batch axis of 1), and the model reproduces
+    ONNX's stored output in Anvil."""
+    test = importer.Test(root, name)
+    assert len(test.nodes) > 1
+    node, ins, outs = importer.classify(test)
+    assert node is None
+    fixture = importer.convert(test, node, ins, outs)
+    assert fixture.case_json()["via"] == "converter" and fixture.op.endswith("(function body)")
+    anvil = anvil_executable()
+    if anvil is None:
+        pytest.skip("no anvil executable (swift build, or set ANVIL)")
+    directory = tmp_path / "fixture"
+    fixture.writer().write(str(directory))
+    command = [anvil, "run", "--model", str(directory / "model.json")]
+    for i, (_, array) in enumerate(fixture.inputs):
+        array.astype("<f4").tofile(str(tmp_path / f"input_{i}.f32"))
+        command += ["--input", str(tmp_path / f"input_{i}.f32"), "--batch", str(array.shape[0])]
+    command += ["--output", str(tmp_path / "output.f32")]
+    completed = subprocess.run(command, capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    got = np.fromfile(str(tmp_path / "output.f32"), dtype="<f4")
+    # ONNX's stored output in Anvil's layout of the output tensor (channels last): the same values
+    want = fixture.expected[0]
+    assert np.array_equal(np.sort(want.reshape(-1)), np.sort(outs[0].reshape(-1)))
+    want = want.reshape(-1)
+    assert got.shape == want.shape
+    assert np.all(np.abs(got - want) <= 1e-3 * np.abs(want) + 1e-5), float(np.max(np.abs(got - want)))
+
+
+def test_expanded_body_with_comparisons_is_excluded_with_the_converters_blockers(root):
+    """An expanded body using Less/Where is excluded with the converter's own blockers, each naming its operator."""
+    test = importer.Test(root, "test_leakyrelu_expanded")
+    node, ins, outs = importer.classify(test)
+    with pytest.raises(importer.Skip) as skip:
+        importer.convert(test, node, ins, outs)
+    assert str(skip.value).startswith("converter: ") and "Less: " in str(skip.value) and "Where: " in str(skip.value)

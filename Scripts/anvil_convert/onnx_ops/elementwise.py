@@ -1,7 +1,8 @@
 """ONNX element-wise operators for OnnxConverter (mixin `ElementwiseOps`).
 
 - Add, Sub, Mul, Div, Max, Min, Pow, Sum, Mean between computed tensors, and with one constant,
-  become Anvil's `Elementwise` layer with NumPy broadcasting (Add/Sum of tensors of one shape:
+  become Anvil's `Elementwise` layer with NumPy broadcasting (a tensor of a lower rank is first
+  reshaped with axes of extent 1 after its batch axis) (Add/Sum of tensors of one shape:
   Anvil's `Add`, a residual the engine fuses). ONNX's NCHW shapes map to Anvil's
   (height, width, channels): an [N, C, 1, 1] or [C, 1, 1] operand is per-channel, [N, 1, H, W]
   per-pixel, a one-element one a scalar. A scalar constant on one computed tensor stays an
@@ -20,7 +21,7 @@ import math
 import numpy as np
 
 from ..writer import activation_json
-from .tensors import FLOAT_MAX, Act, Flat, attributes as _attributes
+from .tensors import FLOAT_MAX, Act, Flat, attributes as _attributes, standard_perm
 
 _NUMPY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Max": np.maximum,
           "Min": np.minimum, "Pow": np.power, "Sum": np.add}
@@ -227,9 +228,8 @@ class ElementwiseOps:
                 folded = _NUMPY[op](folded, v)
             constants = [(len(entries), folded)]
         tensors = [self.act(node, i) for i, v in entries if not isinstance(v, np.ndarray)]
-        if len({t.rank for t in tensors}) != 1:
-            self.fail(node, f"mixes tensors of different ranks {[t.onnx_shape for t in tensors]}")
-        rank = tensors[0].rank
+        rank = max(t.rank for t in tensors)
+        tensors = [self._to_rank(node, t, rank) for t in tensors]
         constant = constants[0][1] if constants else None
         constant_first = bool(constants) and constants[0][0] == 0
         if constant is not None and constant.size == 1 and len(tensors) == 1 and op != "Mean":
@@ -261,6 +261,27 @@ class ElementwiseOps:
         result.shape = tuple(output[4 - rank:]) if rank > 1 else ()
         result.anvil_rank = max(t.anvil_rank for t in tensors)  # the engine's output has its widest input's rank
         self.set(node, result)
+
+    def _to_rank(self, node, tensor, rank):
+        """`tensor` reshaped to `rank` with axes of extent 1 inserted after the batch axis (NumPy's
+        alignment from the right, the batch axes matched: [N, F] with [N, C, H, W] is [N, 1, 1, F]),
+        in the standard layout; the tensor itself when it has that rank."""
+        if tensor.rank == rank:
+            return tensor
+        if tensor.open:
+            self.fail(node, f"mixes tensors of ranks {tensor.rank} and {rank}, and the one of shape "
+                            f"{tensor.onnx_shape} depends on the open input size; pass --input-shape C,H,W")
+        full = [1] + [1] * (rank - tensor.rank) + list(tensor.onnx_shape[1:])
+        perm = standard_perm(rank)
+        anvil = [1] * rank
+        for onnx_axis, anvil_axis in enumerate(perm):
+            anvil[anvil_axis] = full[onnx_axis]
+        target = Act("", anvil[1:], perm)
+        if not target.onnx_ordered:  # the standard layout holds the values in another order
+            return self.to_standard(node, self.reshape_tensor(node, tensor, full))
+        source = self.to_onnx_order(node, self.write_flatten(tensor, node) if isinstance(tensor, Flat) else tensor)
+        name = self.add(node, "Reshape", [source.name], suffix="_rank", shape=anvil[1:])
+        return Act(name, anvil[1:], perm)
 
     def _scalar_activation(self, node, op, tensor, k, constant_first):
         """A computed tensor with a scalar constant as one Activation where one exists; False otherwise."""

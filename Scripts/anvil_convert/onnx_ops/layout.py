@@ -12,6 +12,7 @@ needs ONNX's own row-major order (`OnnxConverter.to_onnx_order`).
 
 import numpy as np
 
+from ..writer import activation_json
 from .tensors import Act, Flat, attributes as _attributes
 
 
@@ -340,25 +341,46 @@ class LayoutOps:
         self.set(node, Act(name, (None if h is None else h // b, None if w is None else w // b, c * b * b)))
 
 
-    def reduce_spatial(self, node, layer_type):
+    def reduce_spatial(self, node, layer_type, scaled=False):
         """`ReduceMean` / `ReduceMax` over every axis but the batch and the channels (e.g.
-        ShuffleNet v2's x.mean([2, 3])): a global pooling of `layer_type`."""
+        ShuffleNet v2's x.mean([2, 3])), or over the features of an [N, F] vector with keepdims
+        (a Reshape to a length-F sequence first): a global pooling of `layer_type`; `scaled`: the mean
+        times the number of values reduced (ReduceSum), a linear activation after the pooling."""
         tensor = self.act(node, any_layout=True)
         a = _attributes(node)
-        if self.opset >= 18 and len(node.input) > 1 and node.input[1]:
+        axes_input = 13 if scaled else 18  # the opset from which axes is an input (ReduceSum: 13)
+        if self.opset >= axes_input and len(node.input) > 1 and node.input[1]:
             axes = [int(v) for v in self.const(node, 1).reshape(-1)]
         else:
             axes = list(a.get("axes", []))
         keep = a.get("keepdims", 1)
         axes = sorted(x % tensor.rank for x in axes) if axes else list(range(tensor.rank))
+        if tensor.rank == 2 and axes == [1] and keep and not tensor.open:
+            # the features of an [N, F] vector: held as a length-F sequence of one channel, pooled
+            c = tensor.shape[0]
+            source = self.add(node, "Reshape", [tensor.name], suffix="_features", shape=[c, 1])
+            name = self.add(node, layer_type, [source])
+            if scaled:
+                name = self.add(node, "Activation", [name], suffix="_sum",
+                                function=activation_json("linear", a=float(c), b=0.0))
+            self.set(node, Act(name, (1,)))
+            return
         reduced = {tensor.perm[x] for x in axes}
         spatial = set(range(1, tensor.rank - 1))
         if not tensor.rank >= 3 or reduced != spatial:
             self.fail(node, f"reducing axes {axes} of {tensor.onnx_shape} is not supported "
-                            "(only every axis between the batch axis and the channels: a global pooling)")
+                            "(only every axis between the batch axis and the channels: a global pooling; "
+                            "or axis 1 of an [N, F] vector with keepdims)")
+        if scaled and tensor.open:
+            self.fail(node, "a sum over an open input size (the count depends on the height/width); "
+                            "pass --input-shape C,H,W")
         tensor = self.exact(node, tensor)
         name = self.add(node, layer_type, [tensor.name])
         c = tensor.shape[-1]
+        if scaled:
+            count = int(np.prod(tensor.shape[:-1]))
+            name = self.add(node, "Activation", [name], suffix="_sum",
+                            function=activation_json("linear", a=float(count), b=0.0))
         if keep:
             self.set(node, Act(name, (1,) * (tensor.rank - 2) + (c,), tensor.perm, anvil_rank=2))
         else:
@@ -367,6 +389,12 @@ class LayoutOps:
     def op_ReduceMean(self, node, index):
         """`ReduceMean` over the spatial axes: GlobalAveragePooling."""
         self.reduce_spatial(node, "GlobalAveragePooling")
+
+    def op_ReduceSum(self, node, index):
+        """`ReduceSum` over the spatial axes: GlobalAveragePooling times the count (a linear activation)."""
+        if _attributes(node).get("noop_with_empty_axes", 0):
+            self.fail(node, "noop_with_empty_axes 1 is not supported")
+        self.reduce_spatial(node, "GlobalAveragePooling", scaled=True)
 
     def op_ReduceMax(self, node, index):
         """`ReduceMax` over the spatial axes: GlobalMaxPooling."""
