@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `anvil` command-line tool.
 @main
@@ -8,4 +9,18 @@ struct AnvilCommand: ParsableCommand {
         abstract: "Define, inspect and run convolutional networks on the CPU.",
         subcommands: [MNISTCommand.self, SummaryCommand.self, RunCommand.self, BenchCommand.self, ClassifyCommand.self]
     )
+
+    /// Parses and runs the subcommand; a ``CommandFailure`` prints its message alone and exits 1,
+    /// everything else (usage mistakes, help) goes to ArgumentParser.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as CommandFailure {
+            FileHandle.standardError.write(Data("anvil: \(failure.message)\n".utf8))
+            Foundation.exit(1)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

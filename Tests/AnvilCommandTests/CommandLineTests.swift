@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Anvil
+import AnvilModels
 @testable import AnvilTestSupport
 
 /// End-to-end: the built `anvil` tool on the model file in the repository.
@@ -19,6 +20,34 @@ import Anvil
         #expect(output.contains("3,274,634"))
         #expect(output.contains("fc1 (Dense)"))
         #expect(output.contains("(7, 7, 64)"))
+    }
+
+    @Test("summary takes a zoo name, as bench and classify do")
+    func summaryOfAZooNetwork() throws {
+        let (status, output) = try Self.run(["summary", "mobilenet_v3_small"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("Model: mobilenet_v3_small"))
+        // The CLI prints the library's table of the same network.
+        #expect(output.contains(try #require(try ModelCatalog.model(named: "mobilenet_v3_small")).summary()))
+    }
+
+    /// A command that cannot do its work exits 1 with its message alone; a usage mistake exits
+    /// 64 with the usage line.
+    @Test("Runtime errors exit 1 with just the message; usage mistakes exit 64 with the usage")
+    func exitStatuses() throws {
+        let missing = try AnvilTool.run(["summary", "/nonexistent/model.json"])
+        #expect(missing.status == 1)
+        #expect(missing.errors.contains("/nonexistent/model.json") && !missing.errors.contains("Usage"), "\(missing.errors)")
+        #expect(missing.output.isEmpty)
+        let run = try AnvilTool.run(["run", "--model", "/nonexistent.json", "--input", "a.f32", "--output", "b.f32"])
+        #expect(run.status == 1 && !run.errors.contains("Usage"), "\(run.errors)")
+        let unknown = try AnvilTool.run(["bench", "no_such_network_or_file"])
+        #expect(unknown.status == 1 && unknown.errors.contains("no_such_network_or_file") && !unknown.errors.contains("Usage"),
+                "\(unknown.errors)")
+        let usage = try AnvilTool.run(["bench", "mnist", "--batch", "0"])
+        #expect(usage.status == 64 && usage.errors.contains("--batch") && usage.errors.contains("Usage"), "\(usage.errors)")
+        let noArgument = try AnvilTool.run(["run"])
+        #expect(noArgument.status == 64 && noArgument.errors.contains("Usage"), "\(noArgument.errors)")
     }
 
     @Test func runMatchesTheLibrary() throws {

@@ -54,7 +54,7 @@ struct BenchCommand: ParsableCommand {
         do {
             return try InstructionSet.parse(name, source: "--isa")
         } catch {
-            throw ValidationError(error.message)
+            throw CommandFailure(error.message)
         }
     }
 
@@ -107,14 +107,14 @@ struct BenchCommand: ParsableCommand {
             print(String(format: "gflops: %.1f", flops / (median / 1000) / 1e9))
             print(String(format: "median_ms: %.3f (min %.3f, max %.3f) over %d runs", median, times.first!, times.last!, iterations))
         } catch let error as AnvilError {
-            throw ValidationError(error.message)
+            throw CommandFailure(error.message)
         }
     }
 
     /// The one input's shape: `--shape`, which an open input size needs.
     private func inputShape(of model: Model) throws -> Shape {
         guard model.inputShapes.count == 1 else {
-            throw ValidationError("bench times single-input models; this one has \(model.inputShapes.count) inputs")
+            throw CommandFailure("bench times single-input models; this one has \(model.inputShapes.count) inputs")
         }
         return try inputShapes(of: model, options: shape.map { [$0] } ?? [])[0]
     }

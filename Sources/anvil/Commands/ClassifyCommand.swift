@@ -65,13 +65,13 @@ struct ClassifyCommand: ParsableCommand {
         let network = loaded.model
         let inputShape = network.inputShapes[0]
         guard network.inputShapes.count == 1, network.outputShapes.count == 1 else {
-            throw ValidationError("'\(model)' has \(network.inputShapes.count) inputs and \(network.outputShapes.count) outputs; classify needs one of each")
+            throw CommandFailure("'\(model)' has \(network.inputShapes.count) inputs and \(network.outputShapes.count) outputs; classify needs one of each")
         }
         guard !network.hasOpenInputs, network.openOutputShapes.allSatisfy({ !$0.isOpen }) else {
-            throw ValidationError("'\(model)' has an open input size \(network.openInputShapes[0]); classify resizes photos to a fixed size: convert the model with one (e.g. --input-shape)")
+            throw CommandFailure("'\(model)' has an open input size \(network.openInputShapes[0]); classify resizes photos to a fixed size: convert the model with one (e.g. --input-shape)")
         }
         guard inputShape.channels == 3 else {
-            throw ValidationError("'\(model)' takes \(inputShape.channels)-channel input; classify prepares RGB photos (3 channels)\(inputShape.channels == 1 ? " — for digits use `anvil mnist --image`" : "")")
+            throw CommandFailure("'\(model)' takes \(inputShape.channels)-channel input; classify prepares RGB photos (3 channels)\(inputShape.channels == 1 ? " — for digits use `anvil mnist --image`" : "")")
         }
         let classes = network.outputShapes[0].count
         guard let chosenPreset = preset ?? loaded.preset else {
@@ -113,7 +113,7 @@ struct ClassifyCommand: ParsableCommand {
                 print("  error: \(error.message)")
                 FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
             } catch let error as AnvilError {
-                throw ValidationError(error.message)
+                throw CommandFailure(error.message)
             }
         }
         if failures > 0 { throw ExitCode(1) }
@@ -142,7 +142,7 @@ struct ClassifyCommand: ParsableCommand {
                               preset: ImagePreprocessing.Preset(rawValue: entryPreset.rawValue))
             }
             guard FileManager.default.fileExists(atPath: model) else {
-                throw ValidationError("'\(model)' is neither a zoo network (\(Self.zooNames)) nor a model file")
+                throw CommandFailure("'\(model)' is neither a zoo network (\(Self.zooNames)) nor a model file")
             }
             let file = try loadModelFile(model)
             let implied = file.name.flatMap { ModelCatalog.entry(named: $0)?.preprocessing }
@@ -154,11 +154,11 @@ struct ClassifyCommand: ParsableCommand {
                 return Loaded(model: file.model, description: "\(title); weights \(weights) (\(opened.kind), layout \(opened.layout.rawValue))", preset: implied)
             }
             guard file.parameters != nil else {
-                throw ValidationError("model file '\(model)' names no parameters; pass --weights")
+                throw CommandFailure("model file '\(model)' names no parameters; pass --weights")
             }
             return Loaded(model: try file.compiledModel(), description: "\(title) with its parameters (layout \(file.layout.rawValue))", preset: implied)
         } catch let error as AnvilError {
-            throw ValidationError(error.message)
+            throw CommandFailure(error.message)
         }
     }
 
@@ -167,7 +167,7 @@ struct ClassifyCommand: ParsableCommand {
             do {
                 return (try Labels(contentsOf: URL(fileURLWithPath: labels), expectedCount: classes), labels)
             } catch let error as VisionError {
-                throw ValidationError(error.code == .countMismatch
+                throw CommandFailure(error.code == .countMismatch
                                       ? "\(labels): \(error.message) (the model has \(classes) outputs)" : error.description)
             }
         }

@@ -53,7 +53,7 @@ struct MNISTCommand: ParsableCommand {
             model = forge ? try MNISTNetwork.forge() : try MNISTNetwork.deep()
             try model.compile(from: try DirectoryParameterSource(directory: URL(fileURLWithPath: weightsPath)))
         } catch let error as AnvilError {
-            throw ValidationError("cannot load the \(forge ? "Forge" : "Deep") MNIST weights from '\(weightsPath)': \(error.message)")
+            throw CommandFailure("cannot load the \(forge ? "Forge" : "Deep") MNIST weights from '\(weightsPath)': \(error.message)")
         }
         print("Model: \(forge ? "Forge MNIST" : "Deep MNIST") — weights \(weightsPath)")
         print(model.summary())
@@ -71,7 +71,7 @@ struct MNISTCommand: ParsableCommand {
             do {
                 pixels = try MNISTPreprocessor().preprocess(contentsOf: URL(fileURLWithPath: path))
             } catch let error as VisionError {
-                throw ValidationError("\(path): \(error.message)")
+                throw CommandFailure("\(path): \(error.message)")
             }
             let input = try Tensor(batch: 1, shape: model.inputShapes[0], values: pixels.map { $0 * scale })
             let probabilities = try model.predict(input).values
@@ -90,7 +90,7 @@ struct MNISTCommand: ParsableCommand {
         do {
             test = try MNISTDataset(directory: URL(fileURLWithPath: data), split: .test)
         } catch let error as VisionError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         }
         let count = min(limit ?? test.count, test.count)
         print("Classifying \(count) MNIST test images in batches of \(batch) with \(Compute.threadCount) thread(s)")
@@ -123,7 +123,7 @@ struct MNISTCommand: ParsableCommand {
         if needed.allSatisfy({ FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path) }) { return }
         let script = "Scripts/setup/fetch_mnist.sh"
         guard FileManager.default.fileExists(atPath: script) else {
-            throw ValidationError("the MNIST test set is not in '\(data)'; run Scripts/setup/fetch_mnist.sh from the Anvil repository, or pass --data")
+            throw CommandFailure("the MNIST test set is not in '\(data)'; run Scripts/setup/fetch_mnist.sh from the Anvil repository, or pass --data")
         }
         print("Fetching the MNIST test set into \(data) ...")
         let process = Process()
@@ -132,7 +132,7 @@ struct MNISTCommand: ParsableCommand {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ValidationError("Scripts/setup/fetch_mnist.sh failed (exit \(process.terminationStatus))")
+            throw CommandFailure("Scripts/setup/fetch_mnist.sh failed (exit \(process.terminationStatus))")
         }
     }
 }

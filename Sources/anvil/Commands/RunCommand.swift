@@ -51,7 +51,7 @@ struct RunCommand: ParsableCommand {
                 let values = try readFloats(path)
                 let images = batch ?? values.count / shape.count
                 guard images >= 1, images * shape.count == values.count else {
-                    throw ValidationError("'\(path)' holds \(values.count) floats, not a whole number of \(shape) images\(batch.map { " (× \($0))" } ?? "")")
+                    throw CommandFailure("'\(path)' holds \(values.count) floats, not a whole number of \(shape) images\(batch.map { " (× \($0))" } ?? "")")
                 }
                 tensors.append(try Tensor(batch: images, shape: shape, values: values))
             }
@@ -61,20 +61,20 @@ struct RunCommand: ParsableCommand {
                 print("\(path): \(result.batch) × \(result.shape)")
             }
         } catch let error as AnvilError {
-            throw ValidationError(error.message)
+            throw CommandFailure(error.message)
         }
     }
 }
 
 /// Reads a raw little-endian float32 file.
 func readFloats(_ path: String) throws -> [Float] {
-    guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read '\(path)'") }
-    guard data.count % 4 == 0 else { throw ValidationError("'\(path)' has \(data.count) bytes, not a multiple of 4") }
+    guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure("cannot read '\(path)'") }
+    guard data.count % 4 == 0 else { throw CommandFailure("'\(path)' has \(data.count) bytes, not a multiple of 4") }
     return data.withUnsafeBytes { raw in (0 ..< data.count / 4).map { raw.loadUnaligned(fromByteOffset: $0 * 4, as: Float.self) } }
 }
 
 /// Writes a raw little-endian float32 file.
 func writeFloats(_ values: [Float], to path: String) throws {
     let data = values.withUnsafeBufferPointer { Data(buffer: $0) }
-    guard FileManager.default.createFile(atPath: path, contents: data) else { throw ValidationError("cannot write '\(path)'") }
+    guard FileManager.default.createFile(atPath: path, contents: data) else { throw CommandFailure("cannot write '\(path)'") }
 }
