@@ -66,6 +66,40 @@ import AnvilModels
         #expect(written == expected.values)
     }
 
+    /// `--batch` is the images per prediction: 7 images in batches of 3 (the last one short) give
+    /// what the library gives for the same batches, the file is read and written in pieces, and
+    /// `-` skips an output.
+    @Test func runStreamsInBatches() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("anvil-stream-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pixels = try Fixtures.bytes(Fixtures.shared.appendingPathComponent("mnist/images_first256.u8")).prefix(7 * 784)
+        let input = pixels.map { Float($0) / 255 }
+        let inputFile = directory.appendingPathComponent("in.f32"), outputFile = directory.appendingPathComponent("out.f32")
+        try input.withUnsafeBufferPointer { Data(buffer: $0) }.write(to: inputFile)
+        let (status, output) = try Self.run(["run", "--model", "Weights/mnist/model.json", "--input", inputFile.path,
+                                             "--output", outputFile.path, "--batch", "3"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("7 × (10)"), "\(output)")
+        let model = try ModelFile(contentsOf: Fixtures.repository.appendingPathComponent("Weights/mnist/model.json")).compiledModel()
+        var expected: [Float] = []
+        for start in stride(from: 0, to: 7, by: 3) {
+            let count = min(3, 7 - start)
+            let images = Array(input[(start * 784) ..< ((start + count) * 784)])
+            expected += try model.predict(Tensor(batch: count, shape: model.inputShapes[0], values: images)).values
+        }
+        #expect(try Fixtures.floats(outputFile) == expected)
+
+        let (skipStatus, skipOutput) = try Self.run(["run", "--model", "Weights/mnist/model.json", "--input", inputFile.path,
+                                                     "--output", "-", "--batch", "4"])
+        #expect(skipStatus == 0 && !skipOutput.contains("×"), "\(skipOutput)")
+        #expect(!FileManager.default.fileExists(atPath: Fixtures.repository.appendingPathComponent("-").path))
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory.path)) == ["in.f32", "out.f32"])
+        let zero = try AnvilTool.run(["run", "--model", "Weights/mnist/model.json", "--input", inputFile.path, "--output", "-",
+                                      "--batch", "0"])
+        #expect(zero.status == 64 && zero.errors.contains("--batch must be at least 1"), "\(zero.errors)")
+    }
+
     /// The converted model with open height and width (fixture `converters/onnx_open`): `--shape`
     /// sets the size; without it `run` and `bench` say what is missing; `summary` shows `?`.
     @Test func runSetsTheSizeOfAnOpenInput() throws {

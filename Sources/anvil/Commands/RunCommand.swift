@@ -2,16 +2,18 @@ import Anvil
 import ArgumentParser
 import Foundation
 
-/// `anvil run`: runs any model file on raw float32 NHWC input files.
+/// `anvil run`: runs any model file on raw float32 NHWC input files, streamed in batches.
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run a model file on raw little-endian float32 NHWC inputs.",
         discussion: """
-        Each input file holds N images of the input's shape (from the model file, or --shape);
-        N is the file size divided by the image size unless --batch says it. Each output is
-        written as raw float32 NHWC, one file per model output. An input whose height and width
-        (a sequence's length) are open in the model file (null) needs --shape, which sets its size.
+        Each input file holds N images of the input's shape (from the model file, or --shape); N is
+        the file size divided by the image size, the same for every input. The files are read and
+        run --batch images at a time, so memory does not grow with N, and each output is written as
+        raw float32 NHWC as it comes, one file per model output ("-" skips one you do not need).
+        An input whose height and width (a sequence's length) are open in the model file (null)
+        needs --shape, which sets its size. A progress bar shows on a terminal.
         """
     )
 
@@ -21,17 +23,22 @@ struct RunCommand: ParsableCommand {
     @Option(help: "An input file (repeat for models with several inputs, in order).")
     var input: [String]
 
-    @Option(help: "An output file (repeat for models with several outputs, in order).")
+    @Option(help: "An output file (repeat for models with several outputs, in order); - skips that output.")
     var output: [String]
 
-    @Option(help: "Images per input file (default: inferred from the file size).")
-    var batch: Int?
+    @Option(help: "Images per prediction: the files are streamed this many images at a time.")
+    var batch: Int = 64
 
     @Option(help: "The input shape HxWxC, e.g. 28x28x1 (LxC for a sequence, C for a vector; repeat for several inputs, in order): sets the size of an input whose height/width (or length) are open, checks a fixed one (default: the model's).")
     var shape: [String] = []
 
     @Option(help: "Threads for OpenBLAS and Anvil's loops.")
     var threads: Int?
+
+    func validate() throws {
+        guard batch >= 1 else { throw ValidationError("--batch must be at least 1") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+    }
 
     func run() throws {
         if let threads { Compute.threadCount = threads }
@@ -46,35 +53,26 @@ struct RunCommand: ParsableCommand {
         let shapes = try inputShapes(of: model, options: shape)
         do {
             _ = try file.compiledModel()
-            var tensors: [Tensor] = []
-            for (path, shape) in zip(input, shapes) {
-                let values = try readFloats(path)
-                let images = batch ?? values.count / shape.count
-                guard images >= 1, images * shape.count == values.count else {
-                    throw CommandFailure("'\(path)' holds \(values.count) floats, not a whole number of \(shape) images\(batch.map { " (× \($0))" } ?? "")")
-                }
-                tensors.append(try Tensor(batch: images, shape: shape, values: values))
+            let readers = try zip(input, shapes).map { try FloatFileReader(path: $0, imageFloats: $1.count, shape: $1) }
+            let images = readers[0].images
+            if let other = readers.first(where: { $0.images != images }) {
+                throw CommandFailure("'\(other.path)' holds \(other.images) images but '\(readers[0].path)' holds \(images); every input needs the same number")
             }
-            let results = try model.predict(tensors)
-            for (path, result) in zip(output, results) {
-                try writeFloats(result.values, to: path)
-                print("\(path): \(result.batch) × \(result.shape)")
+            let outputShapes = try model.outputShapes(forInputShapes: shapes)
+            let writers = try output.map { $0 == "-" ? nil : try FloatFileWriter(path: $0) }
+            let progress = ProgressBar(total: images)
+            var done = 0
+            while done < images {
+                let count = min(batch, images - done)
+                let tensors = try zip(readers, shapes).map { try Tensor(batch: count, shape: $1, values: try $0.read(images: count)) }
+                let results = try model.predict(tensors)
+                for (writer, result) in zip(writers, results) { try writer?.write(result.values) }
+                done += count
+                if images > batch { progress.update(done) }
             }
+            for (path, shape) in zip(output, outputShapes) where path != "-" { print("\(path): \(images) × \(shape)") }
         } catch let error as AnvilError {
             throw CommandFailure(error.message)
         }
     }
-}
-
-/// Reads a raw little-endian float32 file.
-func readFloats(_ path: String) throws -> [Float] {
-    guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure("cannot read '\(path)'") }
-    guard data.count % 4 == 0 else { throw CommandFailure("'\(path)' has \(data.count) bytes, not a multiple of 4") }
-    return data.withUnsafeBytes { raw in (0 ..< data.count / 4).map { raw.loadUnaligned(fromByteOffset: $0 * 4, as: Float.self) } }
-}
-
-/// Writes a raw little-endian float32 file.
-func writeFloats(_ values: [Float], to path: String) throws {
-    let data = values.withUnsafeBufferPointer { Data(buffer: $0) }
-    guard FileManager.default.createFile(atPath: path, contents: data) else { throw CommandFailure("cannot write '\(path)'") }
 }
