@@ -112,3 +112,32 @@ extension Model {
         }
     }
 }
+
+extension Model {
+    /// Runs a batch through a single-input, single-output model without blocking the caller's
+    /// thread: the pass runs on Anvil's own threads while the task is suspended, so async code (a
+    /// server's request handlers) keeps Swift's cooperative pool free. Cancelling the task before
+    /// the pass starts throws `CancellationError` and the pass never runs; a pass already running
+    /// completes and its result is returned. Thread-safe: any number of predictions may be in
+    /// flight at once; each gets exactly its own result.
+    public func prediction(for input: Tensor) async throws -> Tensor {
+        try await onPredictionThread { try self.predict(input) }
+    }
+
+    /// Runs a batch (one tensor per input, one per output) as ``predict(_:)-([Tensor])`` does,
+    /// on Anvil's own threads while the task is suspended (see ``prediction(for:)-(Tensor)``).
+    public func prediction(for inputs: [Tensor]) async throws -> [Tensor] {
+        try await onPredictionThread { try self.predict(inputs) }
+    }
+
+    /// `work` on a ``PredictionThreads`` thread, the task suspended meanwhile; cancellation-aware.
+    private func onPredictionThread<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        try Task.checkCancellation()
+        let job = PredictionJob(work)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { job.start($0) }
+        } onCancel: {
+            job.cancel()
+        }
+    }
+}

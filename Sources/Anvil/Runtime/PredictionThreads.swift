@@ -1,0 +1,57 @@
+import Foundation
+
+/// Anvil's own threads for async predictions (``Model/prediction(for:)-(Tensor)``): a forward
+/// pass is seconds of CPU work that must not hold one of the few threads of Swift's cooperative
+/// pool, so `prediction(for:)` hands it here and suspends until it is done.
+///
+/// As many threads as Anvil's compute threads, created on first use and kept; jobs run first in,
+/// first out. Each pass still splits its layers over ``Compute``'s worker pool when that is free.
+final class PredictionThreads: @unchecked Sendable {
+    // @unchecked Sendable: `queue` and `head` are read and written only with `condition` locked.
+
+    /// The threads every async prediction runs on.
+    static let shared = PredictionThreads(count: Compute.maximumThreadCount)
+
+    /// The name of every thread, followed by its index (tests check where a pass ran).
+    static let threadName = "anvil-pass"
+
+    private let condition = NSCondition()
+    private var queue: [@Sendable () -> Void] = []
+    private var head = 0
+
+    private init(count: Int) {
+        for index in 0 ..< max(1, count) {
+            let thread = Thread { [unowned self] in
+                // Named from inside: on Linux a name given before `start` does not reach the thread.
+                Thread.current.name = "\(Self.threadName)-\(index)"
+                self.serve()
+            }
+            thread.stackSize = 8 << 20  // a kernel's stack needs what a main thread has
+            thread.start()
+        }
+    }
+
+    /// Queues `work`; one of the threads runs it.
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        condition.lock()
+        queue.append(work)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Runs queued work forever.
+    private func serve() {
+        while true {
+            condition.lock()
+            while head == queue.count { condition.wait() }
+            let work = queue[head]
+            head += 1
+            if head == queue.count {  // drained: drop the finished closures
+                queue.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            condition.unlock()
+            work()
+        }
+    }
+}
