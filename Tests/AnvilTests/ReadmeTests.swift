@@ -23,7 +23,7 @@ import Anvil
     }
 
     @Test func examplesAreInTheReadme() throws {
-        for name in ["network", "compile", "vgg16", "open"] {
+        for name in ["network", "compile", "vgg16", "open", "async"] {
             let snippet = try Self.snippet(name)
             #expect(Self.readme.contains(snippet), "README.md lacks the '\(name)' example:\n\(snippet)")
         }
@@ -110,6 +110,19 @@ import Anvil
         #expect(probabilities.argmax() == [Int(label)])
         #expect(abs(probabilities.values.reduce(0, +) - 1) < 1e-5)
         #expect(Self.readme.contains(model.summary()), "README.md's summary is not what summary() prints")
+    }
+
+    @Test func asyncExampleRuns() async throws {
+        let model = try ModelFile(contentsOf: Fixtures.repository.appendingPathComponent("Weights/mnist/model.json"))
+            .compiledModel()
+        let pixels = try Fixtures.bytes(Fixtures.shared.appendingPathComponent("mnist/images_first256.u8"))
+            .prefix(784).map { Float($0) / 255 }
+        let batch = try Tensor(batch: 1, shape: model.inputShapes[0], values: pixels)
+        // README async begin
+        let answer = try await model.prediction(for: batch)  // runs on Anvil's threads; only the task waits
+        print(answer.argmax())
+        // README async end
+        #expect(answer == (try model.predict(batch)))
     }
 
     /// docs/model-format.md's loading example is this one, character for character, and runs.
