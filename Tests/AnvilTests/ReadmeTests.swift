@@ -23,7 +23,7 @@ import Anvil
     }
 
     @Test func examplesAreInTheReadme() throws {
-        for name in ["network", "compile", "vgg16", "open", "async"] {
+        for name in ["network", "compile", "vgg16", "open", "async", "runner"] {
             let snippet = try Self.snippet(name)
             #expect(Self.readme.contains(snippet), "README.md lacks the '\(name)' example:\n\(snippet)")
         }
@@ -123,6 +123,12 @@ import Anvil
         print(answer.argmax())
         // README async end
         #expect(answer == (try model.predict(batch)))
+
+        // README runner begin
+        let runner = try Runner(model: model, maximumBatch: 16, maximumWait: .milliseconds(2))
+        let probabilities = try await runner.prediction(for: batch)  // from any number of tasks at once
+        // README runner end
+        #expect(probabilities.argmax() == answer.argmax())
     }
 
     /// docs/model-format.md's loading example is this one, character for character, and runs.

@@ -6,14 +6,14 @@ import Testing
 import AnvilModels
 @testable import AnvilTestSupport
 
-/// A layer that copies its input and records each pass: the thread it ran on, and how many
-/// passes ran. A pass whose first value is `blockValue` waits for ``release(_:)`` first, so a
-/// test can keep every prediction thread busy.
+/// A layer that copies its input and records each pass: whether it ran on one of Anvil's
+/// prediction threads, and how many passes ran. A pass whose first value is `blockValue` waits
+/// for ``release(_:)`` first, so a test can keep every prediction thread busy.
 final class RecordingLayer: Layer {
     static let blockValue: Float = 12_345
     let name: String? = "recorder"
     let passes = Atomic<Int>(0)
-    let threads = Mutex<[String]>([])
+    let onPredictionThread = Mutex<[Bool]>([])
     let gate = DispatchSemaphore(value: 0)
 
     func outputShape(for inputs: [Shape]) throws -> Shape { inputs[0] }
@@ -29,8 +29,8 @@ struct RecordingKernel: Kernel {
 
     func run(_ io: KernelIO) {
         layer.passes.add(1, ordering: .relaxed)
-        let name = Thread.current.name ?? ""
-        layer.threads.withLock { $0.append(name) }
+        let onPredictionThread = PredictionThreads.shared.isCurrentThread
+        layer.onPredictionThread.withLock { $0.append(onPredictionThread) }
         if io.inputs[0][0] == RecordingLayer.blockValue { layer.gate.wait() }
         io.outputBuffer.update(from: io.input(0))
     }
@@ -82,11 +82,10 @@ struct AsyncPredictionTests {
         try model.compile(from: ArrayParameterSource([:]))
         let values = try Tensor(batch: 1, shape: input.shape, values: (0 ..< 12).map(Float.init))
         #expect(try await model.prediction(for: values) == values)
-        let names = layer.threads.withLock { $0 }
-        #expect(names.count == 1 && names.allSatisfy { $0.hasPrefix(PredictionThreads.threadName) }, "\(names)")
+        #expect(layer.onPredictionThread.withLock { $0 } == [true])
         // A synchronous predict runs where it is called.
         _ = try model.predict(values)
-        #expect(layer.threads.withLock { $0.last.map { !$0.hasPrefix(PredictionThreads.threadName) } } == true)
+        #expect(layer.onPredictionThread.withLock { $0 } == [true, false])
     }
 
     @Test("Cancelled before it starts: CancellationError, and the pass never runs")
