@@ -28,7 +28,7 @@ public final class Runner: Sendable {
 
     /// Totals since the runner was made, for metrics.
     public struct Statistics: Sendable, Equatable {
-        /// Requests answered (with outputs or an error).
+        /// Requests taken into a batch, or cancelled while waiting.
         public var requests = 0
         /// Batches run.
         public var batches = 0
