@@ -120,8 +120,10 @@ struct ExecutionPlan {
             }
             // Squeeze and excitation: this step's output is a gate (smaller than the map it
             // scales) whose only use is a multiply with a map computed earlier; the step
-            // multiplies the map by it as it finishes, so the gate needs no buffer nor step.
-            if step.fusedAdd == nil, step.foldedTranspose == nil, let next = soleConsumer(of: tail),
+            // multiplies the map by it as it finishes, so the gate needs no buffer nor step. Only
+            // for a one-input layer: the map becomes the step's second input, and kernels of
+            // several inputs (Add, Concatenate) read all of theirs.
+            if node.inputs.count == 1, step.fusedAdd == nil, step.foldedTranspose == nil, let next = soleConsumer(of: tail),
                let multiply = graph.nodes[next].layer as? Elementwise, multiply.operation == .multiply,
                multiply.constant == nil, graph.nodes[next].inputs.count == 2,
                let map = graph.nodes[next].inputs.first(where: { $0 != tail }), computed(map, before: index),

@@ -139,6 +139,17 @@ struct PlanFoldingTests {
         let product = [input, gate] --> Elementwise(.multiply)
         let shared = try Model(inputs: [input], outputs: [product, gate])
         #expect(Self.fusedGates(shared) == 0)
+        // A gate made by a layer of two inputs: its kernel reads every input it has, so it
+        // cannot be given the map as one more.
+        let pooledGate = input --> GlobalAveragePooling()
+        let summed = [pooledGate, pooledGate --> Activation(.tanh)] --> Add(activation: .sigmoid)
+        let twoInputs = try Model(input: input, output: [input, summed] --> Elementwise(.multiply))
+        #expect(Self.fusedGates(twoInputs) == 0)
+        try twoInputs.compile(from: ArrayParameterSource([:]))
+        var sumReference = Naive.globalAveragePool(x)
+        sumReference.rank = 4
+        let gateReference = Naive.add([sumReference, Naive.activation(sumReference, .tanh)], activation: .sigmoid)
+        refExpectClose(try twoInputs.predict(try x.tensor()), Naive.elementwise([x, gateReference], .multiply), "x × Add gate")
         let full = input --> PointwiseConvolution(channels: 6, name: "pw")
         let square = try Model(input: input, output: [full, input] --> Elementwise(.multiply))
         #expect(Self.fusedGates(square) == 0)
