@@ -36,8 +36,12 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
                                [("p", np.array([0, 0, 1, 1, 0, 0, 1, 1]))]), ("'pd'", "Pad", "wrap")),
     ("cropping pad", lambda: model([helper.make_node("Pad", ["x", "p"], ["y"], name="pd")],
                                    [("p", np.array([0, 0, -1, 0, 0, 0, 0, 0]))]), ("'pd'", "Pad", "negative")),
-    ("layer norm over width", lambda: model([helper.make_node("LayerNormalization", ["x", "g"], ["y"], name="ln")],
-                                            [("g", np.ones(8))]), ("'ln'", "LayerNormalization", "channel axis")),
+    ("layer norm over the batch axis", lambda: model([helper.make_node("LayerNormalization", ["x", "g"], ["y"], axis=0,
+                                                                       name="ln")], [("g", np.ones((1, 3, 8, 8)))]),
+     ("'ln'", "LayerNormalization", "batch axis")),
+    ("layer norm scale of the wrong shape", lambda: model([helper.make_node("LayerNormalization", ["x", "g"], ["y"], axis=2,
+                                                                            name="ln")], [("g", np.ones(7))]),
+     ("'ln'", "LayerNormalization", "Scale of shape [7]", "[8, 8]")),
     ("group norm not dividing", lambda: model([helper.make_node("GroupNormalization", ["x", "g", "b"], ["y"], num_groups=2,
                                                                 name="gn")], [("g", np.ones(2)), ("b", np.zeros(2))], opset=18),
      ("'gn'", "GroupNormalization", "divide")),
@@ -385,6 +389,74 @@ def test_channels_last_layer_norm(tmp_path):
     writer = OnnxConverter(onnx_model).convert()
     assert [layer["type"] for layer in writer.layers] == ["LayerNormalization"]
     anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 8, 8)).astype(np.float32))
+
+
+@pytest.mark.parametrize("axis, types, axes", [
+    (1, ["LayerNormalization"], 3),                              # [C, H, W]: Anvil's H, W, C, all trailing
+    (-3, ["LayerNormalization"], 3),
+    (2, ["Transpose", "LayerNormalization", "Transpose"], 2),    # [H, W]: the channels moved in front first
+    (3, ["Transpose", "LayerNormalization", "Transpose"], 1),    # [W]
+    (-1, ["Transpose", "LayerNormalization", "Transpose"], 1),
+])
+def test_layer_norm_over_any_onnx_axis(tmp_path, axis, types, axes):
+    """LayerNormalization of an NCHW image over ONNX axes axis … 3: over Anvil's trailing axes directly
+    (Scale and B reordered to H, W, C), or after a Transpose moving them last; against ONNX Runtime."""
+    shape = (1, 3, 5, 6)
+    normalised = shape[axis % 4:]
+    nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=axis, epsilon=1e-5, name="ln")]
+    onnx_model = model(nodes, [("g", RNG.standard_normal(normalised)), ("b", RNG.standard_normal(normalised))],
+                       input_shape=shape)
+    writer = OnnxConverter(onnx_model).convert()
+    assert [layer["type"] for layer in writer.layers] == types
+    norm = next(layer for layer in writer.layers if layer["type"] == "LayerNormalization")
+    assert norm.get("axes", 1) == axes
+    anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal(shape).astype(np.float32))
+
+
+def test_layer_norm_of_a_sequence_and_a_vector(tmp_path):
+    """[N, C, L] over [C, L] and [N, F] over F: one LayerNormalization each; against ONNX Runtime."""
+    ort = framework("onnxruntime")
+    require_anvil()
+    for shape, axis in [((1, 4, 7), 1), ((1, 4, 7), 2), ((1, 9), 1)]:
+        normalised = shape[axis:]
+        nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=axis, name="ln")]
+        onnx_model = model(nodes, [("g", RNG.standard_normal(normalised)), ("b", RNG.standard_normal(normalised))],
+                           input_shape=shape)
+        onnx_model.ir_version = 8
+        x = RNG.standard_normal(shape).astype(np.float32)
+        want = ort.InferenceSession(onnx_model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        path = tmp_path / f"ln{len(shape)}_{axis}.onnx"
+        onnx.save(onnx_model, str(path))
+        convert_file(str(path), str(tmp_path / path.stem))
+        held = x.transpose(0, 2, 1) if x.ndim == 3 else x
+        got = run_anvil(tmp_path / path.stem / "model.json", [held])[0]
+        expected = want.transpose(0, 2, 1) if want.ndim == 3 else want
+        assert np.max(np.abs(got.reshape(-1) - expected.reshape(-1))) <= 1e-4 * (1 + np.max(np.abs(expected)))
+
+
+@pytest.mark.parametrize("normalized", ["CHW", "HW"])
+def test_pytorch_layer_norm_exported_to_onnx(tmp_path, normalized):
+    """PyTorch's nn.LayerNorm([C, H, W]) and nn.LayerNorm([H, W]) after a convolution, exported with
+    torch.onnx.export (opset 17), converted and run in Anvil: the same output as PyTorch."""
+    torch = framework("torch")
+    require_anvil()
+    torch.manual_seed(0)
+    c, h, w = 4, 6, 5
+    norm = torch.nn.LayerNorm([c, h, w] if normalized == "CHW" else [h, w], eps=1e-5)
+    with torch.no_grad():  # learned-looking affine parameters, not the 1 / 0 they start as
+        norm.weight.copy_(torch.randn_like(norm.weight))
+        norm.bias.copy_(torch.randn_like(norm.bias))
+    network = torch.nn.Sequential(torch.nn.Conv2d(3, c, 3, padding=1), norm, torch.nn.ReLU()).eval()
+    x = torch.randn(1, 3, h, w)
+    with torch.no_grad():
+        want = network(x).numpy()
+    path = tmp_path / "ln.onnx"
+    torch.onnx.export(network, x, str(path), opset_version=17, dynamo=False, input_names=["x"], output_names=["y"])
+    writer = convert_file(str(path), str(tmp_path / "out"))
+    assert "LayerNormalization" in [layer["type"] for layer in writer.layers]
+    got = run_anvil(tmp_path / "out" / "model.json", [x.numpy().transpose(0, 2, 3, 1)])[0]
+    expected = want.transpose(0, 2, 3, 1).reshape(-1)
+    assert np.max(np.abs(got.reshape(-1) - expected)) <= 1e-4 * (1 + np.max(np.abs(expected)))
 
 
 # -- element-wise operators, unary activations and fused patterns (checked against ONNX Runtime) --

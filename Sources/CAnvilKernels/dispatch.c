@@ -250,8 +250,8 @@ void anvil_scale_shift_pixels(anvil_isa isa, const float *input, const float *sc
 }
 
 void anvil_layer_norm_pixels(anvil_isa isa, const float *input, const float *gamma, const float *beta, float *output,
-                             int channels, float epsilon, long pixel_begin, long pixel_end) {
-    table_or_abort(isa)->layer_norm_pixels(input, gamma, beta, output, channels, epsilon, pixel_begin, pixel_end);
+                             int size, float epsilon, long run_begin, long run_end) {
+    table_or_abort(isa)->layer_norm_pixels(input, gamma, beta, output, size, epsilon, run_begin, run_end);
 }
 
 void anvil_lrn_pixels(anvil_isa isa, const float *input, float *output, int channels, int size, float alpha,

@@ -1,6 +1,6 @@
 """ONNX handlers of the layers added in #12: ConvTranspose, Resize / Upsample (every nearest and
 coordinate mode, cubic), Pad (folded into the next Conv / pooling when that is exact),
-InstanceNormalization, LayerNormalization (channel axis only), GroupNormalization, LRN, LpPool and
+InstanceNormalization, LayerNormalization (any axis; a Transpose when needed), GroupNormalization, LRN, LpPool and
 GlobalLpPool. A mixin of from_onnx.OnnxConverter: it uses the converter's helpers (act, const,
 spatial, window, add, set, fail, consumers)."""
 
@@ -267,29 +267,70 @@ class LayersOps:
         self.set(node, Act(name, tensor.shape))
 
     def op_LayerNormalization(self, node, index):
-        """`LayerNormalization` over exactly Anvil's channel axis: LayerNormalization. ONNX normalises
-        axes `axis` … last; every one of them but the one Anvil holds as its channels must have extent 1
-        (ConvNeXt's channels-last LayerNorm after a Transpose to NHWC qualifies; an NCHW image over its
-        last axes does not, and is an error)."""
+        """`LayerNormalization` over ONNX axes `axis` … last: LayerNormalization over Anvil's last k axes.
+        When the normalised axes (those of extent > 1) already sit after all the others in Anvil's
+        channels-last memory (an NCHW image over [C, H, W], a vector, ConvNeXt's channels-last LayerNorm
+        after a Transpose to NHWC) it maps directly, Scale and B reordered to memory order; otherwise an
+        Anvil Transpose first moves them last (the converter tracks the new layout; a later node that
+        needs the standard one moves it back). Axis 0 (the batch axis) is an error."""
         tensor = self.act(node, any_layout=True)
         a = _attributes(node)
         rank = tensor.rank
-        axis = int(a.get("axis", -1)) % rank
+        axis = int(a.get("axis", -1))
+        if not -rank <= axis < rank:
+            self.fail(node, f"axis {axis} is out of range for a rank-{rank} input")
+        axis %= rank
         if a.get("stash_type", 1) != 1:
             self.fail(node, "stash_type other than float is not supported")
         if len(node.output) > 1 and any(self.consumers.get(o) for o in node.output[1:] if o):
             self.fail(node, "its Mean / InvStdDev outputs are used (training only)")
+        if axis == 0:
+            self.fail(node, f"axis 0 normalises the batch axis too (input shape {tensor.onnx_shape}); "
+                            "Anvil normalises within each item")
         shape = tensor.onnx_shape
-        normalised = list(range(axis, rank)) if axis > 0 else []
-        channel = [i for i in normalised if tensor.channel_axis(i)]
-        if not channel or any(shape[i] != 1 for i in normalised if i not in channel):
-            self.fail(node, f"normalises ONNX axes {normalised} of an input of shape {shape}; Anvil's "
-                            "LayerNormalization normalises exactly the channel axis")
-        c = tensor.shape[-1] if tensor.shape else 1
-        gamma, beta = self.per_channel(node, 1, c, "Scale"), self.per_channel(node, 2, c, "B", default=0.0)
-        name = self.add(node, "LayerNormalization", [tensor.name], {"gamma": gamma, "beta": beta},
-                        epsilon=float(a.get("epsilon", 1e-5)))
+        normalised = list(range(axis, rank))
+        if None in [shape[i] for i in normalised]:
+            self.fail(node, f"normalises ONNX axes {normalised} of an input of shape {shape}, an open size: "
+                            "Scale and B would need its extent")
+        full = (1,) + tensor.shape
+        big = [tensor.perm[i] for i in normalised if full[tensor.perm[i]] != 1]
+        others = [tensor.perm[i] for i in range(1, rank) if i not in normalised and full[tensor.perm[i]] != 1]
+        if big and others and max(others) > min(big):
+            # Move the normalised axes last, keeping the order of the others and of the normalised ones.
+            anvil_order = sorted(range(1, rank), key=lambda i: (i in normalised, tensor.perm[i]))
+            target = [0] * rank
+            for position, onnx_axis in enumerate(anvil_order, start=1):
+                target[onnx_axis] = position
+            tensor = self.transpose_to(node, tensor, target)
+            full = (1,) + tensor.shape
+            big = [tensor.perm[i] for i in normalised if full[tensor.perm[i]] != 1]
+        trailing = rank - min(big) if big else 1
+        normalised_shape = [int(shape[i]) for i in normalised]
+        size = int(np.prod(normalised_shape))
+        gamma = self.normalised_values(node, 1, normalised_shape, "Scale", None)
+        beta = self.normalised_values(node, 2, normalised_shape, "B", 0.0)
+        # ONNX order (axis … last) to Anvil's memory order of those axes.
+        memory = sorted(range(len(normalised)), key=lambda k: tensor.perm[normalised[k]])
+        gamma = np.ascontiguousarray(gamma.transpose(memory)).reshape(-1)
+        beta = np.ascontiguousarray(beta.transpose(memory)).reshape(-1)
+        assert gamma.size == size
+        options = {"epsilon": float(a.get("epsilon", 1e-5))}
+        if trailing != 1:
+            options["axes"] = trailing
+        name = self.add(node, "LayerNormalization", [tensor.name], {"gamma": gamma, "beta": beta}, **options)
         self.set(node, tensor.like(name))
+
+    def normalised_values(self, node, index, shape, what, default):
+        """Input `index` (Scale or B of LayerNormalization) broadcast to the normalised `shape` (ONNX
+        order); `default` everywhere when absent and `default` is not None."""
+        values = self.const(node, index, required=default is None)
+        if values is None:
+            return np.full(shape, default, np.float32)
+        values = np.asarray(values, np.float32)
+        try:
+            return np.broadcast_to(values, shape)
+        except ValueError:
+            self.fail(node, f"{what} of shape {list(values.shape)} does not fit the normalised shape {shape}")
 
     def op_GroupNormalization(self, node, index):
         """`GroupNormalization` (opset 18: scale and bias per group; 21: per channel): GroupNormalization."""

@@ -1,19 +1,23 @@
 import CAnvilKernels
 
 /// Group / instance normalisation (per image: per-channel scale and shift from the group
-/// moments, then one pass over the pixels) and layer normalisation over each pixel's channels,
-/// by the C kernels of `anvil_normalization.h`.
+/// moments, then one pass over the pixels) and layer normalisation over runs of contiguous
+/// values (each pixel's channels, or the last 2 or 3 axes), by the C kernels of
+/// `anvil_normalization.h`.
 struct NormalizationKernel: RangeKernel {
     /// What is normalised together.
     enum Extent: Sendable {
         /// Groups of channels over all pixels of an image.
         case groups(Int)
-        /// The channels of each pixel.
-        case channels
+        /// Each run of this many contiguous values (the trailing axes of layer normalisation;
+        /// the channels when it is their count), with `gamma` and `beta` of as many values.
+        case trailing(Int)
     }
 
     let extent: Extent
+    /// Channels (`.groups`), or values per normalised run (`.trailing`).
     let channels: Int
+    /// Pixels (`.groups`), or normalised runs (`.trailing`) per image.
     let pixels: Int
     let epsilon: Float
     let gamma: [Float]?
@@ -25,8 +29,14 @@ struct NormalizationKernel: RangeKernel {
     init(over extent: Extent, epsilon: Float, affine: Bool, _ context: KernelContext) throws {
         let input = context.inputShapes[0]
         self.extent = extent
-        self.channels = input.channels
-        self.pixels = input.height * input.width
+        switch extent {
+        case .groups:
+            self.channels = input.channels
+            self.pixels = input.height * input.width
+        case .trailing(let size):
+            self.channels = size
+            self.pixels = input.height * input.width * input.channels / size
+        }
         self.epsilon = epsilon
         self.gamma = affine ? try context.parameter(.gamma).values : nil
         self.beta = affine ? try context.parameter(.beta).values : nil
@@ -76,7 +86,7 @@ struct NormalizationKernel: RangeKernel {
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let isa = instructionSet.cValue
         switch extent {
-        case .channels:
+        case .trailing:
             withAffine { gamma, beta in
                 anvil_layer_norm_pixels(isa, io.inputs[0], gamma, beta, io.output, Int32(channels), epsilon,
                                         range.lowerBound, range.upperBound)

@@ -61,7 +61,7 @@ typedef struct {
     void (*scale_shift_pixels)(const float *input, const float *scale, const float *shift, float *output,
                                int channels, long pixel_begin, long pixel_end);
     void (*layer_norm_pixels)(const float *input, const float *gamma, const float *beta, float *output,
-                              int channels, float epsilon, long pixel_begin, long pixel_end);
+                              int size, float epsilon, long run_begin, long run_end);
     void (*lrn_pixels)(const float *input, float *output, int channels, int size, float alpha, float beta,
                        float bias, long pixel_begin, long pixel_end);
     void (*lp_pool)(const anvil_pool_shape *shape, float p, const float *input, float *output, int line_begin,

@@ -3,7 +3,8 @@
 
 // Normalisations of NHWC images: group normalisation (instance normalisation is its case of
 // one channel per group) as per-channel moments summed in double then a per-channel scale and
-// shift, and layer normalisation over the channels of each pixel. Local response
+// shift, and layer normalisation over runs of contiguous values (each pixel's channels, or the
+// trailing 2 or 3 axes). Local response
 // normalisation across channels (ONNX/Caffe LRN) and Lp pooling live here too.
 
 #include "anvil_isa.h"
@@ -25,10 +26,12 @@ void anvil_group_norm_coefficients(anvil_isa isa, const float *image, int pixels
 void anvil_scale_shift_pixels(anvil_isa isa, const float *input, const float *scale, const float *shift,
                               float *output, int channels, long pixel_begin, long pixel_end);
 
-/// Each pixel's channels normalised to mean 0, variance 1 (`epsilon` added), then
-/// `· gamma[c] + beta[c]` (NULL: 1 and 0), for pixels `[pixel_begin, pixel_end)`.
+/// Layer normalisation over runs of `size` contiguous values (a pixel's channels, or the last 2 or
+/// 3 axes of an NHWC tensor): each run normalised to mean 0, variance 1 (`epsilon` added; moments
+/// summed in double), then `· gamma[i] + beta[i]` per value of the run (NULL: 1 and 0), for runs
+/// `[run_begin, run_end)`.
 void anvil_layer_norm_pixels(anvil_isa isa, const float *input, const float *gamma, const float *beta, float *output,
-                             int channels, float epsilon, long pixel_begin, long pixel_end);
+                             int size, float epsilon, long run_begin, long run_end);
 
 /// Local response normalisation across channels: `y = x / (bias + alpha/size · Σ x²)^beta`, the
 /// sum over channels `c − ⌊(size−1)/2⌋ … c + ⌈(size−1)/2⌉` inside the image.

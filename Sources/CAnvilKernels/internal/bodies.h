@@ -98,7 +98,7 @@ typedef void anvil_scale_shift_body(const float *input, const float *scale, cons
                                     int channels, long pixel_begin, long pixel_end);
 /// The bodies, one per instruction set (`anvil_layer_norm_pixels` without the `isa`).
 typedef void anvil_layer_norm_body(const float *input, const float *gamma, const float *beta, float *output,
-                                   int channels, float epsilon, long pixel_begin, long pixel_end);
+                                   int size, float epsilon, long run_begin, long run_end);
 /// The bodies, one per instruction set (`anvil_lrn_pixels` without the `isa`).
 typedef void anvil_lrn_body(const float *input, float *output, int channels, int size, float alpha, float beta,
                             float bias, long pixel_begin, long pixel_end);

@@ -16,9 +16,10 @@ typedef struct {
     void (*accumulate_squares)(double *sums, const float *x, const float *mean, int n);
     /// `y[i] = x[i] · scale[i] + shift[i]`.
     void (*scale_shift)(float *y, const float *x, const float *scale, const float *shift, int n);
-    /// Σ x[i] and Σ (x[i] − mean)² in float, for one pixel's channels.
-    float (*sum)(const float *x, int n);
-    float (*sum_squares)(const float *x, float mean, int n);
+    /// Σ x[i] and Σ (x[i] − mean)², accumulated in double, for one run of layer normalisation
+    /// (a pixel's channels, or a row / an image when it normalises the last 2 or 3 axes).
+    double (*sum)(const float *x, int n);
+    double (*sum_squares)(const float *x, double mean, int n);
     /// `y[i] = (x[i] − mean) · inv · gamma[i] + beta[i]` (gamma, beta may be NULL).
     void (*normalize)(float *y, const float *x, float mean, float inv, const float *gamma, const float *beta, int n);
 } anvil_norm_primitives;
@@ -59,14 +60,17 @@ ANVIL_INLINE void anvil_scale_shift_pixels_impl(const float *input, const float 
         v->scale_shift(output + p * channels, input + p * channels, scale, shift, channels);
 }
 
+/// Runs `[run_begin, run_end)` of `size` contiguous values each: every run normalised with its
+/// own mean and variance (both from double sums), then `· gamma[i] + beta[i]` per value of the run.
 ANVIL_INLINE void anvil_layer_norm_pixels_impl(const float *input, const float *gamma, const float *beta,
-                                               float *output, int channels, float epsilon, long pixel_begin,
-                                               long pixel_end, const anvil_norm_primitives *v) {
-    for (long p = pixel_begin; p < pixel_end; p++) {
-        const float *x = input + p * channels;
-        const float mean = v->sum(x, channels) / (float)channels;
-        const float variance = v->sum_squares(x, mean, channels) / (float)channels;
-        v->normalize(output + p * channels, x, mean, 1.0f / sqrtf(variance + epsilon), gamma, beta, channels);
+                                               float *output, int size, float epsilon, long run_begin,
+                                               long run_end, const anvil_norm_primitives *v) {
+    for (long p = run_begin; p < run_end; p++) {
+        const float *x = input + p * size;
+        const double mean = v->sum(x, size) / (double)size;
+        const double variance = v->sum_squares(x, mean, size) / (double)size;
+        v->normalize(output + p * size, x, (float)mean, (float)(1.0 / sqrt(variance + (double)epsilon)), gamma, beta,
+                     size);
     }
 }
 

@@ -14,15 +14,15 @@ static void scale_shift_scalar(float *y, const float *x, const float *scale, con
     for (int i = 0; i < n; i++) y[i] = x[i] * scale[i] + shift[i];
 }
 
-static float sum_scalar(const float *x, int n) {
-    float s = 0;
+static double sum_scalar(const float *x, int n) {
+    double s = 0;
     for (int i = 0; i < n; i++) s += x[i];
     return s;
 }
 
-static float sum_squares_scalar(const float *x, float mean, int n) {
-    float s = 0;
-    for (int i = 0; i < n; i++) s += (x[i] - mean) * (x[i] - mean);
+static double sum_squares_scalar(const float *x, double mean, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += ((double)x[i] - mean) * ((double)x[i] - mean);
     return s;
 }
 
@@ -48,8 +48,8 @@ void anvil_scale_shift_pixels_scalar(const float *input, const float *scale, con
 }
 
 void anvil_layer_norm_pixels_scalar(const float *input, const float *gamma, const float *beta, float *output,
-                                    int channels, float epsilon, long pixel_begin, long pixel_end) {
-    anvil_layer_norm_pixels_impl(input, gamma, beta, output, channels, epsilon, pixel_begin, pixel_end,
+                                    int size, float epsilon, long run_begin, long run_end) {
+    anvil_layer_norm_pixels_impl(input, gamma, beta, output, size, epsilon, run_begin, run_end,
                                  &scalar_primitives);
 }
 

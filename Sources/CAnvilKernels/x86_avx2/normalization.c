@@ -32,32 +32,38 @@ static void scale_shift_avx2(float *y, const float *x, const float *scale, const
     for (; i < n; i++) y[i] = x[i] * scale[i] + shift[i];
 }
 
-static float horizontal_sum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+static double horizontal_sum(__m256d v) {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+    return _mm_cvtsd_f64(s);
 }
 
-static float sum_avx2(const float *x, int n) {
-    __m256 acc = _mm256_setzero_ps();
+static double sum_avx2(const float *x, int n) {
+    __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd();
     int i = 0;
-    for (; i + 8 <= n; i += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(x + i));
-    float s = horizontal_sum(acc);
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        a = _mm256_add_pd(a, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+        b = _mm256_add_pd(b, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+    }
+    double s = horizontal_sum(_mm256_add_pd(a, b));
     for (; i < n; i++) s += x[i];
     return s;
 }
 
-static float sum_squares_avx2(const float *x, float mean, int n) {
-    const __m256 m = _mm256_set1_ps(mean);
-    __m256 acc = _mm256_setzero_ps();
+static double sum_squares_avx2(const float *x, double mean, int n) {
+    const __m256d m = _mm256_set1_pd(mean);
+    __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd();
     int i = 0;
     for (; i + 8 <= n; i += 8) {
-        const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
-        acc = _mm256_fmadd_ps(d, d, acc);
+        const __m256 v = _mm256_loadu_ps(x + i);
+        const __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), m);
+        const __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), m);
+        a = _mm256_fmadd_pd(d0, d0, a);
+        b = _mm256_fmadd_pd(d1, d1, b);
     }
-    float s = horizontal_sum(acc);
-    for (; i < n; i++) s += (x[i] - mean) * (x[i] - mean);
+    double s = horizontal_sum(_mm256_add_pd(a, b));
+    for (; i < n; i++) s += ((double)x[i] - mean) * ((double)x[i] - mean);
     return s;
 }
 
@@ -90,8 +96,8 @@ void anvil_scale_shift_pixels_avx2(const float *input, const float *scale, const
 }
 
 void anvil_layer_norm_pixels_avx2(const float *input, const float *gamma, const float *beta, float *output,
-                                  int channels, float epsilon, long pixel_begin, long pixel_end) {
-    anvil_layer_norm_pixels_impl(input, gamma, beta, output, channels, epsilon, pixel_begin, pixel_end,
+                                  int size, float epsilon, long run_begin, long run_end) {
+    anvil_layer_norm_pixels_impl(input, gamma, beta, output, size, epsilon, run_begin, run_end,
                                  &avx2_primitives);
 }
 

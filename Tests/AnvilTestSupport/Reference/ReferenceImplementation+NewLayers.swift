@@ -130,6 +130,28 @@ extension Naive {
         return y
     }
 
+    /// Layer normalisation over the last `axes` of (h, w, c): 1 each pixel's channels, 2 each row
+    /// (w × c), 3 each image (h × w × c); `gamma` and `beta` hold one value per position in the
+    /// group, in (h, w, c) order.
+    static func layerNormalization(_ x: RefTensor, axes: Int, epsilon: Double, gamma: [Float]?, beta: [Float]?) -> RefTensor {
+        var y = x
+        // The groups: every (b, row, column) with the normalised axes' coordinates set to 0.
+        let rows = axes >= 3 ? 1 : x.h, columns = axes >= 2 ? 1 : x.w
+        let groupH = axes >= 3 ? x.h : 1, groupW = axes >= 2 ? x.w : 1
+        for b in 0 ..< x.n { for gy in 0 ..< rows { for gx in 0 ..< columns {
+            var members: [(Int, Int, Int)] = []
+            for dy in 0 ..< groupH { for dx in 0 ..< groupW { for c in 0 ..< x.c { members.append((gy + dy, gx + dx, c)) } } }
+            let values = members.map { x[b, $0.0, $0.1, $0.2] }
+            let mean = values.reduce(0, +) / Double(values.count)
+            let variance = values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(values.count)
+            for (k, m) in members.enumerated() {
+                y[b, m.0, m.1, m.2] = (values[k] - mean) / (variance + epsilon).squareRoot() * Double(gamma?[k] ?? 1)
+                    + Double(beta?[k] ?? 0)
+            }
+        } } }
+        return y
+    }
+
     /// ONNX LRN: `x / (bias + alpha/size · Σ x²)^beta` over channels `c − ⌊(size−1)/2⌋ … c + ⌈(size−1)/2⌉`.
     static func localResponseNormalization(_ x: RefTensor, size: Int, alpha: Double, beta: Double, bias: Double) -> RefTensor {
         var y = x

@@ -24,6 +24,8 @@ struct FailureNewLayerTests {
         ("group norm epsilon < 0", GroupNormalization(groups: 2, epsilon: -1, name: "bad"), "epsilon"),
         ("instance norm epsilon nan", InstanceNormalization(epsilon: .nan, name: "bad"), "epsilon"),
         ("layer norm epsilon infinite", LayerNormalization(epsilon: .infinity, name: "bad"), "epsilon"),
+        ("layer norm axes 0", LayerNormalization(axes: 0, name: "bad"), "axes 0"),
+        ("layer norm axes past the image", LayerNormalization(axes: 4, name: "bad"), "axes 4"),
         ("lrn size 0", LocalResponseNormalization(size: 0, name: "bad"), "size"),
         ("lrn alpha infinite", LocalResponseNormalization(size: 3, alpha: .infinity, name: "bad"), "alpha"),
         ("lp pool p 0", LpPooling(p: 0, kernel: (2, 2), name: "bad"), "p must be positive"),
@@ -84,6 +86,25 @@ struct FailureNewLayerTests {
         #expect(throws: AnvilError.self) { try Pad(top: 1).outputShape(for: [sequence]) }
     }
 
+    @Test("LayerNormalization: gamma / beta of the wrong size name the layer and the tensor; axes past a sequence's")
+    func layerNormalizationParameters() throws {
+        let input = Input(width: 4, height: 3, channels: 2)
+        let model = try Model(input: input, output: input --> LayerNormalization(axes: 2, name: "ln"))
+        // Over the last 2 axes: 4 × 2 = 8 values each; 2 (the channels) is the wrong size.
+        Failure.expect(.invalidParameter, mentioning: ["ln_gamma", "2", "8"], "gamma per channel") {
+            try model.compile(from: ArrayParameterSource(["ln_gamma": [1, 1], "ln_beta": [Float](repeating: 0, count: 8)]))
+        }
+        Failure.expect(.invalidParameter, mentioning: ["ln_beta", "24"], "beta per image") {
+            try model.compile(from: ArrayParameterSource(["ln_gamma": [Float](repeating: 1, count: 8),
+                                                          "ln_beta": [Float](repeating: 0, count: 24)]))
+        }
+        #expect(!model.isCompiled)
+        let sequence = Input(length: 5, channels: 3)
+        Failure.expect(.invalidOption, mentioning: ["'seq'", "axes 3", "between 1 and 2"], "axes 3 of a sequence") {
+            _ = try Model(input: sequence, output: sequence --> LayerNormalization(axes: 3, name: "seq"))
+        }
+    }
+
     static let modelFiles: [(String, String, AnvilError.Code, [String])] = [
         ("Pad without pads", #"{"name": "out", "type": "Pad", "inputs": ["x"]}"#, .invalidFile, ["missing field 'pads'"]),
         ("Pad with 3 pads", #"{"name": "out", "type": "Pad", "inputs": ["x"], "pads": [1, 1, 1]}"#, .invalidFile, ["'pads' must be an array of 4 integers"]),
@@ -102,6 +123,8 @@ struct FailureNewLayerTests {
          .invalidFile, ["missing field 'groups'"]),
         ("InstanceNormalization with affine as a string", #"{"name": "out", "type": "InstanceNormalization", "inputs": ["x"], "affine": "yes"}"#,
          .invalidFile, ["'affine' must be true or false"]),
+        ("LayerNormalization with axes as a string", #"{"name": "out", "type": "LayerNormalization", "inputs": ["x"], "axes": "3"}"#,
+         .invalidFile, ["'axes' must be an integer"]),
         ("LocalResponseNormalization without size", #"{"name": "out", "type": "LocalResponseNormalization", "inputs": ["x"]}"#,
          .invalidFile, ["missing field 'size'"]),
         ("LpPooling with p as a string", #"{"name": "out", "type": "LpPooling", "inputs": ["x"], "p": "2", "kernel": [2, 2]}"#,

@@ -117,6 +117,31 @@ extension LayerKernelTests {
         }
     }
 
+    @Test("Layer normalisation over the last 2 and 3 axes: groups of every size over vector widths and tails",
+          arguments: refInstructionSets)
+    func layerNormalizationAxes(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        var rng = RefRandom(seed: 4548)
+        for axes in [2, 3] {
+            for c in [1, 3, 8, 13] {
+                let x = rng.tensor(n: 2, h: rng.int(1 ... 4), w: rng.int(1 ... 5), c: c, -2, 3)
+                let size = axes == 2 ? x.w * c : x.h * x.w * c
+                let gamma = rng.floats(size), beta = rng.floats(size)
+                Self.expectClose(try Self.run(LayerNormalization(axes: axes, epsilon: 1e-5), x,
+                                              parameters: [.gamma: gamma, .beta: beta], isa: isa),
+                                 Naive.layerNormalization(x, axes: axes, epsilon: 1e-5, gamma: gamma, beta: beta),
+                                 "\(isa) layer axes \(axes) \(x)")
+                Self.expectClose(try Self.run(LayerNormalization(axes: axes, epsilon: 1e-2, affine: false), x, isa: isa),
+                                 Naive.layerNormalization(x, axes: axes, epsilon: 1e-2, gamma: nil, beta: nil),
+                                 "\(isa) layer axes \(axes) no affine \(x)")
+            }
+        }
+        // A large group with a large offset: the moments stay exact (summed in double).
+        let x = rng.tensor(n: 1, h: 16, w: 32, c: 24, 1000, 1001)
+        Self.expectClose(try Self.run(LayerNormalization(axes: 3, epsilon: 1e-5, affine: false), x, isa: isa),
+                         Naive.layerNormalization(x, axes: 3, epsilon: 1e-5, gamma: nil, beta: nil), "\(isa) large offset group")
+    }
+
     @Test("LRN: vector powers (0.75, 0.5) and others, sizes 1 … 7", arguments: refInstructionSets)
     func localResponseNormalization(isa: InstructionSet) throws {
         try refRequireSupported(isa)

@@ -55,6 +55,25 @@ extension ReferenceLayerTests {
         refExpectClose(y, expected, "layer norm \(x) epsilon \(epsilon) affine \(affine)")
     }
 
+    @Test("LayerNormalization over the last 1, 2 or 3 axes: images, sequences and vectors", arguments: 0 ..< 10)
+    func layerNormalizationAxes(seed: Int) throws {
+        var rng = RefRandom(seed: 3550 + seed)
+        let rank = rng.pick([2, 3, 4, 4]), axes = rng.int(1 ... rank - 1)
+        let h = rank == 4 ? rng.int(1 ... 5) : 1, w = rank >= 3 ? rng.int(1 ... 6) : 1, c = rng.pick([1, 2, 7, 8, 19])
+        var x = rng.tensor(n: rng.pick(refBatchSizes), h: h, w: w, c: c, -2, 4)
+        x.rank = rank
+        let size = [h, w, c].suffix(axes).reduce(1, *)
+        let epsilon = rng.pick([1e-6, 1e-5, 0.01] as [Float]), affine = rng.bool()
+        let gamma = rng.floats(size), beta = rng.floats(size)
+        let expected = Naive.layerNormalization(x, axes: axes, epsilon: Double(epsilon), gamma: affine ? gamma : nil,
+                                                beta: affine ? beta : nil)
+        let input = Input(shape: x.shape)
+        let model = try Model(input: input, output: input --> LayerNormalization(axes: axes, epsilon: epsilon, affine: affine, name: "n"))
+        try model.compile(from: ArrayParameterSource(affine ? ["n_gamma": gamma, "n_beta": beta] : [:]))
+        let y = try model.predict(try x.tensor())
+        refExpectClose(y, expected, "layer norm rank \(rank) axes \(axes) \(x) epsilon \(epsilon) affine \(affine)")
+    }
+
     @Test("LocalResponseNormalization: sizes 1 … 6, beta 0.75 / 0.5 / other, bias", arguments: 0 ..< 10)
     func localResponseNormalization(seed: Int) throws {
         var rng = RefRandom(seed: 3600 + seed)

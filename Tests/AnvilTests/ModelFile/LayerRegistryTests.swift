@@ -76,7 +76,7 @@ struct LayerRegistryTests {
                               outputPadding: (1, 2), dilation: (1, 2), groups: 2, useBias: false, activation: .relu),
         Pad(top: 1, left: 2, bottom: 0, right: 3, front: 1, back: 2, mode: .edge, value: 0.5),
         InstanceNormalization(epsilon: 1e-3, affine: false),
-        LayerNormalization(epsilon: 1e-6, affine: false),
+        LayerNormalization(axes: 3, epsilon: 1e-6, affine: false),
         GroupNormalization(groups: 2, epsilon: 1e-4, affine: false),
         LocalResponseNormalization(size: 3, alpha: 2e-4, beta: 0.5, bias: 2),
         LpPooling(p: 3, kernel: (3, 2), stride: (1, 2), padding: .explicit(1), dilation: (1, 1), ceilMode: true),
