@@ -4,8 +4,12 @@
 Every network is built in PyTorch with seeded random weights and a final softmax, as
 Anvil's zoo builds it (`anvil bench <zoo name>` compiles the same network with random
 weights): the Deep MNIST net (Scripts/fixtures/train_mnist.py), torchvision's VGG16 and ResNet-50,
-and MobileNet v1 (Scripts/anvil_convert/torch_zoo.py's definition). Each is exported to ONNX once,
-with a dynamic batch axis, and cached under Data/bench/onnx/.
+MobileNet v1 (Scripts/anvil_convert/torch_zoo.py's definition), and the zoo networks of issue #12,
+torchvision's MobileNet v2, v3 large and small, EfficientNet-B0, ShuffleNet v2 1.0x, DenseNet-121 and
+Inception v3 (299 px, no auxiliary classifier), built by torch_zoo.build_network as the zoo fixtures
+(Scripts/fixtures/zoo_reference.py) check them against torchvision. Default batches 1 and 8 (MNIST
+also 64), threads 1 and 2. Each is exported to ONNX once, with a dynamic batch axis, and cached
+under Data/bench/onnx/.
 
 In one run of this script, for each configuration (network, batch, threads) the engines
 run one after the other, each with the same warm-up (W runs, continued until --warmup-ms have
@@ -21,6 +25,28 @@ All three get the same input values (Anvil's bench input, transposed to NCHW for
 peers) and report the median of K timed runs; with --rounds R > 1 each engine runs R
 times per configuration (engine order rotated), and the median of the R medians is kept.
 Ratios are Anvil's median time divided by the peer's, from the same run (< 1: Anvil faster).
+
+The user path (issue #13, target 5; --user-models, skip with --skip user): torchvision's model
+exported to ONNX at opset 17, converted with Scripts/convert_onnx.py, timed with `anvil bench
+model.json` against ONNX Runtime on that same .onnx file, batch 1, every --threads; the export,
+weights and conversion are Scripts/fixtures/torchvision_onnx_check.py's helpers (files cached in
+Data/bench/user/). One table.
+
+Instruction sets: the report lists the CPU's avx2, fma, avx512f, avx512_vnni and avx512_bf16 flags
+and the `isa:` line `anvil bench` prints (the set its C kernels used). --isa avx2,avx512 runs Anvil
+once per named set, forced with `anvil bench --isa`, as separate engines "Anvil (avx2)", "Anvil
+(avx512)" with their own ratio columns; a set the CPU lacks is skipped and the report says so.
+
+FMA peak and share (skip with --skip peak): Scripts/benchmarks/fma_peak.c, compiled with the system
+C compiler ($CC, else cc) at run time, measures one core's FMA rate for AVX2 and, where the CPU has
+it, AVX-512. Each configuration's share of the peak is nominal FLOPs / time / (per-core peak x
+threads): the multiplies Winograd saves count as done (so a share can pass 100%); a forced Anvil
+body is measured against its own set's peak, everything else against the widest set's. A table of
+two-thread scaling (time on the fewest --threads / time on the most) per network, batch and engine.
+
+--quick is a smoke run: 1 timed run, no warm-up, 1 load repeat, sweep batches 1,2, and the user
+path at the small input sizes of torchvision_onnx_check.py --fast; its figures mean nothing. The
+default full run is aimed at under 30 minutes on 2 cores with --rounds 1.
 
 Also measured (skip with --skip): a latency-versus-batch sweep for each engine on one
 network, plotted log-log (--plot); VGG16 load time with a warm page cache (Anvil's
@@ -39,10 +65,11 @@ Usage:
     python3 Scripts/benchmarks/bench_peers.py [--markdown BENCH.md]                       # everything
     python3 Scripts/benchmarks/bench_peers.py --models mnist --threads 2 --batches 1,8 \\
         --iterations 3 --skip load,memory --sweep-batches 1,4                  # a quick check
-Options: --models mnist,vgg16,resnet50,mobilenet_v1  --threads 1,2  --batches 1,8 (replaces
-every network's default batches)  --iterations K (>= 1; default 10)  --warmup W  --warmup-ms MS (default 200)  --rounds R
+    python3 Scripts/benchmarks/bench_peers.py --quick --isa avx2,avx512     # smoke run of everything
+Options: --models mnist,vgg16,resnet50,... (default: all)  --user-models resnet50,... (default: all)
+--isa avx2,avx512  --quick  --threads 1,2  --batches 1,8 (replaces every network's default batches)  --iterations K (>= 1; default 10)  --warmup W  --warmup-ms MS (default 200)  --rounds R
 --sweep-model NAME|none  --sweep-batches 1,2,4,8,16,32  --sweep-threads T  --plot PATH
---skip sweep,load,memory  --load-repeats N  --engines pytorch,onnxruntime,anvil
+--skip sweep,load,memory,user,peak  --load-repeats N  --engines pytorch,onnxruntime,anvil
 --exporter dynamo|torchscript  --anvil BINARY (skip the build)  --scratch-path DIR
 --prepare-only (export/convert the VGG16 files bench_memory.sh needs, then stop).
 """
