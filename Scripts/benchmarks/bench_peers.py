@@ -122,12 +122,13 @@ NETWORKS = {
     "resnet50": Network("resnet50", "ResNet-50", (3, 224, 224), (1, 8), 8.18),
     "mobilenet_v1": Network("mobilenet_v1", "MobileNet v1", (3, 224, 224), (1, 8), 1.14),
     # The zoo networks of issue #12: torchvision's definitions (anvil_convert/torch_zoo.py builds
-    # torchvision's own class at width 1); published figures are torchvision's GMACs x 2.
+    # torchvision's own class at width 1); published figures are 2 x the papers' or torchvision's GMACs
+    # (ShuffleNet v2: the paper's 146 M; torchvision rounds it to 0.14).
     "mobilenet_v2": Network("mobilenet_v2", "MobileNet v2", (3, 224, 224), (1, 8), 0.601),
     "mobilenet_v3_large": Network("mobilenet_v3_large", "MobileNet v3 large", (3, 224, 224), (1, 8), 0.434),
     "mobilenet_v3_small": Network("mobilenet_v3_small", "MobileNet v3 small", (3, 224, 224), (1, 8), 0.114),
     "efficientnet_b0": Network("efficientnet_b0", "EfficientNet-B0", (3, 224, 224), (1, 8), 0.772),
-    "shufflenet_v2_x1_0": Network("shufflenet_v2_x1_0", "ShuffleNet v2 1.0×", (3, 224, 224), (1, 8), 0.28),
+    "shufflenet_v2_x1_0": Network("shufflenet_v2_x1_0", "ShuffleNet v2 1.0×", (3, 224, 224), (1, 8), 0.292),
     "densenet121": Network("densenet121", "DenseNet-121", (3, 224, 224), (1, 8), 5.67),
     "inception_v3": Network("inception_v3", "Inception v3", (3, 299, 299), (1, 8), 11.43),
 }
