@@ -30,7 +30,7 @@ The user path (issue #13, target 5; --user-models, skip with --skip user): torch
 exported to ONNX at opset 17, converted with Scripts/convert_onnx.py, timed with `anvil bench
 model.json` against ONNX Runtime on that same .onnx file, batch 1, every --threads; the export,
 weights and conversion are Scripts/fixtures/torchvision_onnx_check.py's helpers (files cached in
-Data/bench/user/). One table.
+Data/bench/user/: delete it after a converter change). One table.
 
 Instruction sets: the report lists the CPU's avx2, fma, avx512f, avx512_vnni and avx512_bf16 flags
 and the `isa:` line `anvil bench` prints (the set its C kernels used). --isa avx2,avx512 runs Anvil
