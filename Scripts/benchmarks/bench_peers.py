@@ -4,8 +4,12 @@
 Every network is built in PyTorch with seeded random weights and a final softmax, as
 Anvil's zoo builds it (`anvil bench <zoo name>` compiles the same network with random
 weights): the Deep MNIST net (Scripts/fixtures/train_mnist.py), torchvision's VGG16 and ResNet-50,
-and MobileNet v1 (Scripts/anvil_convert/torch_zoo.py's definition). Each is exported to ONNX once,
-with a dynamic batch axis, and cached under Data/bench/onnx/.
+MobileNet v1 (Scripts/anvil_convert/torch_zoo.py's definition), and the zoo networks of issue #12,
+torchvision's MobileNet v2, v3 large and small, EfficientNet-B0, ShuffleNet v2 1.0x, DenseNet-121 and
+Inception v3 (299 px, no auxiliary classifier), built by torch_zoo.build_network as the zoo fixtures
+(Scripts/fixtures/zoo_reference.py) check them against torchvision. Default batches 1 and 8 (MNIST
+also 64), threads 1 and 2. Each is exported to ONNX once, with a dynamic batch axis, and cached
+under Data/bench/onnx/.
 
 In one run of this script, for each configuration (network, batch, threads) the engines
 run one after the other, each with the same warm-up (W runs, continued until --warmup-ms have
@@ -21,6 +25,28 @@ All three get the same input values (Anvil's bench input, transposed to NCHW for
 peers) and report the median of K timed runs; with --rounds R > 1 each engine runs R
 times per configuration (engine order rotated), and the median of the R medians is kept.
 Ratios are Anvil's median time divided by the peer's, from the same run (< 1: Anvil faster).
+
+The user path (issue #13, target 5; --user-models, skip with --skip user): torchvision's model
+exported to ONNX at opset 17, converted with Scripts/convert_onnx.py, timed with `anvil bench
+model.json` against ONNX Runtime on that same .onnx file, batch 1, every --threads; the export,
+weights and conversion are Scripts/fixtures/torchvision_onnx_check.py's helpers (files cached in
+Data/bench/user/: delete it after a converter change). One table.
+
+Instruction sets: the report lists the CPU's avx2, fma, avx512f, avx512_vnni and avx512_bf16 flags
+and the `isa:` line `anvil bench` prints (the set its C kernels used). --isa avx2,avx512 runs Anvil
+once per named set, forced with `anvil bench --isa`, as separate engines "Anvil (avx2)", "Anvil
+(avx512)" with their own ratio columns; a set the CPU lacks is skipped and the report says so.
+
+FMA peak and share (skip with --skip peak): Scripts/benchmarks/fma_peak.c, compiled with the system
+C compiler ($CC, else cc) at run time, measures one core's FMA rate for AVX2 and, where the CPU has
+it, AVX-512. Each configuration's share of the peak is nominal FLOPs / time / (per-core peak x
+threads): the multiplies Winograd saves count as done (so a share can pass 100%); a forced Anvil
+body is measured against its own set's peak, everything else against the widest set's. A table of
+two-thread scaling (time on the fewest --threads / time on the most) per network, batch and engine.
+
+--quick is a smoke run: 1 timed run, no warm-up, 1 load repeat, sweep batches 1,2, and the user
+path at the small input sizes of torchvision_onnx_check.py --fast; its figures mean nothing. The
+default full run is aimed at under 30 minutes on 2 cores with --rounds 1.
 
 Also measured (skip with --skip): a latency-versus-batch sweep for each engine on one
 network, plotted log-log (--plot); VGG16 load time with a warm page cache (Anvil's
@@ -39,10 +65,11 @@ Usage:
     python3 Scripts/benchmarks/bench_peers.py [--markdown BENCH.md]                       # everything
     python3 Scripts/benchmarks/bench_peers.py --models mnist --threads 2 --batches 1,8 \\
         --iterations 3 --skip load,memory --sweep-batches 1,4                  # a quick check
-Options: --models mnist,vgg16,resnet50,mobilenet_v1  --threads 1,2  --batches 1,8 (replaces
-every network's default batches)  --iterations K (>= 1; default 10)  --warmup W  --warmup-ms MS (default 200)  --rounds R
+    python3 Scripts/benchmarks/bench_peers.py --quick --isa avx2,avx512     # smoke run of everything
+Options: --models mnist,vgg16,resnet50,... (default: all)  --user-models resnet50,... (default: all)
+--isa avx2,avx512  --quick  --threads 1,2  --batches 1,8 (replaces every network's default batches)  --iterations K (>= 1; default 10)  --warmup W  --warmup-ms MS (default 200)  --rounds R
 --sweep-model NAME|none  --sweep-batches 1,2,4,8,16,32  --sweep-threads T  --plot PATH
---skip sweep,load,memory  --load-repeats N  --engines pytorch,onnxruntime,anvil
+--skip sweep,load,memory,user,peak  --load-repeats N  --engines pytorch,onnxruntime,anvil
 --exporter dynamo|torchscript  --anvil BINARY (skip the build)  --scratch-path DIR
 --prepare-only (export/convert the VGG16 files bench_memory.sh needs, then stop).
 """
@@ -90,11 +117,53 @@ class Network:
 
 
 NETWORKS = {
-    "mnist": Network("mnist", "Deep MNIST", (1, 28, 28), (1, 64), 0.0278),
+    "mnist": Network("mnist", "Deep MNIST", (1, 28, 28), (1, 8, 64), 0.0278),
     "vgg16": Network("vgg16", "VGG16", (3, 224, 224), (1, 8), 30.94),
-    "resnet50": Network("resnet50", "ResNet-50", (3, 224, 224), (1,), 8.18),
-    "mobilenet_v1": Network("mobilenet_v1", "MobileNet v1", (3, 224, 224), (1,), 1.14),
+    "resnet50": Network("resnet50", "ResNet-50", (3, 224, 224), (1, 8), 8.18),
+    "mobilenet_v1": Network("mobilenet_v1", "MobileNet v1", (3, 224, 224), (1, 8), 1.14),
+    # The zoo networks of issue #12: torchvision's definitions (anvil_convert/torch_zoo.py builds
+    # torchvision's own class at width 1); published figures are 2 x the papers' or torchvision's GMACs
+    # (ShuffleNet v2: the paper's 146 M; torchvision rounds it to 0.14).
+    "mobilenet_v2": Network("mobilenet_v2", "MobileNet v2", (3, 224, 224), (1, 8), 0.601),
+    "mobilenet_v3_large": Network("mobilenet_v3_large", "MobileNet v3 large", (3, 224, 224), (1, 8), 0.434),
+    "mobilenet_v3_small": Network("mobilenet_v3_small", "MobileNet v3 small", (3, 224, 224), (1, 8), 0.114),
+    "efficientnet_b0": Network("efficientnet_b0", "EfficientNet-B0", (3, 224, 224), (1, 8), 0.772),
+    "shufflenet_v2_x1_0": Network("shufflenet_v2_x1_0", "ShuffleNet v2 1.0×", (3, 224, 224), (1, 8), 0.292),
+    "densenet121": Network("densenet121", "DenseNet-121", (3, 224, 224), (1, 8), 5.67),
+    "inception_v3": Network("inception_v3", "Inception v3", (3, 299, 299), (1, 8), 11.43),
 }
+
+# The user path (issue #13, target 5): torchvision's model exported to ONNX (opset 17), converted
+# with Scripts/convert_onnx.py, timed with `anvil bench model.json` against ONNX Runtime on that file.
+USER_PATH = ("resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small", "efficientnet_b0",
+             "shufflenet_v2_x1_0", "densenet121", "googlenet", "inception_v3", "squeezenet1_1")
+
+# Instruction sets `anvil bench --isa` forces, and the /proc/cpuinfo flags each needs.
+ISA_FLAGS = {"scalar": (), "avx2": ("avx2", "fma"), "avx512": ("avx512f",)}
+FMA_PEAK_SETS = ("avx2", "avx512")
+
+
+def engine_name(engine):
+    """'Anvil', 'Anvil (avx512)' for an Anvil run with a forced instruction set, else the peer's name."""
+    if engine.startswith("anvil:"):
+        return f"Anvil ({engine.split(':', 1)[1]})"
+    return ENGINE_NAMES[engine]
+
+
+def is_anvil(engine):
+    return engine == "anvil" or engine.startswith("anvil:")
+
+
+def cpu_flags():
+    """The flags of the first CPU in /proc/cpuinfo."""
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return set()
 
 
 def build_torch_network(name, seed):
@@ -245,6 +314,7 @@ ANVIL_MEDIAN = re.compile(r"^median_ms: ([0-9.]+) \(min ([0-9.]+), max ([0-9.]+)
 ANVIL_LOAD = re.compile(r"^load\+compile_ms: ([0-9.]+)", re.M)
 ANVIL_GFLOPS = re.compile(r"^gflops: ([0-9.]+)", re.M)
 ANVIL_THREADS = re.compile(r"; threads (\d+)$", re.M)
+ANVIL_ISA = re.compile(r"^isa: (.*)$", re.M)
 
 
 def run_anvil(binary, model, batch, threads, iterations, warmup, extra=(), warmup_ms=0.0):
@@ -283,6 +353,18 @@ class Bench:
         self.sessions = {}         # threads -> ORT session, for the current network
         self.network = None
         self.onnx_file = None
+        self.engines = [e for e in args.engines if e != "anvil"]
+        if "anvil" in args.engines:
+            self.engines += [f"anvil:{isa}" for isa in args.isa] if args.isa else ["anvil"]
+        self.isa_seen = {}         # Anvil engine -> the `isa:` lines `anvil bench` printed
+        self.user_results = {}     # (torchvision name, threads) -> {"onnxruntime": Timing, "anvil": Timing}
+        self.user_info = {}        # torchvision name -> (input size, FLOPs per image, status text)
+
+    def note_isa(self, engine, out):
+        """Records the instruction set `anvil bench` says its kernels used."""
+        match = ANVIL_ISA.search(out or "")
+        if match:
+            self.isa_seen.setdefault(engine, set()).add(match.group(1).split(" (the CPU")[0])
 
     def open(self, name):
         """Builds the PyTorch model and the ONNX file of network `name`."""
@@ -313,18 +395,22 @@ class Bench:
             return self.results[key]
         args = self.args
         x = bench_input(batch, self.network.input_chw)
-        rounds = {engine: [] for engine in args.engines}
+        engines = self.engines
+        rounds = {engine: [] for engine in engines}
         for round_index in range(args.rounds):
-            order = args.engines[round_index % len(args.engines):] + args.engines[:round_index % len(args.engines)]
+            order = engines[round_index % len(engines):] + engines[:round_index % len(engines)]
             for engine in order:
-                log(f"[{self.network.name}] batch {batch}, {threads} thread(s): {ENGINE_NAMES[engine]}"
+                log(f"[{self.network.name}] batch {batch}, {threads} thread(s): {engine_name(engine)}"
                     + (f" (round {round_index + 1}/{args.rounds})" if args.rounds > 1 else ""))
                 try:
-                    timing = getattr(self, f"run_{engine}")(x, batch, threads)
+                    if is_anvil(engine):
+                        timing = self.run_anvil(x, batch, threads, engine)
+                    else:
+                        timing = getattr(self, f"run_{engine}")(x, batch, threads)
                 except Exception as error:  # noqa: BLE001 - report and go on with the others
                     timing = Timing(error=f"{type(error).__name__}: {error}")
                 if not timing.ok:
-                    self.problems.append(f"{ENGINE_NAMES[engine]}, {self.network.name} batch {batch} "
+                    self.problems.append(f"{engine_name(engine)}, {self.network.name} batch {batch} "
                                          f"threads {threads}: {timing.error}")
                     log("  failed: " + timing.error)
                 else:
@@ -350,12 +436,119 @@ class Bench:
         feed = {session.get_inputs()[0].name: x}
         return timed_loop(lambda: session.run(None, feed), self.args.warmup, self.args.iterations, self.args.warmup_ms)
 
-    def run_anvil(self, x, batch, threads):
-        timing, _, gflops, _ = run_anvil(self.anvil, self.network.name, batch, threads,
-                                         self.args.iterations, self.args.warmup, warmup_ms=self.args.warmup_ms)
+    def run_anvil(self, x, batch, threads, engine="anvil"):
+        extra = ("--isa", engine.split(":", 1)[1]) if ":" in engine else ()
+        timing, _, gflops, out = run_anvil(self.anvil, self.network.name, batch, threads, self.args.iterations,
+                                           self.args.warmup, extra=extra, warmup_ms=self.args.warmup_ms)
+        self.note_isa(engine, out)
         if timing.ok and gflops and self.network.name not in self.anvil_flops:
             self.anvil_flops[self.network.name] = gflops * 1e9 * timing.median_ms / 1000 / batch
         return timing
+
+
+# ---------------------------------------------------------------------------------------
+# The user path: torchvision -> ONNX (opset 17) -> Scripts/convert_onnx.py -> anvil bench model.json
+# ---------------------------------------------------------------------------------------
+
+def measure_user_path(args, bench):
+    """For each --user-models network: export, convert (Scripts/fixtures/torchvision_onnx_check.py's
+    helpers, so this is exactly the path that script checks for correctness), then time ONNX Runtime
+    on the .onnx file and `anvil bench model.json` on the converted file, batch 1, every --threads."""
+    import torchvision_onnx_check as check
+    from anvil_convert.torch_zoo import import_torchvision
+    torchvision = import_torchvision()
+    directory = os.path.join(BENCH_DIR, "user")
+    os.makedirs(directory, exist_ok=True)
+    for name in args.user_models:
+        size = check.FAST.get(name, 64) if args.quick else check.SIZES.get(name, 224)
+        stem = os.path.join(directory, f"{name}.{size}")
+        onnx_file, converted = stem + ".onnx", stem
+        log(f"[user path] {name} at {size} px: torchvision -> ONNX -> convert_onnx.py")
+        try:
+            image = check.photo(size)
+            model = check.build(torchvision, name, image)
+            flops, _ = count_flops(model, (3, size, size))
+            if not (os.path.exists(onnx_file) and os.path.exists(os.path.join(converted, "model.json"))):
+                check.export(model, image, onnx_file)
+                blockers = check.convert(onnx_file, converted)
+                if blockers is not None:
+                    bench.user_info[name] = (size, flops, "blocked: " + "; ".join(check.summarise(blockers)))
+                    bench.problems.append(f"user path {name}: convert_onnx.py refused it")
+                    continue
+            del model
+            gc.collect()
+        except Exception as error:  # noqa: BLE001 - one network's failure is a row of the table
+            bench.user_info[name] = (size, None, f"failed: {type(error).__name__}: {error}")
+            bench.problems.append(f"user path {name}: {type(error).__name__}: {error}")
+            continue
+        bench.user_info[name] = (size, flops, "ok")
+        x = bench_input(1, (3, size, size))
+        for threads in args.threads:
+            result = {}
+            if "onnxruntime" in args.engines:
+                log(f"[user path] {name}, {threads} thread(s): ONNX Runtime")
+                try:
+                    session = ort_session(onnx_file, threads)
+                    feed = {session.get_inputs()[0].name: x}
+                    result["onnxruntime"] = timed_loop(lambda: session.run(None, feed), args.warmup,
+                                                       args.iterations, args.warmup_ms)
+                    del session
+                except Exception as error:  # noqa: BLE001
+                    result["onnxruntime"] = Timing(error=f"{type(error).__name__}: {error}")
+            for engine in bench.engines:
+                if not is_anvil(engine):
+                    continue
+                log(f"[user path] {name}, {threads} thread(s): {engine_name(engine)}")
+                extra = ("--isa", engine.split(":", 1)[1]) if ":" in engine else ()
+                timing, _, _, out = run_anvil(bench.anvil, os.path.join(converted, "model.json"), 1, threads,
+                                              args.iterations, args.warmup, extra=extra, warmup_ms=args.warmup_ms)
+                bench.note_isa(engine, out)
+                result[engine] = timing
+            for engine, timing in result.items():
+                if not timing.ok:
+                    bench.problems.append(f"user path {name}, {threads} thread(s), {engine_name(engine)}: {timing.error}")
+            bench.user_results[(name, threads)] = result
+
+
+# ---------------------------------------------------------------------------------------
+# The FMA peak
+# ---------------------------------------------------------------------------------------
+
+def measure_fma_peak(flags):
+    """Per-core FMA peak in GFLOP/s for each of AVX2 and AVX-512 the CPU has: Scripts/benchmarks/fma_peak.c,
+    compiled here with the system C compiler ($CC, else cc). Returns ({set: GFLOP/s}, problems)."""
+    import tempfile
+    peaks, problems = {}, []
+    wanted = [isa for isa in FMA_PEAK_SETS if all(f in flags for f in ISA_FLAGS[isa])]
+    if not wanted:
+        return peaks, ["FMA peak: the CPU has neither AVX2 + FMA nor AVX-512F"]
+    with tempfile.TemporaryDirectory(prefix="fma_peak_") as work:
+        binary = os.path.join(work, "fma_peak")
+        compiler = os.environ.get("CC", "cc")
+        done = subprocess.run([compiler, "-O2", "-o", binary, os.path.join(SCRIPTS, "benchmarks", "fma_peak.c")],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            return peaks, [f"FMA peak: {compiler} failed: {done.stderr.strip()[-300:]}"]
+        for isa in wanted:
+            log(f"[peak] FMA peak, one core, {isa}")
+            done = subprocess.run([binary, isa], capture_output=True, text=True)
+            match = re.search(r"^gflops: ([0-9.]+)", done.stdout, re.M)
+            if done.returncode != 0 or not match:
+                problems.append(f"FMA peak {isa}: exit {done.returncode} {done.stderr.strip()}")
+            else:
+                peaks[isa] = float(match.group(1))
+    return peaks, problems
+
+
+def peak_for(engine, bench):
+    """The per-core peak an engine's share is taken of: a forced Anvil body's own set; otherwise the
+    widest set the CPU has (what ONNX Runtime and PyTorch pick, and Anvil's default body)."""
+    if ":" in engine:
+        return bench.peaks.get(engine.split(":", 1)[1])
+    for isa in reversed(FMA_PEAK_SETS):
+        if isa in bench.peaks:
+            return bench.peaks[isa]
+    return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -525,7 +718,8 @@ def machine_description():
                     memory = f"{int(line.split()[1]) / 1024 ** 2:.1f} GiB"
     except OSError:
         pass
-    isa = " ".join(f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile") if f in flags) or "no AVX2"
+    isa = " ".join(f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile") if f in flags) \
+        or "no AVX2"
     cores = f"{len(physical)} cores, " if physical else ""
     return (f"{model}; {cores}{logical} logical CPUs ({available} usable by this process); {isa}; "
             f"{memory} RAM; Linux {platform.release()}")
@@ -625,7 +819,7 @@ def fmt_count(value):
     return f"{value / 1e3:.1f} k"
 
 
-NUMERIC_CELL = re.compile(r"^[0-9.,:()–\- ]*$|^failed$|^–$")
+NUMERIC_CELL = re.compile(r"^[0-9.,:()–%\- ]*$|^failed$|^–$")
 
 
 def table(header, rows):
@@ -637,7 +831,8 @@ def table(header, rows):
 
 
 def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
-    engines = args.engines
+    engines = bench.engines
+    anvils = [e for e in engines if is_anvil(e)]
     peers = [e for e in PEERS if e in engines]
     out = ["## Anvil versus PyTorch and ONNX Runtime", ""]
     out += [f"- Machine: {context['machine']}",
@@ -667,6 +862,7 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
             "`median_ms`. Seeded random weights; every network ends in a softmax, as Anvil's zoo models do.",
             "- Ratios are Anvil's time divided by the peer's: below 1, Anvil is faster.", ""]
 
+    out += isa_section(bench)
     out += ["### Networks", ""]
     rows = []
     for name, (flops, parameters) in bench.flops.items():
@@ -680,15 +876,13 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
 
     configs = [key for key in bench.results if key in set(context["configs"])]
     out += ["### Latency (median ms per batch; lower is better)", ""]
-    header = ["network", "batch", "threads"] + [ENGINE_NAMES[e] for e in engines]
-    if "anvil" in engines:
-        header += [f"Anvil ÷ {ENGINE_NAMES[p]}" for p in peers]
+    header = ["network", "batch", "threads"] + [engine_name(e) for e in engines]
+    header += [f"{engine_name(a)} ÷ {ENGINE_NAMES[p]}" for a in anvils for p in peers]
     rows = []
     for key in configs:
         result = bench.results[key]
         row = [NETWORKS[key[0]].title, key[1], key[2]] + [fmt_ms(result[e]) for e in engines]
-        if "anvil" in engines:
-            row += [fmt_ratio(result["anvil"], result[p]) for p in peers]
+        row += [fmt_ratio(result[a], result[p]) for a in anvils for p in peers]
         rows.append(row)
     out += [table(header, rows), ""]
 
@@ -700,17 +894,21 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
             timing = bench.results[key][engine]
             if timing.ok:
                 per_second = key[1] * 1000 / timing.median_ms
-                rows.append([NETWORKS[key[0]].title, key[1], key[2], ENGINE_NAMES[engine],
+                rows.append([NETWORKS[key[0]].title, key[1], key[2], engine_name(engine),
                              f"{fmt_ms(timing)} ({fmt_value(timing.min_ms)}–{fmt_value(timing.max_ms)})", f"{per_second:,.1f}",
                              f"{per_second * flops / 1e9:.1f}"])
             else:
-                rows.append([NETWORKS[key[0]].title, key[1], key[2], ENGINE_NAMES[engine], "failed", "–", "–"])
+                rows.append([NETWORKS[key[0]].title, key[1], key[2], engine_name(engine), "failed", "–", "–"])
     out += [table(["network", "batch", "threads", "engine", "median ms (min–max)", "images/s", "GFLOP/s"], rows), ""]
+
+    out += scaling_section(bench, configs, engines)
+    out += peak_section(bench, configs, engines)
+    out += user_path_section(args, bench, anvils)
 
     if sweep:
         name, threads, batches = sweep
         out += [f"### Latency versus batch: {NETWORKS[name].title}, {threads} thread(s)", ""]
-        header = ["batch"] + [f"{ENGINE_NAMES[e]} ms" for e in engines] + [f"{ENGINE_NAMES[e]} images/s" for e in engines]
+        header = ["batch"] + [f"{engine_name(e)} ms" for e in engines] + [f"{engine_name(e)} images/s" for e in engines]
         rows = []
         for batch in batches:
             result = bench.results.get((name, batch, threads), {})
@@ -748,17 +946,104 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
     return "\n".join(out)
 
 
+def isa_section(bench):
+    """The CPU's flags that matter and the instruction set each Anvil run's kernels used."""
+    flags = bench.flags
+    out = ["### CPU and instruction sets", "",
+           "- CPU flags (/proc/cpuinfo): " + ", ".join(f"{f} {'yes' if f in flags else 'no'}"
+                                                    for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16"))]
+    for engine in bench.engines:
+        if is_anvil(engine):
+            seen = "; ".join(sorted(bench.isa_seen.get(engine, ()))) or "no `isa:` line seen"
+            out.append(f"- {engine_name(engine)}: `anvil bench` reported `isa: {seen}`")
+    for isa in bench.isa_skipped:
+        out.append(f"- `--isa {isa}` skipped: this CPU lacks {', '.join(ISA_FLAGS[isa])}")
+    peaks = ", ".join(f"{isa.upper().replace('AVX512', 'AVX-512')} {value:.1f} GFLOP/s" for isa, value in bench.peaks.items())
+    out += [f"- FMA peak per core (Scripts/benchmarks/fma_peak.c, one thread, independent FMA chains in registers, "
+            f"compiled here with the system cc): {peaks or 'not measured'}", ""]
+    return out
+
+
+def scaling_section(bench, configs, engines):
+    """Time on the fewest threads ÷ time on the most, per network, batch and engine."""
+    threads = sorted({key[2] for key in configs})
+    if len(threads) < 2:
+        return []
+    low, high = threads[0], threads[-1]
+    pairs = sorted({(key[0], key[1]) for key in configs}, key=lambda p: (list(NETWORKS).index(p[0]), p[1]))
+    rows = []
+    for name, batch in pairs:
+        one, two = bench.results.get((name, batch, low)), bench.results.get((name, batch, high))
+        if not (one and two):
+            continue
+        rows.append([NETWORKS[name].title, batch] + [fmt_ratio(one[e], two[e]) for e in engines])
+    if not rows:
+        return []
+    return [f"### Thread scaling (time on {low} thread(s) ÷ time on {high}; ideal {high / low:g})", "",
+            table(["network", "batch"] + [engine_name(e) for e in engines], rows), ""]
+
+
+def peak_section(bench, configs, engines):
+    """FLOPs ÷ time ÷ (per-core peak × threads) for every configuration and engine."""
+    if not bench.peaks:
+        return []
+    rows = []
+    for key in configs:
+        flops = bench.flops[key[0]][0] * key[1]
+        row = [NETWORKS[key[0]].title, key[1], key[2]]
+        for engine in engines:
+            timing, peak = bench.results[key][engine], peak_for(engine, bench)
+            row.append(f"{100 * flops / (timing.median_ms / 1000) / (peak * 1e9 * key[2]):.0f}%"
+                       if timing.ok and peak else "–")
+        rows.append(row)
+    return ["### Share of the FMA peak (nominal FLOPs ÷ time ÷ (per-core peak × threads))", "",
+            "FLOPs are the nominal 2 × MACs of every convolution and dense layer: the multiplies Winograd "
+            "convolutions save are counted as if done, so a Winograd layer can exceed 100%. The peak is the "
+            "FMA microbenchmark's per-core figure of the widest set the CPU has, and for an Anvil run with a "
+            "forced instruction set that set's own peak.", "",
+            table(["network", "batch", "threads"] + [engine_name(e) for e in engines], rows), ""]
+
+
+def user_path_section(args, bench, anvils):
+    """The user path: ONNX Runtime and `anvil bench model.json` on the same exported file."""
+    if not bench.user_info:
+        return []
+    rows = []
+    for name, (size, flops, status) in bench.user_info.items():
+        for threads in args.threads:
+            result = bench.user_results.get((name, threads))
+            if result is None:
+                if threads == args.threads[0]:
+                    rows.append([name, size, "–", f"{flops / 1e9:.3g}" if flops else "–", "–"]
+                                + ["–"] * (2 * len(anvils)) + [status])
+                continue
+            ort = result.get("onnxruntime", Timing(error="not run"))
+            row = [name, size, threads, f"{flops / 1e9:.3g}" if flops else "–", fmt_ms(ort)]
+            row += [fmt_ms(result[a]) for a in anvils]
+            row += [fmt_ratio(result[a], ort) for a in anvils]
+            row.append(status)
+            rows.append(row)
+    header = (["torchvision model", "input px", "threads", "GFLOP / image", "ONNX Runtime ms"]
+              + [f"{engine_name(a)} ms" for a in anvils] + [f"{engine_name(a)} ÷ ONNX Runtime" for a in anvils]
+              + ["conversion"])
+    return ["### The user path: torchvision → ONNX (opset 17) → `Scripts/convert_onnx.py` → `anvil bench model.json`", "",
+            "Batch 1. torchvision's model with seeded random weights (batch-norm statistics from a photograph), "
+            "exported and converted by Scripts/fixtures/torchvision_onnx_check.py's helpers; ONNX Runtime runs the "
+            "same .onnx file (settings as above). Files cached in Data/bench/user/.", "",
+            table(header, rows), ""]
+
+
 def plot_sweep(bench, sweep, engines, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     name, threads, batches = sweep
     figure, axes = plt.subplots(figsize=(6.4, 4.4), dpi=120)
-    for engine, marker in zip(engines, "osD^"):
+    for engine, marker in zip(engines, "osD^v<>"):
         points = [(b, bench.results[(name, b, threads)][engine].median_ms) for b in batches
                   if (name, b, threads) in bench.results and bench.results[(name, b, threads)][engine].ok]
         if points:
-            axes.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=ENGINE_NAMES[engine])
+            axes.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=engine_name(engine))
     axes.set_xscale("log", base=2)
     axes.set_yscale("log")
     axes.set_xticks(batches)
@@ -840,8 +1125,17 @@ def main(argv=None):
     parser.add_argument("--sweep-threads", type=int, help="threads for the sweep (default: the largest of --threads)")
     parser.add_argument("--plot", default=os.path.join(BENCH_DIR, "latency_vs_batch.png"),
                         help="PNG of the sweep (default Data/bench/latency_vs_batch.png)")
-    parser.add_argument("--skip", type=name_list(("sweep", "load", "memory")), default=[],
-                        help="leave out some of: sweep, load, memory")
+    parser.add_argument("--skip", type=name_list(("sweep", "load", "memory", "user", "peak")), default=[],
+                        help="leave out some of: sweep, load, memory, user (the user path), peak (the FMA peak)")
+    parser.add_argument("--user-models", type=name_list(USER_PATH), default=list(USER_PATH),
+                        help="torchvision networks of the user path (default: all): " + ", ".join(USER_PATH))
+    parser.add_argument("--isa", type=name_list(tuple(ISA_FLAGS)),
+                        help="run Anvil once per instruction set named (e.g. avx2,avx512), forcing its kernels "
+                             "with `anvil bench --isa`; sets this CPU lacks are skipped and said so (default: "
+                             "one run with the set Anvil picks)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: 1 timed run, no warm-up, 1 load repeat, sweep batches 1,2, and the user "
+                             "path at small input sizes; the figures mean nothing")
     parser.add_argument("--load-repeats", type=int, default=5, help="loads timed per engine (default 5)")
     parser.add_argument("--extra-threads", type=int,
                         help="threads for the load and memory measurements (default: the largest of --threads)")
@@ -854,6 +1148,9 @@ def main(argv=None):
     parser.add_argument("--prepare-only", action="store_true",
                         help="make the VGG16 files of the load and memory measurements, print their paths, stop")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.iterations, args.warmup, args.warmup_ms, args.rounds, args.load_repeats = 1, 0, 0.0, 1, 1
+        args.sweep_batches = [1, 2]
     if args.iterations < 1 or args.warmup < 0 or args.warmup_ms < 0 or args.rounds < 1 or args.load_repeats < 1:
         parser.error("--iterations, --rounds and --load-repeats must be at least 1, --warmup at least 0")
 
@@ -875,7 +1172,20 @@ def main(argv=None):
     import torch
     torch.set_num_interop_threads(1)
     anvil_binary = build_anvil(args) if "anvil" in args.engines else None
+    flags = cpu_flags()
+    isa_skipped = []
+    if args.isa:
+        isa_skipped = [isa for isa in args.isa if not all(f in flags for f in ISA_FLAGS[isa])]
+        args.isa = [isa for isa in args.isa if isa not in isa_skipped]
+        for isa in isa_skipped:
+            log(f"--isa {isa} skipped: this CPU lacks {', '.join(ISA_FLAGS[isa])}")
+        if not args.isa:
+            args.isa = None  # one run with the set Anvil picks
     bench = Bench(args, anvil_binary)
+    bench.flags, bench.isa_skipped, bench.peaks = flags, isa_skipped, {}
+    if "peak" not in args.skip:
+        bench.peaks, problems = measure_fma_peak(flags)
+        bench.problems += problems
     measuring_since, cpu_start = time.time(), cpu_seconds()
 
     sweep = None
@@ -911,11 +1221,21 @@ def main(argv=None):
                 bench.measure(batch, sweep[1])
         bench.close()
 
+    if "user" not in args.skip and anvil_binary:
+        try:
+            measure_user_path(args, bench)
+        except Exception as error:  # noqa: BLE001
+            bench.problems.append(f"user path: {type(error).__name__}: {error}")
+
     plot_file = None
     if sweep:
         plot_file = os.path.abspath(args.plot)
-        plot_sweep(bench, sweep, args.engines, plot_file)
-        log(f"plot: {plot_file}")
+        try:
+            plot_sweep(bench, sweep, bench.engines, plot_file)
+            log(f"plot: {plot_file}")
+        except ImportError as error:
+            bench.problems.append(f"no plot: {error} (Scripts/setup/install_bench_deps.sh installs matplotlib)")
+            plot_file = None
 
     memory_rows = []
     if "memory" not in args.skip:
