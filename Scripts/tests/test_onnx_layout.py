@@ -153,6 +153,18 @@ def test_one_dimensional_conv_and_pooling(tmp_path):
     assert_close(expected, actual)
 
 
+def test_one_dimensional_conv_transpose(tmp_path):
+    """ConvTranspose1d on [N, C, L] (stride, pads, output_padding, groups) runs as a height-1
+    transposed convolution and matches ONNX Runtime."""
+    nodes = [helper.make_node("ConvTranspose", ["x", "w", "b"], ["t"], strides=[3], pads=[1, 2],
+                              output_padding=[1], group=3),
+             helper.make_node("ConvTranspose", ["t", "w2"], ["y"], strides=[2], dilations=[2])]
+    inits = [("w", RNG.standard_normal((6, 2, 4))), ("b", RNG.standard_normal(6)), ("w2", RNG.standard_normal((6, 4, 3)))]
+    types, expected, actual = run_both(tmp_path, build(nodes, inits, input_shape=(1, 6, 11)))
+    assert types == ["TransposedConvolution", "TransposedConvolution"] and expected[0].shape == (1, 4, 67)
+    assert_close(expected, actual)
+
+
 def test_torchvision_shufflenet_v2_matches_onnx_runtime(tmp_path):
     """torchvision's ShuffleNet v2 (x0.5, seeded weights, 64×64) exported with opset 17 converts
     (channel shuffles, channel splits, x.mean([2, 3])) and `anvil run` matches ONNX Runtime."""

@@ -20,17 +20,24 @@ class LayersOps:
     # -- transposed convolution -------------------------------------------------------------
 
     def op_ConvTranspose(self, node, index):
-        """`ConvTranspose`: TransposedConvolution (explicit pads; output_shape and auto_pad resolved here)."""
+        """`ConvTranspose` (2-D, or 1-D on a sequence as a height-1 2-D one): TransposedConvolution
+        (explicit pads; output_shape and auto_pad resolved here)."""
         tensor = self.act(node)
-        self.spatial(node, tensor)
+        one_d = self.windowed(node, tensor)
         weights = self.const(node, 1)
         bias = self.const(node, 2, required=False)
         a = _attributes(node)
+        if one_d and weights.ndim == 3:
+            weights = weights.reshape(weights.shape[0], weights.shape[1], 1, weights.shape[2])
+            a = self.window_1d(a)
+            for key in ("output_padding", "output_shape"):
+                if key in a:
+                    a[key] = [0 if key == "output_padding" else 1] + list(a[key])
         if weights.ndim != 4:
-            self.fail(node, f"weights of rank {weights.ndim}; only 2-D transposed convolutions are supported")
+            self.fail(node, f"weights of rank {weights.ndim} on an input of rank {tensor.rank}; only 1-D and 2-D transposed convolutions are supported")
         inputs, per_group, kh, kw = weights.shape
         groups = int(a.get("group", 1))
-        h, w, channels = tensor.shape
+        h, w, channels = (1,) + tuple(tensor.shape) if one_d else tensor.shape
         if inputs != channels or channels % groups:
             self.fail(node, f"weights {list(weights.shape)} with group {groups} do not match {channels} input channels")
         kernel = tuple(a.get("kernel_shape", [kh, kw]))
@@ -84,7 +91,7 @@ class LayersOps:
         name = self.add(node, "TransposedConvolution", [tensor.name], parameters, kernel=kernel, channels=outputs,
                         stride=stride, padding=pads, outputPadding=output_padding, dilation=dilation, groups=groups,
                         bias=bias is not None)
-        self.set(node, Act(name, (oh, ow, outputs)))
+        self.set(node, Act(name, (ow, outputs) if one_d else (oh, ow, outputs)))
 
     # -- resize -----------------------------------------------------------------------------
 
