@@ -13,7 +13,7 @@ ChannelShuffle, PixelShuffle / PixelUnshuffle (DepthToSpace / SpaceToDepth, CRD)
 Linear, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d/AdaptiveMaxPool2d (to 1x1, or to a size that
 divides the input), ZeroPad2d / F.pad(constant 0) before a convolution (folded into its
 padding; a Pad layer before anything else), ConstantPad2d / ReflectionPad2d /
-ReplicationPad2d / F.pad (constant, reflect, replicate), ConvTranspose2d, Upsample /
+ReplicationPad2d / F.pad (constant, reflect, replicate), ConvTranspose2d and ConvTranspose1d, Upsample /
 UpsamplingNearest2d / UpsamplingBilinear2d / F.interpolate (nearest, nearest-exact,
 bilinear, bicubic), InstanceNorm2d (affine or not; with running statistics it is a
 BatchNormalization), GroupNorm, LocalResponseNorm (odd sizes), LPPool2d (p = 2), ReLU, ReLU6, Hardtanh, LeakyReLU, ELU, SELU, Sigmoid, Tanh, Hardswish,
@@ -159,7 +159,7 @@ def _softplus(beta):
     return "softplus"
 
 
-_LAYER_MODULES = (nn.ConvTranspose2d, nn.Upsample, nn.UpsamplingNearest2d, nn.UpsamplingBilinear2d, nn.InstanceNorm2d,
+_LAYER_MODULES = (nn.ConvTranspose2d, nn.ConvTranspose1d, nn.Upsample, nn.UpsamplingNearest2d, nn.UpsamplingBilinear2d, nn.InstanceNorm2d,
                   nn.GroupNorm, nn.LocalResponseNorm, nn.LPPool2d)
 
 _IDENTITY_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.AlphaDropout, nn.FeatureAlphaDropout, nn.Identity)
@@ -648,18 +648,23 @@ class Converter:
         return self.emit(name, "Resize", [source], node, **options)
 
     def layer_module(self, name, module, source, node):
-        """ConvTranspose2d, Upsample*, InstanceNorm2d, GroupNorm, LocalResponseNorm and LPPool2d."""
-        if isinstance(module, nn.ConvTranspose2d):
+        """ConvTranspose2d (ConvTranspose1d on (N, C, L) as height 1), Upsample*, InstanceNorm2d,
+        GroupNorm, LocalResponseNorm and LPPool2d."""
+        if isinstance(module, (nn.ConvTranspose2d, nn.ConvTranspose1d)):
             if module.padding_mode != "zeros" or len(node.args) > 1 or node.kwargs:
                 raise ConversionError(f"module '{node.target}' needs zero padding and no output_size argument")
-            pad = _pair(module.padding)
-            self.add_tensor(f"{name}_W", module.weight)
+            one_d = isinstance(module, nn.ConvTranspose1d)
+            # A 1-D one is a height-1 2-D one: weights [in][out/groups][k] are [in][out/groups][1][k].
+            lead, zero = ([1], [0]) if one_d else ([], [])
+            kernel, stride = lead + list(module.kernel_size), lead + list(module.stride)
+            dilation, output_padding = lead + list(module.dilation), zero + list(module.output_padding)
+            pad = (0, module.padding[0]) if one_d else _pair(module.padding)
+            self.add_tensor(f"{name}_W", module.weight.unsqueeze(2) if one_d else module.weight)
             if module.bias is not None:
                 self.add_tensor(f"{name}_b", module.bias)
-            return self.emit(name, "TransposedConvolution", [source], node, kernel=list(module.kernel_size),
-                             channels=module.out_channels, stride=list(module.stride),
-                             padding=[pad[0], pad[1], pad[0], pad[1]], outputPadding=list(module.output_padding),
-                             dilation=list(module.dilation), groups=module.groups, bias=module.bias is not None)
+            return self.emit(name, "TransposedConvolution", [source], node, kernel=kernel, channels=module.out_channels,
+                             stride=stride, padding=[pad[0], pad[1], pad[0], pad[1]], outputPadding=output_padding,
+                             dilation=dilation, groups=module.groups, bias=module.bias is not None)
         if isinstance(module, (nn.Upsample, nn.UpsamplingNearest2d, nn.UpsamplingBilinear2d)):
             align = True if isinstance(module, nn.UpsamplingBilinear2d) else module.align_corners
             return self.upsample(name, source, node, module.size, module.scale_factor, module.mode, align)

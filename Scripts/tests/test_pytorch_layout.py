@@ -1,4 +1,4 @@
-"""The PyTorch converter's 1-D layers and layout modules (Conv1d, MaxPool1d, AvgPool1d,
+"""The PyTorch converter's 1-D layers and layout modules (Conv1d, ConvTranspose1d, MaxPool1d, AvgPool1d,
 ChannelShuffle, PixelShuffle, PixelUnshuffle), run by `anvil run` ($ANVIL, else the debug build in .build/)
 and compared with PyTorch itself. Skipped with the reason when torch or the binary is missing."""
 
@@ -36,6 +36,16 @@ def test_conv1d_and_pooling(tmp_path):
                            nn.AvgPool1d(3, stride=1, padding=1, count_include_pad=False))
     types, expected, actual = run_both(tmp_path, module, torch.randn(2, 3, 21))
     assert types == ["Convolution", "DepthwiseConvolution", "MaxPooling", "AveragePooling"]  # ReLU fused
+    assert np.abs(actual - expected).max() <= 1e-4 * max(1.0, np.abs(expected).max())
+
+
+def test_conv_transpose1d(tmp_path):
+    """ConvTranspose1d (stride, padding, output_padding, dilation, groups) on (N, C, L) matches PyTorch."""
+    torch.manual_seed(2)
+    module = nn.Sequential(nn.ConvTranspose1d(4, 6, 4, stride=3, padding=1, output_padding=1, groups=2), nn.ReLU(),
+                           nn.ConvTranspose1d(6, 3, 3, stride=2, dilation=2, bias=False))
+    types, expected, actual = run_both(tmp_path, module, torch.randn(2, 4, 9))
+    assert types == ["TransposedConvolution", "TransposedConvolution"]  # ReLU fused
     assert np.abs(actual - expected).max() <= 1e-4 * max(1.0, np.abs(expected).max())
 
 
