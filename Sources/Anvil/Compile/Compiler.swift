@@ -6,6 +6,8 @@ struct Compiler {
     let plan: ExecutionPlan
     let layout: WeightLayout
     let validateParameters: Bool
+    /// Where transformed weights are kept between compiles, if anywhere.
+    var weightCache: WeightCache? = nil
 
     func compile(_ source: any ParameterSource) throws -> CompiledModel {
         _ = Compute.threadCount  // settles the thread settings (OpenBLAS single-threaded) before any kernel runs
@@ -14,7 +16,8 @@ struct Compiler {
         }
         let parameters = try loadParameters(source)
         return CompiledModel(graph: graph, plan: plan, steps: try Self.buildSteps(
-            graph: graph, plan: plan, layout: layout, parameters: parameters, shared: nil, reusing: []))
+            graph: graph, plan: plan, layout: layout, parameters: parameters, shared: nil, reusing: [],
+            weightCache: weightCache))
     }
 
     /// Compiles a graph with open inputs: checks that no layer's parameters depend on the open
@@ -35,7 +38,8 @@ struct Compiler {
             }
         }
         let parameters = try loadParameters(source)
-        return OpenCompiledModel(graph: graph, layout: layout, parameters: parameters, cachedSizes: cachedSizes)
+        return OpenCompiledModel(graph: graph, layout: layout, parameters: parameters, cachedSizes: cachedSizes,
+                                 weightCache: weightCache)
     }
 
     /// Builds the kernels of every step of `plan`. `shared` keeps what kernels of the sizes of an
@@ -43,7 +47,8 @@ struct Compiler {
     /// same graph at another size) reuses its kernel, as the kernel depends on nothing else.
     static func buildSteps(graph: Graph, plan: ExecutionPlan, layout: WeightLayout,
                            parameters: [ObjectIdentifier: [ParameterKind: ParameterData]],
-                           shared: SharedKernelData?, reusing: [CompiledModel]) throws -> [CompiledModel.Step] {
+                           shared: SharedKernelData?, reusing: [CompiledModel],
+                           weightCache: WeightCache?) throws -> [CompiledModel.Step] {
         var steps: [CompiledModel.Step] = []
         for (position, step) in plan.steps.enumerated() {
             let node = graph.nodes[step.node]
@@ -51,6 +56,7 @@ struct Compiler {
             var context = KernelContext(layerName: node.name, inputShapes: node.inputs.map { graph.shapes[$0] },
                                         outputShape: graph.shapes[node.output], layout: layout, parameters: loaded)
             context.sharedData = shared
+            context.weightCache = weightCache
             context.sharedKey = String(position)
             do {
                 // The shapes of the buffers the step reads and writes (what its KernelIO holds).

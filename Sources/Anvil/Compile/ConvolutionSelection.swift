@@ -256,7 +256,8 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
         // BatchNormalization's scale itself: no reordered or scaled copy.
         let (filters, foldedBias) = context.sharedAcrossSizes("winograd-\(variant.rawValue)") {
             (WinogradConvolutionKernel.transformFilters(variant: variant, weights: raw, layout: context.layout, scale: affine?.scale,
-                                                        inputChannels: inputChannels, outputChannels: outputChannels),
+                                                        inputChannels: inputChannels, outputChannels: outputChannels,
+                                                        cache: context.weightCache),
              KernelWeights.foldedBias(bias, affine: affine, outputs: outputChannels))
         }
         let kernel = WinogradConvolutionKernel(

@@ -40,6 +40,8 @@ public struct KernelContext {
     /// Where kernels built for the different input sizes of an open model keep what they can
     /// share (reordered, packed or transformed weights); `nil` for a fixed-size model.
     var sharedData: SharedKernelData? = nil
+    /// Where transformed weights are kept between compiles (``WeightCache``), if anywhere.
+    var weightCache: WeightCache? = nil
     /// This step's key in ``sharedData`` (its position in the execution plan, the same at every size).
     var sharedKey = ""
 

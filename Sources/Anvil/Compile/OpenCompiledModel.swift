@@ -11,6 +11,8 @@ final class OpenCompiledModel: Sendable {
     let graph: Graph
     let layout: WeightLayout
     let parameters: [ObjectIdentifier: [ParameterKind: ParameterData]]
+    /// Where transformed weights are kept between compiles, if anywhere.
+    let weightCache: WeightCache?
     /// What the kernels of every size share.
     let shared = SharedKernelData()
     /// The compiled models of the sizes used most recently.
@@ -18,8 +20,10 @@ final class OpenCompiledModel: Sendable {
     /// Held while a size is built, so two threads meeting the same new size build it once.
     private let building = TracedMutex(())
 
-    init(graph: Graph, layout: WeightLayout, parameters: [ObjectIdentifier: [ParameterKind: ParameterData]], cachedSizes: Int) {
+    init(graph: Graph, layout: WeightLayout, parameters: [ObjectIdentifier: [ParameterKind: ParameterData]], cachedSizes: Int,
+         weightCache: WeightCache? = nil) {
         self.graph = graph
+        self.weightCache = weightCache
         self.layout = layout
         self.parameters = parameters
         self.cache = SizeCache(capacity: max(1, cachedSizes))
@@ -47,7 +51,7 @@ final class OpenCompiledModel: Sendable {
             let steps: [CompiledModel.Step]
             do {
                 steps = try Compiler.buildSteps(graph: resolved, plan: plan, layout: layout, parameters: parameters,
-                                                shared: shared, reusing: cache.models)
+                                                shared: shared, reusing: cache.models, weightCache: weightCache)
             } catch let error as AnvilError {
                 throw AnvilError(error.code, "input size \(sizes): \(error.message)")
             }

@@ -110,18 +110,52 @@ struct WinogradConvolutionKernel: Kernel {
     }
 
     /// The transformed filters of `weights` in `layout`, each output channel's times `scale[o]` when given.
+    /// With a `cache`, filters of weights mapped from a file come from its entry when there is one
+    /// and a sample of it (the first and last input channels) matches this build's transform bit
+    /// for bit; otherwise they are made and the entry written for the next compile.
     static func transformFilters(variant: WinogradVariant, weights: ParameterData, layout: WeightLayout, scale: [Float]?,
                                  inputChannels: Int, outputChannels: Int,
-                                 instructionSet: InstructionSet = .current) -> WinogradFilters {
+                                 instructionSet: InstructionSet = .current, cache: WeightCache? = nil) -> WinogradFilters {
         let strides = FilterStrides(layout: layout, inputs: inputChannels, outputs: outputChannels)
+        let filterLayout = WinogradFilterLayout(inputs: inputChannels, outputs: outputChannels)
+        let key = cache.flatMap { _ in WeightCache.origin(of: weights) }.map { origin in
+            "winograd3 \(variant.rawValue) isa \(instructionSet) layout \(layout.rawValue) inputs \(inputChannels) "
+                + "outputs \(outputChannels) scale \(scale.map(Self.fingerprint) ?? "none") weights \(origin)"
+        }
         return weights.withUnsafeBufferPointer { source in
             func transform(_ factors: UnsafePointer<Float>?) -> WinogradFilters {
-                variant.transformFilters(source.baseAddress!, strides: strides, scale: factors,
-                                         outputs: outputChannels, inputs: inputChannels, instructionSet: instructionSet)
+                let count = variant.positions * filterLayout.positionStride
+                if let cache, let key, let entry = cache.entry(key: key, count: count) {
+                    let mapped = WinogradFilters(layout: filterLayout, positions: variant.positions, mapped: entry)
+                    let sample = Set([0, inputChannels - 1])
+                    if sample.allSatisfy({ variant.matches(mapped, input: $0, weights: source.baseAddress!, strides: strides,
+                                                           scale: factors, instructionSet: instructionSet) }) {
+                        cache.hit()
+                        return mapped
+                    }
+                    cache.reject()
+                }
+                let made = variant.transformFilters(source.baseAddress!, strides: strides, scale: factors,
+                                                    outputs: outputChannels, inputs: inputChannels, instructionSet: instructionSet)
+                if let cache, let key { cache.store(key: key, values: UnsafeBufferPointer(start: made.pointer, count: made.count)) }
+                return made
             }
             guard let scale else { return transform(nil) }
             return scale.withUnsafeBufferPointer { transform($0.baseAddress) }
         }
+    }
+
+    /// A 64-bit FNV-1a hash of `values`' bits, naming a folded scale in a cache key.
+    private static func fingerprint(_ values: [Float]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for value in values {
+            var bits = value.bitPattern
+            for _ in 0 ..< 4 {
+                hash = (hash ^ UInt64(bits & 0xff)) &* 0x0000_0100_0000_01b3
+                bits >>= 8
+            }
+        }
+        return String(hash, radix: 16) + "/\(values.count)"
     }
 
     /// Whether the kernel can compute this convolution at all.

@@ -26,20 +26,29 @@ struct FilterStrides: Sendable, Equatable {
 /// in cache, and no two threads fault the same page. (Position-major, each thread wrote a row of
 /// each of the α² matrices in turn, and the kernel's zeroing and the transform's writes went
 /// to memory and back.) One allocation, 2 MB aligned and (on Linux) advised for transparent
-/// huge pages.
+/// huge pages — or a read-only mapping of a ``WeightCache`` entry holding the same values.
 ///
 /// They take 16/9 (F(2×2)) or 4 (F(4×4)) times the memory of the weights, and fresh memory is
 /// dear: the kernel zeroes every page on first touch, and on the reference VM faulting 235 MB in
 /// 4 KB pages took 170–240 ms against 40 ms or more in 2 MB pages.
 /// Huge pages also spare the products TLB misses when they stream the filters.
 final class WinogradFilters: @unchecked Sendable {
-    // @unchecked Sendable: `pointer` and `count` are `let`s; the filters are written by the
-    // compile step's transform before the kernel holding them is published, and only read after.
+    // @unchecked Sendable: `pointer`, `count` and `storage` are `let`s; owned filters are written
+    // by the compile step's transform before the kernel holding them is published, mapped ones
+    // never; both are only read after.
 
-    let pointer: UnsafeMutablePointer<Float>
+    /// The filters, read by the products.
+    let pointer: UnsafePointer<Float>
     let count: Int
     /// Where each filter value lives.
     let layout: WinogradFilterLayout
+    private let storage: Storage
+
+    /// Memory this object allocated (freed with it), or a ``WeightCache`` entry it maps.
+    private enum Storage {
+        case owned(UnsafeMutablePointer<Float>)
+        case mapped(WeightCacheEntry)
+    }
 
     static let hugePage = 2 << 20
 
@@ -58,13 +67,32 @@ final class WinogradFilters: @unchecked Sendable {
         #if os(Linux)
         if bytes >= hugePage { _ = madvise(raw, bytes / hugePage * hugePage, MADV_HUGEPAGE) }
         #endif
-        self.pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
+        let pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
+        self.pointer = UnsafePointer(pointer)
+        self.storage = .owned(pointer)
         self.count = count
         self.layout = layout
         if layout.paddedOutputs != layout.outputs { pointer.initialize(repeating: 0, count: count) }
     }
 
-    deinit { free(pointer) }
+    /// Filters mapped from a cache entry of exactly `positions` positions in `layout`.
+    init(layout: WinogradFilterLayout, positions: Int, mapped entry: WeightCacheEntry) {
+        precondition(entry.count == positions * layout.positionStride)
+        self.pointer = entry.pointer
+        self.storage = .mapped(entry)
+        self.count = entry.count
+        self.layout = layout
+    }
+
+    /// The memory the transform writes (owned filters only).
+    var writablePointer: UnsafeMutablePointer<Float> {
+        guard case .owned(let pointer) = storage else { preconditionFailure("mapped Winograd filters are read-only") }
+        return pointer
+    }
+
+    deinit {
+        if case .owned(let pointer) = storage { free(pointer) }
+    }
 }
 
 extension WinogradVariant {
@@ -77,9 +105,30 @@ extension WinogradVariant {
         let filters = WinogradFilters(layout: WinogradFilterLayout(inputs: inputs, outputs: outputs), positions: positions)
         Compute.parallelFor(inputs, costPerItem: outputs * 8 * positions,
                             FilterTransform(isa: instructionSet.cValue, tile: Int32(outputTile), weights: weights,
-                                            strides: strides, scale: scale, u: filters.pointer, inputs: inputs,
+                                            strides: strides, scale: scale, u: filters.writablePointer, inputs: inputs,
                                             outputs: outputs))
         return filters
+    }
+
+    /// Whether `filters` hold, bit for bit, what the transform makes of input channel `input`
+    /// (the sample a ``WeightCache`` entry is checked by before it is used).
+    func matches(_ filters: WinogradFilters, input: Int, weights: UnsafePointer<Float>, strides: FilterStrides,
+                 scale: UnsafePointer<Float>?, instructionSet: InstructionSet) -> Bool {
+        let layout = filters.layout
+        // The transform of one channel alone, laid out as a layer of one input channel.
+        let single = WinogradFilters(layout: WinogradFilterLayout(inputs: 1, outputs: layout.outputs), positions: positions)
+        let c = anvil_winograd3_filter_strides(output: strides.output, input: strides.input, row: strides.row,
+                                               column: strides.column)
+        anvil_winograd3_transform_filters(instructionSet.cValue, Int32(outputTile), weights + input * strides.input, c,
+                                          scale, Int32(layout.outputs), 1, single.writablePointer, 0, 1)
+        for position in 0 ..< positions {
+            for output in 0 ..< layout.outputs {
+                let expected = single.pointer[single.layout.offset(position: position, input: 0, output: output)]
+                let cached = filters.pointer[layout.offset(position: position, input: input, output: output)]
+                guard expected.bitPattern == cached.bitPattern else { return false }
+            }
+        }
+        return true
     }
 }
 

@@ -55,9 +55,12 @@ public struct ModelFile {
         }
     }
 
-    /// Compiles the model with the file's parameters and returns it.
-    public func compiledModel(validateParameters: Bool = false) throws -> Model {
-        try model.compile(layout: layout, validateParameters: validateParameters,
+    /// Compiles the model with the file's parameters and returns it. Transformed weights are
+    /// kept in `weightCache` (by default ``WeightCache/standard``, which `ANVIL_WEIGHT_CACHE`
+    /// sets or turns off; `nil` for none), so the next compile of this file maps them.
+    public func compiledModel(validateParameters: Bool = false,
+                              weightCache: WeightCache? = WeightCache.standard) throws -> Model {
+        try model.compile(layout: layout, validateParameters: validateParameters, weightCache: weightCache,
                           from: parameters ?? ArrayParameterSource([:]))
         return model
     }

@@ -17,6 +17,8 @@ public final class MappedFile: @unchecked Sendable {
     public let path: String
     /// The mapped bytes.
     public let bytes: UnsafeRawBufferPointer
+    /// The file's device, inode, size and modification time when it was mapped.
+    public let identity: FileIdentity
 
     /// Maps the file at `path`; throws for a missing file, a directory, or an unreadable file.
     public init(path: String) throws {
@@ -28,12 +30,17 @@ public final class MappedFile: @unchecked Sendable {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw AnvilError(.fileError, "'\(path)' is not a regular file")
         }
-        let size = Int(info.st_size)
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
             throw AnvilError(.fileError, "cannot open '\(path)': \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
+        // The size and identity of the file opened (the path may have been replaced since `stat`).
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw AnvilError(.fileError, "'\(path)' is not a regular file")
+        }
+        let size = Int(info.st_size)
+        identity = FileIdentity(info)
         if size == 0 {
             bytes = UnsafeRawBufferPointer(start: nil, count: 0)
             return

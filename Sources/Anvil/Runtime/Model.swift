@@ -190,10 +190,14 @@ public final class Model: Sendable {
     /// parameter count depends on the open size (a `Dense` after `Flatten`) is an error; each
     /// input size's kernels are built at its first `predict` and the `cachedSizes` sizes used
     /// most recently are kept (least recently used dropped first, its buffers freed).
+    ///
+    /// With a `weightCache`, weights the kernels transform (Winograd filters) are kept there
+    /// and mapped back by the next compile of the same weights (see ``WeightCache``).
     public func compile(layout: WeightLayout = .forge, validateParameters: Bool = false,
-                        cachedSizes: Int = Model.defaultCachedSizes,
+                        cachedSizes: Int = Model.defaultCachedSizes, weightCache: WeightCache? = nil,
                         from source: any ParameterSource) throws {
-        let compiler = Compiler(graph: graph, plan: plan, layout: layout, validateParameters: validateParameters)
+        let compiler = Compiler(graph: graph, plan: plan, layout: layout, validateParameters: validateParameters,
+                                weightCache: weightCache)
         let result: Compilation
         if graph.isOpen {
             guard cachedSizes >= 1 else { throw AnvilError(.invalidOption, "cachedSizes must be at least 1, got \(cachedSizes)") }

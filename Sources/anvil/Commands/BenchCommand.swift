@@ -95,6 +95,12 @@ struct BenchCommand: ParsableCommand {
             let flops = 2 * Double(try model.macs(forInputShapes: [shape])) * Double(batch)
             print("model: \(model.outputNames.joined(separator: ", ")) from \(self.model); batch \(batch); threads \(Compute.threadCount)")
             print(String(format: "load+compile_ms: %.1f", milliseconds(compileTime)))
+            if let cache = WeightCache.standard {
+                let s = cache.statistics
+                print("weight_cache: \(s.hits) mapped, \(s.misses + s.rejected) made (\(s.rejected) refused), \(s.written) written in \(cache.directory.path)")
+            } else {
+                print("weight_cache: off (ANVIL_WEIGHT_CACHE)")
+            }
             print(String(format: "warmup: %d runs in %.1f ms", warmed, milliseconds(warmupTime)))
             if layers {
                 for timing in try model.profile(batch: batch, iterations: iterations, inputShapes: [shape]) {
