@@ -4,5 +4,5 @@
 
 void anvil_strided_copy_scalar(const anvil_copy_shape *s, const float *input, float *output, long row_begin,
                                long row_end) {
-    ANVIL_COPY_ROWS(s, input, output, row_begin, row_end, anvil_copy_line_scalar);
+    ANVIL_COPY_ROWS(s, input, output, row_begin, row_end, anvil_copy_line_scalar, anvil_copy_interleave_scalar);
 }

@@ -32,4 +32,43 @@ struct StridedCopyKernelTests {
             #expect(actual == expected.v.map(Float.init), "\(isa) \(dims) by \(perm)")
         }
     }
+
+    /// ShuffleNet's shuffle interleaves g streams of k channels per pixel, copied by runs (two
+    /// streams 8 pairs at a time with AVX2): every g up to 8 and past it (the per-row path), runs
+    /// that do not fill a vector, and row ranges that start and stop inside a run, as the
+    /// parallel split cuts them.
+    @Test("Channel shuffles (interleaves) of every group count, split anywhere", arguments: refInstructionSets)
+    func interleavesMatchReference(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        var rng = RefRandom(seed: 78)
+        for groups in [2, 3, 4, 8, 9] {
+            for k in [1, 5, 8, 13, 58] {
+                let pixels = rng.int(1 ... 7), c = groups * k
+                let input = (0 ..< pixels * c).map { _ in rng.float() }
+                var expected = [Float](repeating: 0, count: input.count)
+                for p in 0 ..< pixels {
+                    for i in 0 ..< k {
+                        for j in 0 ..< groups { expected[p * c + i * groups + j] = input[p * c + j * k + i] }
+                    }
+                }
+                let copy = StridedCopy(input: 0, dims: [pixels, k, groups], inputStrides: [c, 1, k], outputStrides: [c, groups, 1])
+                let kernel = StridedCopyKernel(copies: [copy], inputCounts: [input.count], outputCount: input.count)
+                let plan = try #require(kernel.plans.first)
+                var shape = plan.shape
+                shape.dims.0 = 1
+                let rows = plan.rowsPerImage
+                for cuts in [[0, rows], [0, rows / 3, rows / 2 + 1, rows]] {
+                    var output = [Float](repeating: .nan, count: input.count)
+                    input.withUnsafeBufferPointer { source in
+                        output.withUnsafeMutableBufferPointer { target in
+                            let job = StridedCopyKernel.Rows(shape: shape, input: source.baseAddress!, output: target.baseAddress!,
+                                                             isa: isa.cValue)
+                            for (begin, end) in zip(cuts, cuts.dropFirst()) { job.run(begin ..< end) }
+                        }
+                    }
+                    #expect(output == expected, "\(isa) \(pixels) pixels, \(groups) groups of \(k), cut at \(cuts)")
+                }
+            }
+        }
+    }
 }
