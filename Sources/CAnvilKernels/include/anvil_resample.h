@@ -1,9 +1,10 @@
 #ifndef ANVIL_RESAMPLE_H
 #define ANVIL_RESAMPLE_H
 
-// Separable resampling of NHWC images (Resize: nearest, linear, cubic): every output pixel is
-// a weighted sum of input pixels over precomputed taps per output row and per output column,
-// vectorised across channels.
+// Separable resampling of NHWC images (Resize: nearest, linear, cubic, antialiased filters,
+// crop-and-resize): every output pixel is a weighted sum of input pixels over precomputed taps
+// per output row and per output column, vectorised across channels; a row or column marked
+// outside the input holds a constant instead.
 
 #include "anvil_isa.h"
 
@@ -16,11 +17,16 @@ extern "C" {
 typedef struct {
     int input_height, input_width, channels;
     int output_height, output_width;
-    int row_taps, column_taps;         ///< 1 (nearest), 2 (linear) or 4 (cubic)
+    int row_taps, column_taps;         ///< 1 (nearest), 2 (linear), 4 (cubic), more (antialiased)
     const int *row_index;
     const float *row_weight;
     const int *column_index;
     const float *column_weight;
+    /// Per output row / column, nonzero when its source lies outside the input (crop-and-resize):
+    /// every output pixel on it is `extrapolation_value`. NULL: none is.
+    const unsigned char *row_outside;
+    const unsigned char *column_outside;
+    float extrapolation_value;
 } anvil_resample_shape;
 
 /// Output lines `[line_begin, line_end)` (line = image · output_height + row) of `input`

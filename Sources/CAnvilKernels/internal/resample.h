@@ -1,14 +1,19 @@
 #ifndef ANVIL_KERNELS_RESAMPLE_H
 #define ANVIL_KERNELS_RESAMPLE_H
 
-// The resampling loop every body shares. A single tap of weight 1 on both axes (nearest
+// The resampling loop every body shares. A row or column outside the input (crop-and-resize)
+// is filled with the extrapolation value; a single tap of weight 1 on both axes (nearest
 // neighbour) copies; otherwise each output pixel is zeroed and gets `weight · pixel` added per
-// tap pair by the body's `axpy`.
+// tap pair by the body's `axpy` (taps of weight 0, an antialiased filter's padding, are skipped).
 
 #include "common.h"
 #include <string.h>
 
 typedef void anvil_resample_axpy(float *dst, const float *src, float weight, int n);
+
+ANVIL_INLINE void anvil_resample_fill(float *dst, float value, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = value;
+}
 
 ANVIL_INLINE void anvil_resample_lines_impl(const anvil_resample_shape *s, const float *input, float *output,
                                             int line_begin, int line_end, anvil_resample_axpy *axpy) {
@@ -18,7 +23,15 @@ ANVIL_INLINE void anvil_resample_lines_impl(const anvil_resample_shape *s, const
         const int image = line / s->output_height, oy = line - image * s->output_height;
         const float *source = input + (size_t)image * image_size;
         float *out = output + (size_t)line * s->output_width * C;
+        if (s->row_outside && s->row_outside[oy]) {
+            anvil_resample_fill(out, s->extrapolation_value, (size_t)s->output_width * C);
+            continue;
+        }
         for (int ox = 0; ox < s->output_width; ox++, out += C) {
+            if (s->column_outside && s->column_outside[ox]) {
+                anvil_resample_fill(out, s->extrapolation_value, (size_t)C);
+                continue;
+            }
             if (RT == 1 && CT == 1 && s->row_weight[oy] == 1.0f && s->column_weight[ox] == 1.0f) {
                 memcpy(out, source + ((size_t)s->row_index[oy] * s->input_width + s->column_index[ox]) * C,
                        sizeof(float) * (size_t)C);

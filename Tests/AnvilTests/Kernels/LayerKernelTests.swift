@@ -84,6 +84,38 @@ extension LayerKernelTests {
         }
     }
 
+    @Test("Resampling: antialiased downsampling and crop-and-resize (extrapolated rows and columns), channel counts over vector widths",
+          arguments: refInstructionSets)
+    func resampleAntialiasAndCrop(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        var rng = RefRandom(seed: 4545)
+        for mode in [Resize.Mode.linear, .cubic] {
+            for c in [1, 7, 8, 33, 40] {
+                let x = rng.tensor(n: 2, h: rng.int(6 ... 11), w: rng.int(6 ... 11), c: c)
+                let (oh, ow) = (rng.int(1 ... 4), rng.int(1 ... 4))
+                let scale = (Double(oh) / Double(x.h), Double(ow) / Double(x.w))
+                let exclude = c % 2 == 1
+                let expected = Naive.resizeONNX(x, outH: oh, outW: ow, scale: scale, length: (Double(oh), Double(ow)),
+                                                coordinates: .halfPixel, mode: mode, excludeOutside: exclude, antialias: true)
+                let layer = Resize(height: oh, width: ow, mode: mode, excludeOutside: exclude, antialias: true)
+                Self.expectClose(try Self.run(layer, x, isa: isa), expected, "\(isa) antialias \(mode) \(x) to \(oh)x\(ow)")
+            }
+        }
+        for mode in Resize.Mode.allCases {
+            for c in [1, 8, 33] {
+                let x = rng.tensor(n: 2, h: rng.int(2 ... 6), w: rng.int(2 ... 6), c: c)
+                let (oh, ow) = (rng.int(1 ... 7), rng.int(1 ... 7))
+                let region = Resize.Region(top: -0.25, left: 0.3, bottom: 0.9, right: 1.4)
+                let expected = Naive.resizeONNX(x, outH: oh, outW: ow, scale: (Double(oh) / Double(x.h), Double(ow) / Double(x.w)),
+                                                length: (Double(oh), Double(ow)), coordinates: .tfCropAndResize, mode: mode,
+                                                roi: (-0.25, 0.3, 0.9, 1.4), extrapolation: 3.5)
+                let layer = Resize(height: oh, width: ow, coordinates: .tfCropAndResize, mode: mode, region: region,
+                                   extrapolationValue: 3.5)
+                Self.expectClose(try Self.run(layer, x, isa: isa), expected, "\(isa) crop \(mode) \(x) to \(oh)x\(ow)")
+            }
+        }
+    }
+
     @Test("Pad: every mode, channel pads, channel counts over vector widths", arguments: refInstructionSets)
     func pad(isa: InstructionSet) throws {
         try refRequireSupported(isa)
