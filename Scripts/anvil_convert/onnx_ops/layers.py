@@ -1,7 +1,7 @@
 """ONNX handlers of the layers added in #12: ConvTranspose, Resize / Upsample (every nearest and
-coordinate mode, cubic), Pad (folded into the next Conv / pooling when that is exact),
-InstanceNormalization, LayerNormalization (any axis; a Transpose when needed), GroupNormalization, LRN, LpPool and
-GlobalLpPool. A mixin of from_onnx.OnnxConverter: it uses the converter's helpers (act, const,
+coordinate mode including tf_crop_and_resize, cubic, antialias, keep_aspect_ratio_policy), Pad (folded into the next Conv / pooling when that is exact),
+InstanceNormalization, LayerNormalization (any axis; a Transpose when needed), GroupNormalization, LRN, LpPool (2-D,
+or 1-D on a sequence) and GlobalLpPool. A mixin of from_onnx.OnnxConverter: it uses the converter's helpers (act, const,
 spatial, window, add, set, fail, consumers)."""
 
 import numpy as np
