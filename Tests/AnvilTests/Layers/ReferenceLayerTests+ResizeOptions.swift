@@ -136,3 +136,19 @@ extension ReferenceLayerTests {
         }
     }
 }
+
+extension ReferenceLayerTests {
+    @Test("Resize MACs in the summary count an antialiased filter's taps: ONNX's footprint 2 − 2·(⌊−r/scale⌋ + 1) per axis")
+    func resizeAntialiasMACs() throws {
+        let x = Input(width: 10, height: 8, channels: 2)
+        for (mode, radius) in [(Resize.Mode.linear, 1.0), (.cubic, 2.0)] {
+            let model = try Model(input: x, output: x --> Resize(height: 3, width: 4, mode: mode, antialias: true, name: "rz"))
+            let footprint = { (scale: Double) in 2 - 2 * (Int(floor(-radius / scale)) + 1) }
+            let expected = 3 * 4 * 2 * footprint(3.0 / 8) * footprint(4.0 / 10)
+            #expect(model.macs == expected, "\(mode)")
+            #expect(model.summary().contains(Model.grouped(expected)), "\(mode): the summary shows \(expected) MACs")
+            let plain = try Model(input: x, output: x --> Resize(height: 3, width: 4, mode: mode))
+            #expect(plain.macs == 3 * 4 * 2 * Int(2 * radius) * Int(2 * radius))
+        }
+    }
+}
