@@ -152,3 +152,22 @@ extension ReferenceLayerTests {
         }
     }
 }
+
+extension ReferenceLayerTests {
+    @Test("An antialiased Resize by scale on an open input size: each size's taps are its own")
+    func resizeAntialiasOpenSize() throws {
+        let input = Input(height: nil, width: nil, channels: 2)
+        let model = try Model(input: input, output: input --> Resize(scaleHeight: 0.3, scaleWidth: 0.5, mode: .cubic,
+                                                                   excludeOutside: true, antialias: true))
+        try model.compile(from: ArrayParameterSource([:]))
+        var rng = RefRandom(seed: 8)
+        for (h, w) in [(10, 8), (17, 13), (10, 8)] {
+            let x = rng.tensor(n: 2, h: h, w: w, c: 2)
+            let (oh, ow) = (Int(floor(Double(h) * Double(Float(0.3)))), Int(floor(Double(w) * 0.5)))
+            let expected = Naive.resizeONNX(x, outH: oh, outW: ow, scale: (Double(Float(0.3)), 0.5),
+                                            length: (Double(h) * Double(Float(0.3)), Double(w) * 0.5), coordinates: .halfPixel,
+                                            mode: .cubic, excludeOutside: true, antialias: true)
+            refExpectClose(try model.predict(try x.tensor()), expected, "\(h)x\(w)")
+        }
+    }
+}
