@@ -61,6 +61,16 @@ struct LayerKernelTests {
 }
 
 extension LayerKernelTests {
+    /// `layer`'s resampling kernel for `x`, its body forced to `isa`, in one pass or two stages.
+    static func runResize(_ layer: Resize, _ x: RefTensor, isa: InstructionSet, twoStages: Bool) throws -> [Float] {
+        let output = try layer.outputShape(for: [x.shape])
+        var kernel = try #require(try layer.makeKernel(KernelContext(layerName: "k", inputShapes: [x.shape], outputShape: output,
+                                                                     layout: .forge, parameters: [:])) as? ResizeKernel)
+        kernel.instructionSet = isa
+        kernel.twoStages = twoStages
+        return refRunKernel(kernel, input: x.floats, batch: x.n, inputShape: x.shape, outputShape: output)
+    }
+
     @Test("Resampling: nearest, linear and cubic taps, channel counts over vector widths and tails", arguments: refInstructionSets)
     func resample(isa: InstructionSet) throws {
         try refRequireSupported(isa)
@@ -78,8 +88,11 @@ extension LayerKernelTests {
                 case .cubic: expected = Naive.resizeCubic(x, outH: oh, outW: ow, scale: scale, length: (Double(oh), Double(ow)),
                                                           coordinates: .halfPixel, a: -0.75, excludeOutside: false)
                 }
-                let actual = try Self.run(Resize(height: oh, width: ow, mode: mode, nearestRounding: .roundPreferCeil), x, isa: isa)
-                Self.expectClose(actual, expected, "\(isa) \(mode) \(x) to \(oh)x\(ow)")
+                for twoStages in [false, true] {
+                    let actual = try Self.runResize(Resize(height: oh, width: ow, mode: mode, nearestRounding: .roundPreferCeil), x,
+                                                    isa: isa, twoStages: twoStages)
+                    Self.expectClose(actual, expected, "\(isa) \(mode) \(x) to \(oh)x\(ow) two stages \(twoStages)")
+                }
             }
         }
     }
@@ -98,7 +111,10 @@ extension LayerKernelTests {
                 let expected = Naive.resizeONNX(x, outH: oh, outW: ow, scale: scale, length: (Double(oh), Double(ow)),
                                                 coordinates: .halfPixel, mode: mode, excludeOutside: exclude, antialias: true)
                 let layer = Resize(height: oh, width: ow, mode: mode, excludeOutside: exclude, antialias: true)
-                Self.expectClose(try Self.run(layer, x, isa: isa), expected, "\(isa) antialias \(mode) \(x) to \(oh)x\(ow)")
+                for twoStages in [false, true] {
+                    Self.expectClose(try Self.runResize(layer, x, isa: isa, twoStages: twoStages), expected,
+                                     "\(isa) antialias \(mode) \(x) to \(oh)x\(ow) two stages \(twoStages)")
+                }
             }
         }
         for mode in Resize.Mode.allCases {
@@ -111,7 +127,10 @@ extension LayerKernelTests {
                                                 roi: (-0.25, 0.3, 0.9, 1.4), extrapolation: 3.5)
                 let layer = Resize(height: oh, width: ow, coordinates: .tfCropAndResize, mode: mode, region: region,
                                    extrapolationValue: 3.5)
-                Self.expectClose(try Self.run(layer, x, isa: isa), expected, "\(isa) crop \(mode) \(x) to \(oh)x\(ow)")
+                for twoStages in [false, true] {
+                    Self.expectClose(try Self.runResize(layer, x, isa: isa, twoStages: twoStages), expected,
+                                     "\(isa) crop \(mode) \(x) to \(oh)x\(ow) two stages \(twoStages)")
+                }
             }
         }
     }
