@@ -31,10 +31,12 @@ struct ResizeKernel: RangeKernel {
         self.rows = rows
         self.columns = columns
         self.extrapolationValue = extrapolationValue
-        // Multiply-adds per output line: every tap pair per pixel, or the row taps over the input
-        // line plus the column taps per pixel.
-        let direct = output.width * rows.count * columns.count
-        let staged = input.width * rows.count + output.width * columns.count
+        // Cost per output line, in multiply-adds plus a fixed cost per weighted run of values (a
+        // call of the body's axpy, which matters with few channels): every tap pair per pixel, or
+        // the row taps over the whole input line plus the column taps per pixel.
+        let call = 8, c = input.channels
+        let direct = output.width * rows.count * columns.count * (call + c)
+        let staged = rows.count * (call + input.width * c) + output.width * columns.count * (call + c)
         twoStages = rows.count * columns.count > 1 && staged < direct
     }
 
