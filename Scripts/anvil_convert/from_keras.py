@@ -754,16 +754,24 @@ class KerasConverter:
         shape = sources[0].shape[:-1] + (sum(s.shape[-1] for s in sources),)
         return Tensor(name, shape, nonnegative=all(s.nonnegative for s in sources))
 
-    def resize(self, node, height, width, nearest_allowed=False):
-        """A Resize to height x width as Keras's torch backend computes it (torch's interpolate,
-        align_corners False): bilinear and bicubic (a = −0.75, edge taps clamped) with half-pixel
-        coordinates; nearest as torch's "nearest-exact" (source floor((x + 0.5)·in/out): half-pixel
-        rounding half up), or, for an integer upsampling (`nearest_allowed`, Keras repeats the
-        rows), asymmetric rounding down; other interpolations are errors."""
-        tensor = self.source(node)
-        self.spatial_input(node, tensor)
+    def resize(self, node, height, width, nearest_allowed=False, antialias=False, tensor=None):
+        """A Resize of `tensor` (the node's input by default) to height x width as Keras's torch
+        backend computes it (torch's interpolate, align_corners False): bilinear and bicubic (a = −0.75,
+        edge taps clamped) with half-pixel coordinates; nearest as torch's "nearest-exact" (source
+        floor((x + 0.5)·in/out): half-pixel rounding half up), or, for an integer upsampling
+        (`nearest_allowed`, Keras repeats the rows), asymmetric rounding down; other interpolations
+        are errors. `antialias` (bilinear and bicubic; nearest ignores it, as Keras does): torch's
+        antialiased filter, widened by 1 / scale when downsampling, taps outside the image dropped,
+        bicubic with a = −0.5."""
+        if tensor is None:
+            tensor = self.source(node)
+            self.spatial_input(node, tensor)
         interpolation = node.config.get("interpolation", "nearest")
         options = self.resize_options(node, interpolation, nearest_allowed)
+        if antialias and interpolation in ("bilinear", "bicubic"):
+            options.update(antialias=True, excludeOutside=True)
+            if interpolation == "bicubic":
+                options["cubicCoefficient"] = -0.5
         name = self.emit(node, None, "Resize", [tensor.name], size=[height, width], **options)
         return Tensor(name, (height, width, tensor.shape[2]), nonnegative=tensor.nonnegative and interpolation != "bicubic")
 
@@ -873,12 +881,34 @@ class KerasConverter:
         return self.normalization(node, "GroupNormalization", groups=groups)
 
     def layer_Resizing(self, node):
-        """`Resizing` (bilinear, nearest or bicubic; no crop/pad/antialias): Resize to the size."""
+        """`Resizing` (bilinear, nearest or bicubic; antialias; crop_to_aspect_ratio: the centred
+        window of the target's aspect ratio, as Slice layers, then the resize): Resize to the size."""
         self.check_channels_last(node)
-        for flag in ("crop_to_aspect_ratio", "pad_to_aspect_ratio", "antialias"):
-            if node.config.get(flag):
-                self.fail(node, f"{flag}=True is not supported")
-        return self.resize(node, int(node.config["height"]), int(node.config["width"]))
+        if node.config.get("pad_to_aspect_ratio"):
+            self.fail(node, "pad_to_aspect_ratio=True is not supported")
+        height, width = int(node.config["height"]), int(node.config["width"])
+        tensor = self.source(node)
+        self.spatial_input(node, tensor)
+        if node.config.get("crop_to_aspect_ratio"):
+            tensor = self.crop_to_aspect_ratio(node, tensor, height, width)
+        return self.resize(node, height, width, antialias=bool(node.config.get("antialias")), tensor=tensor)
+
+    def crop_to_aspect_ratio(self, node, tensor, height, width):
+        """The centred crop Keras takes before resizing to height x width (its torch backend's rule:
+        the largest window of the target's aspect ratio, start rounded down): a Slice per cropped axis."""
+        h, w, c = tensor.shape
+        if h is None or w is None:
+            self.fail(node, "crop_to_aspect_ratio on an open input size; pass --input-shape H,W,C")
+        crop_h = max(min(h, int(float(w * height) / width)), 1)
+        crop_w = max(min(w, int(float(h * width) / height)), 1)
+        shape = [h, w, c]
+        for axis, crop, part in ((1, crop_h, "crop_h"), (2, crop_w, "crop_w")):
+            if crop < shape[axis - 1]:
+                start = int(float(shape[axis - 1] - crop) / 2)
+                name = self.emit(node, part, "Slice", [tensor.name], axis=axis, start=start, end=start + crop)
+                shape[axis - 1] = crop
+                tensor = Tensor(name, shape, nonnegative=tensor.nonnegative)
+        return tensor
 
     def layer_ZeroPadding2D(self, node):
         """`ZeroPadding2D`: no layer; the padding rides on the tensor until the next layer folds it."""

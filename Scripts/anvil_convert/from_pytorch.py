@@ -15,7 +15,7 @@ divides the input), ZeroPad2d / F.pad(constant 0) before a convolution (folded i
 padding; a Pad layer before anything else), ConstantPad2d / ReflectionPad2d /
 ReplicationPad2d / F.pad (constant, reflect, replicate), ConvTranspose2d and ConvTranspose1d, Upsample /
 UpsamplingNearest2d / UpsamplingBilinear2d / F.interpolate (nearest, nearest-exact,
-bilinear, bicubic), InstanceNorm2d (affine or not; with running statistics it is a
+bilinear, bicubic; bilinear and bicubic with antialias=True), InstanceNorm2d (affine or not; with running statistics it is a
 BatchNormalization), GroupNorm, LocalResponseNorm (odd sizes), LPPool2d (p = 2), ReLU, ReLU6, Hardtanh, LeakyReLU, ELU, SELU, Sigmoid, Tanh, Hardswish,
 Hardsigmoid, SiLU, GELU (both approximations), Mish, Softplus (beta 1), Softsign, CELU, PReLU, Softmax, LogSoftmax, Flatten / torch.flatten / view / reshape to
 (N, -1), Dropout (identity at inference), Identity, torch.add / + / += (tensor + tensor;
@@ -615,9 +615,11 @@ class Converter:
             options["value"] = value
         return self.emit(name, "Pad", [source], node, **options)
 
-    def upsample(self, name, source, node, size, scale_factor, mode, align_corners):
+    def upsample(self, name, source, node, size, scale_factor, mode, align_corners, antialias=False):
         """nn.Upsample / F.interpolate: Resize (nearest: asymmetric + floor as PyTorch; nearest-exact;
-        bilinear and bicubic with align_corners or half-pixel centres)."""
+        bilinear and bicubic with align_corners or half-pixel centres; bilinear and bicubic with
+        antialias: the filter widened by 1 / scale when downsampling, taps outside the image dropped
+        and the rest renormalised, bicubic with a = -0.5, as PyTorch's antialiased kernels do)."""
         if len(source.shape) != 4:
             raise ConversionError(f"interpolation at node '{node.name}' needs an NCHW tensor")
         modes = {"nearest": ("nearest", "asymmetric"), "nearest-exact": ("nearest", "halfPixel"),
@@ -626,8 +628,13 @@ class Converter:
             raise ConversionError(f"interpolate at node '{node.name}' is mode '{mode}'; supported: nearest, "
                                   "nearest-exact, bilinear, bicubic")
         kind, coordinates = modes[mode]
+        if antialias and (kind == "nearest" or align_corners):
+            raise ConversionError(f"interpolate at node '{node.name}': antialias needs mode bilinear or bicubic "
+                                  "without align_corners")
         if align_corners and kind != "nearest":
             coordinates = "alignCorners"
+        if antialias:
+            coordinates = "halfPixel"  # PyTorch's antialiased kernels sample pixel centres, one output or many
         options = {}
         if size is not None or coordinates == "alignCorners":
             # align_corners maps corner to corner of the rounded output size (ONNX and Anvil's scale
@@ -644,7 +651,10 @@ class Converter:
         if kind == "nearest":
             options["nearestRounding"] = "floor" if mode == "nearest" else "roundPreferCeil"
         if kind == "cubic":
-            options["cubicCoefficient"] = -0.75
+            options["cubicCoefficient"] = -0.5 if antialias else -0.75
+        if antialias:
+            options["antialias"] = True
+            options["excludeOutside"] = True
         return self.emit(name, "Resize", [source], node, **options)
 
     def layer_module(self, name, module, source, node):
@@ -821,13 +831,13 @@ class Converter:
         """F.interpolate: Resize to the traced output size (`size=`, which may be read from x.shape) or by
         the factors (`scale_factor=`, used as given in the coordinate mapping as PyTorch does); see `upsample`."""
         scale = _argument(node, 2, "scale_factor", None)
-        if (_argument(node, 6, "antialias", False) or len(source.shape) != 4
-                or (scale is not None and _argument(node, 5, "recompute_scale_factor", None))):
-            raise ConversionError(f"interpolate at node '{node.name}': only an NCHW tensor without antialias or a "
+        if len(source.shape) != 4 or (scale is not None and _argument(node, 5, "recompute_scale_factor", None)):
+            raise ConversionError(f"interpolate at node '{node.name}': only an NCHW tensor without a "
                                   "recomputed scale factor is supported")
         size = None if scale is not None else [int(v) for v in node.meta["tensor_meta"].shape[2:]]
         return self.upsample(self.function_name(node, "resize"), source, node, size, scale,
-                             _argument(node, 3, "mode", "nearest"), _argument(node, 4, "align_corners", None))
+                             _argument(node, 3, "mode", "nearest"), _argument(node, 4, "align_corners", None),
+                             antialias=bool(_argument(node, 6, "antialias", False)))
 
     def softmax(self, name, kind, source, dim, node):
         """`kind` (Softmax or LogSoftmax) over dim 1, the channels; other dims are errors."""

@@ -33,8 +33,8 @@ def functional(*stack, shape=(8, 8, 3)):
      ("'mp'", "MaxPooling2D", "ZeroPadding2D")),
     ("lanczos resizing", lambda: functional(layers.Resizing(5, 5, interpolation="lanczos3", name="rz")),
      ("'rz'", "Resizing", "lanczos3", "bicubic")),
-    ("antialiased resizing", lambda: functional(layers.Resizing(5, 5, antialias=True, name="rz")),
-     ("'rz'", "Resizing", "antialias")),
+    ("resizing padded to the aspect ratio", lambda: functional(layers.Resizing(5, 3, pad_to_aspect_ratio=True, name="rz")),
+     ("'rz'", "Resizing", "pad_to_aspect_ratio")),
     ("layer norm over height", lambda: functional(layers.LayerNormalization(axis=1, name="ln")),
      ("'ln'", "LayerNormalization", "axis")),
     ("unshared PReLU", lambda: functional(layers.Conv2D(4, 3, name="c"),
@@ -227,6 +227,29 @@ def test_resizing_and_upsampling_interpolations_match_keras(tmp_path, interpolat
     if interpolation == "nearest":
         assert by["rz"]["nearestRounding"] == "roundPreferCeil" and by["up"]["nearestRounding"] == "floor"
     x = np.random.default_rng(11).uniform(-1, 1, (2, 6, 8, 3)).astype(np.float32)
+    expected = np.asarray(model(x)).reshape(-1)
+    writer.write(str(tmp_path / "m"))
+    got = run_anvil(tmp_path / "m" / "model.json", [x], batch=2)[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("interpolation", ["bilinear", "bicubic", "nearest"])
+@pytest.mark.parametrize("height, width, crop", [(5, 3, False), (4, 9, True), (3, 2, True), (20, 6, True), (9, 12, False)])
+def test_antialiased_and_cropped_resizing_matches_keras(tmp_path, interpolation, height, width, crop):
+    """Resizing(antialias=True), down, up and mixed, with and without crop_to_aspect_ratio: a Resize with
+    antialias (bilinear, bicubic with a = −0.5; nearest ignores it as Keras does) after the centred
+    crop's Slice layers; run by `anvil run` against Keras's own output (torch backend)."""
+    import numpy as np
+
+    model = functional(layers.Resizing(height, width, interpolation=interpolation, antialias=True,
+                                       crop_to_aspect_ratio=crop, name="rz"), shape=(13, 11, 3))
+    writer = KerasConverter(model).convert()
+    resize = [layer for layer in writer.layers if layer["type"] == "Resize"]
+    assert len(resize) == 1 and resize[0].get("antialias", False) == (interpolation != "nearest")
+    if interpolation == "bicubic":
+        assert resize[0]["cubicCoefficient"] == -0.5
+    assert any(layer["type"] == "Slice" for layer in writer.layers) == crop
+    x = np.random.default_rng(12).uniform(-1, 1, (2, 13, 11, 3)).astype(np.float32)
     expected = np.asarray(model(x)).reshape(-1)
     writer.write(str(tmp_path / "m"))
     got = run_anvil(tmp_path / "m" / "model.json", [x], batch=2)[0]

@@ -29,9 +29,25 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
 @pytest.mark.parametrize("label, onnx_model, fragments", [
     ("unsupported op", lambda: model([helper.make_node("NonMaxSuppression", ["x"], ["y"], name="nms")]),
      ("'nms'", "NonMaxSuppression", "not supported")),
-    ("crop-and-resize", lambda: model([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest", name="rs",
-                                                        coordinate_transformation_mode="tf_crop_and_resize")],
-                                      [("s", [1, 1, 2, 2])]), ("'rs'", "Resize", "tf_crop_and_resize")),
+    ("crop-and-resize without roi", lambda: model([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest", name="rs",
+                                                                    coordinate_transformation_mode="tf_crop_and_resize")],
+                                                  [("s", [1, 1, 2, 2])]), ("'rs'", "Resize", "tf_crop_and_resize", "roi")),
+    ("crop-and-resize of the channels", lambda: model(
+        [helper.make_node("Resize", ["x", "r", "s"], ["y"], mode="linear", name="rs",
+                          coordinate_transformation_mode="tf_crop_and_resize")],
+        [("r", [0.0, 0.5, 0, 0, 1, 1, 1, 1]), ("s", [1, 1, 2, 2])]), ("'rs'", "Resize", "roi", "batch or channel")),
+    ("crop-and-resize roi of the wrong length", lambda: model(
+        [helper.make_node("Resize", ["x", "r", "", "z"], ["y"], mode="linear", name="rs", axes=[2, 3],
+                          coordinate_transformation_mode="tf_crop_and_resize")],
+        [("r", [0.0, 0.0, 1.0]), ("z", np.array([4, 4]))], opset=18), ("'rs'", "Resize", "roi", "4 values")),
+    ("keep_aspect_ratio_policy rescaling the channels", lambda: model(
+        [helper.make_node("Resize", ["x", "", "", "z"], ["y"], mode="nearest", name="rs",
+                          keep_aspect_ratio_policy="not_larger")], [("z", np.array([1, 3, 4, 4]))], opset=18),
+     ("'rs'", "Resize", "not_larger", "batch and channels", "axes [2, 3]")),
+    ("keep_aspect_ratio_policy of an unknown kind", lambda: model(
+        [helper.make_node("Resize", ["x", "", "", "z"], ["y"], mode="nearest", name="rs",
+                          keep_aspect_ratio_policy="fit")], [("z", np.array([1, 3, 4, 4]))], opset=18),
+     ("'rs'", "Resize", "keep_aspect_ratio_policy 'fit'")),
     ("wrap pad", lambda: model([helper.make_node("Pad", ["x", "p"], ["y"], mode="wrap", name="pd")],
                                [("p", np.array([0, 0, 1, 1, 0, 0, 1, 1]))]), ("'pd'", "Pad", "wrap")),
     ("cropping pad", lambda: model([helper.make_node("Pad", ["x", "p"], ["y"], name="pd")],
@@ -192,6 +208,85 @@ def test_resize_modes_map_every_option():
     assert swapped["size"] == [7, 5]
     upsample = layers_of([N("Upsample", ["x", "s"], ["y"], mode="nearest")], [("s", [1.0, 1.0, 2.0, 2.0])], opset=9)[0]
     assert upsample["nearestRounding"] == "floor" and upsample["coordinates"] == "asymmetric"
+
+
+def test_resize_antialias_crop_and_aspect_ratio_options():
+    """Resize: antialias (linear, cubic; nearest ignores it as ONNX does), tf_crop_and_resize's roi (of
+    every axis, or of `axes` in their order) and extrapolation value, keep_aspect_ratio_policy's one scale
+    with the sizes rounded half up from it."""
+    N = helper.make_node
+    smooth = layers_of([N("Resize", ["x", "", "", "z"], ["y"], mode="cubic", antialias=1, exclude_outside=1)],
+                       [("z", np.array([1, 3, 3, 5]))], opset=18)[0]
+    assert smooth["antialias"] and smooth["excludeOutside"] and smooth["size"] == [3, 5] and smooth["mode"] == "cubic"
+    plain = layers_of([N("Resize", ["x", "", "s"], ["y"], mode="nearest", antialias=1)], [("s", [1.0, 1.0, 0.5, 0.5])],
+                      opset=18)[0]
+    assert "antialias" not in plain
+    crop = layers_of([N("Resize", ["x", "r", "", "z"], ["y"], mode="linear", axes=[3, 2], extrapolation_value=2.5,
+                        coordinate_transformation_mode="tf_crop_and_resize")],
+                     [("r", [0.25, 0.5, 1.5, 0.75]), ("z", np.array([4, 6]))], opset=18)[0]
+    # roi of axes [3, 2]: W 0.25..1.5, H 0.5..0.75 -> region [top, left, bottom, right]
+    assert crop["coordinates"] == "tfCropAndResize" and crop["region"] == [0.5, 0.25, 0.75, 1.5]
+    assert crop["extrapolationValue"] == 2.5 and crop["size"] == [6, 4]
+    larger = layers_of([N("Resize", ["x", "", "", "z"], ["y"], mode="nearest", axes=[2, 3],
+                          keep_aspect_ratio_policy="not_larger")], [("z", np.array([5, 7]))], opset=18)[0]
+    assert larger["scale"] == [0.625, 0.625] and larger["size"] == [5, 5]  # 8 x 5/8 = 5
+    smaller = layers_of([N("Resize", ["x", "", "", "z"], ["y"], mode="nearest", axes=[2, 3],
+                           keep_aspect_ratio_policy="not_smaller")], [("z", np.array([5, 7]))], opset=18)[0]
+    assert smaller["scale"] == [0.875, 0.875] and smaller["size"] == [7, 7]
+
+
+@pytest.mark.parametrize("label, attributes, roi, scales, sizes", [
+    ("linear antialias to a size", dict(mode="linear", antialias=1), None, None, [1, 3, 5, 4]),
+    ("cubic antialias by scales", dict(mode="cubic", antialias=1), None, [1, 1, 0.45, 0.6], None),
+    ("cubic antialias, exclude_outside", dict(mode="cubic", antialias=1, exclude_outside=1, cubic_coeff_a=-0.5),
+     None, None, [1, 3, 4, 7]),
+    ("linear antialias upsampling", dict(mode="linear", antialias=1), None, [1, 1, 1.5, 2.0], None),
+    ("linear crop with extrapolation", dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize",
+                                            extrapolation_value=-3.0), [0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3], None, [1, 3, 7, 6]),
+    ("cubic crop", dict(mode="cubic", coordinate_transformation_mode="tf_crop_and_resize"),
+     [0, 0, 0.8, 0.2, 1, 1, 0.1, 0.7], None, [1, 3, 5, 5]),
+    # (by scales with in x scale integral: ONNX Runtime maps over the floored output length, ONNX's
+    # definition and Anvil over in x scale; they differ when that is not an integer)
+    ("nearest crop by scales", dict(mode="nearest", coordinate_transformation_mode="tf_crop_and_resize",
+                                    extrapolation_value=1.0), [0, 0, 0.3, -0.5, 1, 1, 0.6, 0.5], [1, 1, 2.0, 3.0], None),
+    ("nearest not_larger of axes", dict(mode="nearest", keep_aspect_ratio_policy="not_larger", axes=[2, 3]), None, None,
+     [5, 9]),
+    ("linear not_smaller of axes", dict(mode="linear", keep_aspect_ratio_policy="not_smaller", axes=[3, 2]), None, None,
+     [9, 5]),
+    ("cubic not_smaller of every axis", dict(mode="cubic", keep_aspect_ratio_policy="not_smaller"), None, None,
+     [1, 3, 5, 9]),  # max(1, 1, 5/13, 9/11) = 1: the input size
+])
+def test_resize_options_match_onnxruntime(tmp_path, label, attributes, roi, scales, sizes):
+    """Antialias, tf_crop_and_resize and keep_aspect_ratio_policy run in Anvil as in ONNX Runtime (opset 19)."""
+    initializers = [("r", roi if roi is not None else np.zeros(0, np.float32))]
+    inputs = ["x", "r" if roi is not None else "", "s" if scales is not None else ""]
+    if scales is not None:
+        initializers.append(("s", [float(v) for v in scales]))
+    if sizes is not None:
+        inputs.append("z")
+        initializers.append(("z", np.array(sizes)))
+    initializers = [(k, v) for k, v in initializers if k != "r" or roi is not None]
+    onnx_model = model([helper.make_node("Resize", inputs, ["y"], name="rs", **attributes)], initializers,
+                       input_shape=(1, 3, 13, 11), opset=19)
+    anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 13, 11)).astype(np.float32))
+
+
+def test_lppool_1d_on_a_sequence(tmp_path):
+    """LpPool over an NCL sequence (p 3, stride, pads): a height-1 LpPooling; against ONNX Runtime."""
+    ort = framework("onnxruntime")
+    require_anvil()
+    onnx_model = model([helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3], strides=[2], pads=[1, 1], p=3,
+                                         name="lp")], input_shape=(1, 4, 15))
+    layer = OnnxConverter(onnx_model).convert().layers[0]
+    assert layer["type"] == "LpPooling" and layer["kernel"] == [1, 3] and layer["stride"] == [1, 2]
+    onnx_model.ir_version = 8
+    x = RNG.standard_normal((1, 4, 15)).astype(np.float32)
+    want = ort.InferenceSession(onnx_model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    path = tmp_path / "model.onnx"
+    onnx.save(onnx_model, str(path))
+    convert_file(str(path), str(tmp_path / "out"))
+    got = run_anvil(tmp_path / "out" / "model.json", [x.transpose(0, 2, 1)])[0]
+    assert np.max(np.abs(got - want.transpose(0, 2, 1).reshape(-1))) <= 1e-4 * (1 + np.max(np.abs(want)))
 
 
 def test_pad_modes_and_folding():

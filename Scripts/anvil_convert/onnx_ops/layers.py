@@ -1,7 +1,7 @@
 """ONNX handlers of the layers added in #12: ConvTranspose, Resize / Upsample (every nearest and
-coordinate mode, cubic), Pad (folded into the next Conv / pooling when that is exact),
-InstanceNormalization, LayerNormalization (any axis; a Transpose when needed), GroupNormalization, LRN, LpPool and
-GlobalLpPool. A mixin of from_onnx.OnnxConverter: it uses the converter's helpers (act, const,
+coordinate mode including tf_crop_and_resize, cubic, antialias, keep_aspect_ratio_policy), Pad (folded into the next Conv / pooling when that is exact),
+InstanceNormalization, LayerNormalization (any axis; a Transpose when needed), GroupNormalization, LRN, LpPool (2-D,
+or 1-D on a sequence) and GlobalLpPool. A mixin of from_onnx.OnnxConverter: it uses the converter's helpers (act, const,
 spatial, window, add, set, fail, consumers)."""
 
 import numpy as np
@@ -9,7 +9,8 @@ import numpy as np
 from .tensors import Act, attributes as _attributes
 
 _COORDINATES = {"half_pixel": "halfPixel", "pytorch_half_pixel": "pytorchHalfPixel", "align_corners": "alignCorners",
-                "asymmetric": "asymmetric", "half_pixel_symmetric": "halfPixelSymmetric"}
+                "asymmetric": "asymmetric", "half_pixel_symmetric": "halfPixelSymmetric",
+                "tf_crop_and_resize": "tfCropAndResize"}
 _NEAREST = {"round_prefer_floor": "roundPreferFloor", "round_prefer_ceil": "roundPreferCeil", "floor": "floor",
             "ceil": "ceil"}
 
@@ -96,15 +97,15 @@ class LayersOps:
     # -- resize -----------------------------------------------------------------------------
 
     def resize(self, node, mode, coordinates, scales, sizes, nearest="round_prefer_floor", cubic_a=-0.75,
-               exclude_outside=0):
-        """A Resize from `scales` or `sizes`: mode, coordinate transform, nearest rounding and cubic options."""
+               exclude_outside=0, antialias=0, roi=None, extrapolation=0.0, keep_aspect="stretch", aspect_axes=(0, 1, 2, 3)):
+        """A Resize from `scales` or `sizes` (N, C, H, W): mode, coordinate transform, nearest rounding,
+        cubic options, antialias, tf_crop_and_resize's `roi` (8 values, starts then ends) and
+        extrapolation value, and keep_aspect_ratio_policy (one scale for H and W, the sizes rounded from it)."""
         tensor = self.act(node)
         self.spatial(node, tensor)
         modes = {"linear": "linear", "bilinear": "linear", "nearest": "nearest", "cubic": "cubic", "bicubic": "cubic"}
         if mode not in modes:
             self.fail(node, f"mode '{mode}' is not supported (nearest, linear, cubic)")
-        if coordinates == "tf_crop_and_resize":
-            self.fail(node, "coordinate_transformation_mode 'tf_crop_and_resize' is not supported")
         if coordinates not in _COORDINATES:
             self.fail(node, f"coordinate_transformation_mode '{coordinates}' is not supported")
         if nearest not in _NEAREST:
@@ -117,10 +118,22 @@ class LayersOps:
         if modes[mode] == "cubic":
             options["cubicCoefficient"] = float(cubic_a)
             options["excludeOutside"] = bool(exclude_outside)
+        if antialias and modes[mode] != "nearest":  # ONNX: antialias widens the linear and cubic filters only
+            options["antialias"] = True
+            options["excludeOutside"] = bool(exclude_outside)
+        if coordinates == "tf_crop_and_resize":
+            options.update(self.crop_region(node, roi))
+            if extrapolation != 0:
+                options["extrapolationValue"] = float(extrapolation)
         h, w, c = tensor.shape
         if sizes is not None and sizes.size:
             sizes = [int(v) for v in sizes.reshape(-1)]
-            if len(sizes) != 4 or sizes[0] != 1 or sizes[1] != c:
+            if len(sizes) != 4:
+                self.fail(node, f"sizes {sizes} must have 4 values (N, C, H, W)")
+            if keep_aspect != "stretch":
+                self.keep_aspect_ratio(node, tensor, sizes, keep_aspect, aspect_axes, options)
+                return
+            if sizes[0] != 1 or sizes[1] != c:
                 self.fail(node, f"sizes {sizes} must keep N and C")
             name = self.add(node, "Resize", [tensor.name], size=sizes[2:], **options)
             self.set(node, Act(name, (sizes[2], sizes[3], c)))
@@ -136,20 +149,62 @@ class LayersOps:
         name = self.add(node, "Resize", [tensor.name], scale=scales[2:], **options)
         self.set(node, Act(name, (oh, ow, c)))
 
+    def crop_region(self, node, roi):
+        """tf_crop_and_resize's `roi` (N, C, H, W starts, then ends, normalised) as Resize's `region`
+        [top, left, bottom, right]; N and C must span 0 to 1 (no crop of the batch or channels)."""
+        if roi is None or np.asarray(roi).size == 0:
+            self.fail(node, "coordinate_transformation_mode 'tf_crop_and_resize' needs the roi input")
+        roi = [float(v) for v in np.asarray(roi).reshape(-1)]
+        if len(roi) != 8:
+            self.fail(node, f"roi {roi} must have 8 values (starts then ends of N, C, H, W)")
+        if roi[0] != 0 or roi[1] != 0 or roi[4] != 1 or roi[5] != 1:
+            self.fail(node, f"roi {roi} crops the batch or channel axis (only H and W can be cropped)")
+        if not all(np.isfinite(roi)):
+            self.fail(node, f"roi {roi} must be finite")
+        return {"region": [roi[2], roi[3], roi[6], roi[7]]}
+
+    def keep_aspect_ratio(self, node, tensor, sizes, policy, axes, options):
+        """keep_aspect_ratio_policy not_larger / not_smaller: ONNX's one scale (the smallest / largest
+        of sizes / input over the resized `axes`: every axis, N and C included, when the node has no
+        `axes`) and the output sizes rounded half up from it; N and C must keep their extent. A Resize
+        with both size and scale."""
+        h, w, c = tensor.shape
+        if policy not in ("not_larger", "not_smaller"):
+            self.fail(node, f"keep_aspect_ratio_policy '{policy}' is not supported (stretch, not_larger, not_smaller)")
+        if h is None or w is None:
+            self.fail(node, f"keep_aspect_ratio_policy '{policy}' on an open input size; pass --input-shape C,H,W")
+        if sizes[0] != 1 or sizes[1] != c:
+            self.fail(node, f"sizes {sizes} must keep N and C")
+        extents = [1, c, h, w]  # the batch of one the converter's graphs have
+        ratios = [sizes[a] / extents[a] for a in axes]
+        scale = min(ratios) if policy == "not_larger" else max(ratios)
+        out = [int(scale * extents[a] + 0.5) if a in axes else extents[a] for a in range(4)]
+        if out[0] != 1 or out[1] != c:
+            self.fail(node, f"keep_aspect_ratio_policy '{policy}' over every axis gives scale {scale:g}, which resizes "
+                            f"the batch and channels to {out[:2]} (give the node axes [2, 3])")
+        if out[2] < 1 or out[3] < 1:
+            self.fail(node, f"keep_aspect_ratio_policy '{policy}' of sizes {sizes} leaves no output")
+        name = self.add(node, "Resize", [tensor.name], size=out[2:], scale=[scale, scale], **options)
+        self.set(node, Act(name, (out[2], out[3], c)))
+
     def op_Resize(self, node, index):
-        """`Resize` (no roi, no antialias, stretch): Resize in nearest, linear or cubic mode."""
+        """`Resize`: Resize in nearest, linear or cubic mode, with antialias, tf_crop_and_resize (roi,
+        extrapolation_value) and keep_aspect_ratio_policy."""
         a = _attributes(node)
-        if a.get("antialias", 0):
-            self.fail(node, "antialias=1 is not supported")
         axes = None if a.get("axes") is None else [int(v) % 4 for v in a["axes"]]
         if axes is not None and axes not in ([0, 1, 2, 3], [2, 3], [3, 2]):
             self.fail(node, f"axes {list(a['axes'])} are not supported")
         extra = dict(nearest=a.get("nearest_mode", "round_prefer_floor"), cubic_a=a.get("cubic_coeff_a", -0.75),
-                     exclude_outside=a.get("exclude_outside", 0))
+                     exclude_outside=a.get("exclude_outside", 0), antialias=a.get("antialias", 0),
+                     extrapolation=a.get("extrapolation_value", 0.0),
+                     keep_aspect=a.get("keep_aspect_ratio_policy", "stretch"))
         if self.opset < 11:
             scales = self.const(node, 1)
             self.resize(node, a.get("mode", "nearest"), "asymmetric", scales, None, nearest="floor")
             return
+        coordinates = a.get("coordinate_transformation_mode", "half_pixel")
+        # roi is read only by tf_crop_and_resize (other modes ignore it, as ONNX says).
+        roi = self.const(node, 1, required=False) if coordinates == "tf_crop_and_resize" else None
         scales = self.const(node, 2, required=False)
         sizes = self.const(node, 3, required=False)
         if axes is not None and len(axes) == 2:
@@ -157,10 +212,13 @@ class LayersOps:
             scales = None if scales is None or not scales.size else np.concatenate([[1, 1], scales.reshape(-1)[order]])
             sizes = None if sizes is None or not sizes.size else np.concatenate([[1, self.act(node).shape[2]],
                                                                                   sizes.reshape(-1)[order]])
-        if a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-            self.fail(node, "keep_aspect_ratio_policy other than 'stretch' is not supported")
-        self.resize(node, a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel"), scales, sizes,
-                    **extra)
+            if roi is not None and np.asarray(roi).size:
+                roi = np.asarray(roi, np.float64).reshape(-1)
+                if roi.size != 4:
+                    self.fail(node, f"roi {list(roi)} must have 4 values (starts then ends of axes {list(a['axes'])})")
+                roi = np.concatenate([[0, 0], roi[:2][order], [1, 1], roi[2:][order]])
+        self.resize(node, a.get("mode", "nearest"), coordinates, scales, sizes, roi=roi,
+                    aspect_axes=(2, 3) if axes is not None and len(axes) == 2 else (0, 1, 2, 3), **extra)
 
     def op_Upsample(self, node, index):
         """`Upsample` (opset < 10): Resize with asymmetric coordinates (nearest rounds down, as Upsample did)."""
@@ -372,15 +430,17 @@ class LayersOps:
     # -- Lp pooling -------------------------------------------------------------------------
 
     def op_LpPool(self, node, index):
-        """`LpPool`: LpPooling (window as MaxPool's)."""
+        """`LpPool` (2-D, or 1-D on a sequence as a height-1 2-D one): LpPooling (window as MaxPool's)."""
         tensor = self.act(node)
-        self.spatial(node, tensor)
+        one_d = self.windowed(node, tensor)
         a = _attributes(node)
+        if one_d:
+            a = self.window_1d(a)
         kernel = tuple(a["kernel_shape"])
-        padding, stride, dilation, (oh, ow), ceil = self.window(node, tensor, kernel, pooling=True)
+        padding, stride, dilation, (oh, ow), ceil = self.window(node, tensor, kernel, pooling=True, a=a)
         name = self.add(node, "LpPooling", [tensor.name], p=float(a.get("p", 2)), kernel=kernel, stride=stride,
                         padding=padding, dilation=dilation, ceilMode=ceil)
-        self.set(node, Act(name, (oh, ow, tensor.shape[2])))
+        self.set(node, Act(name, (ow, tensor.shape[-1]) if one_d else (oh, ow, tensor.shape[-1])))
 
     def op_GlobalLpPool(self, node, index):
         """`GlobalLpPool`: LpPooling over the whole image."""

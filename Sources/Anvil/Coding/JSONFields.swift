@@ -109,16 +109,23 @@ struct JSONFields {
     }
 
     func floatPair(_ key: String) throws -> (Float, Float) {
+        let numbers = try floats(key, count: 2)
+        return (numbers[0], numbers[1])
+    }
+
+    /// An array of exactly `count` numbers.
+    func floats(_ key: String, count: Int) throws -> [Float] {
         let values = try array(key)
+        let what = "an array of \(count) numbers"
         let numbers: [Float] = try values.map { element in
             switch element {
             case .int(let number): return Float(number)
             case .double(let number): return Float(number)
-            default: throw fail(key, "an array of 2 numbers")
+            default: throw fail(key, what)
             }
         }
-        guard numbers.count == 2 else { throw fail(key, "an array of 2 numbers") }
-        return (numbers[0], numbers[1])
+        guard numbers.count == count else { throw fail(key, what) }
+        return numbers
     }
 
     func object(_ key: String) throws -> JSONFields {

@@ -41,3 +41,12 @@ extension AveragePooling {
                   ceilMode: ceilMode, countIncludesPadding: countIncludesPadding, name: name)
     }
 }
+
+extension LpPooling {
+    /// 1-D Lp pooling over `kernel` positions (the stride defaults to the kernel).
+    public convenience init(p: Float = 2, kernel: Int, stride: Int? = nil, padding: Padding = .valid, dilation: Int = 1,
+                            ceilMode: Bool = false, name: String? = nil) {
+        self.init(p: p, kernel: (1, kernel), stride: (1, stride ?? kernel), padding: padding, dilation: (1, dilation),
+                  ceilMode: ceilMode, name: name)
+    }
+}

@@ -1,10 +1,14 @@
 import Foundation
 
 /// Resizing to a fixed size or by fixed scale factors: bilinear (the default), nearest
-/// neighbour or bicubic, with ONNX's coordinate mappings and nearest rounding modes.
+/// neighbour or bicubic, with ONNX's coordinate mappings and nearest rounding modes, antialiased
+/// downsampling, and TensorFlow's crop-and-resize (a region of the input, constant outside it).
 ///
 /// ```swift
 /// x --> Resize(scaleHeight: 2, scaleWidth: 2, coordinates: .asymmetric, mode: .nearest, nearestRounding: .floor)
+/// x --> Resize(height: 112, width: 112, antialias: true)
+/// x --> Resize(height: 3, width: 3, coordinates: .tfCropAndResize,
+///              region: Resize.Region(top: 0.4, left: 0.6, bottom: 0.6, right: 0.8), extrapolationValue: 10)
 /// ```
 public final class Resize: Layer {
     /// How output pixel coordinates map to input coordinates (ONNX's `coordinate_transformation_mode`).
@@ -20,6 +24,10 @@ public final class Resize: Layer {
         /// `halfPixel` shifted so the resized image stays centred when `in × scale` is not an
         /// integer (ONNX opset 19 `half_pixel_symmetric`).
         case halfPixelSymmetric
+        /// Corner-aligned sampling of ``Resize/region`` (TensorFlow `crop_and_resize`, ONNX
+        /// `tf_crop_and_resize`): `start · (in − 1) + x · (end − start) · (in − 1) / (out − 1)`;
+        /// a row or column whose source lies outside the input takes ``Resize/extrapolationValue``.
+        case tfCropAndResize
     }
 
     /// How the value between input pixels is found (ONNX's `mode`).
@@ -46,7 +54,8 @@ public final class Resize: Layer {
 
     /// The target size, when resizing to a fixed size.
     public let size: (height: Int, width: Int)?
-    /// The scale factors, when resizing by scale (output = floor(input × scale)).
+    /// The scale factors: the output is `floor(input × scale)` unless ``size`` is also given;
+    /// the coordinate mapping uses them exactly (as ONNX does).
     public let scale: (height: Float, width: Float)?
     /// The coordinate mapping.
     public let coordinates: Coordinates
@@ -56,38 +65,68 @@ public final class Resize: Layer {
     public let nearestRounding: NearestRounding
     /// The cubic convolution coefficient `a` (ONNX `cubic_coeff_a`: −0.75, PyTorch's; TensorFlow uses −0.5).
     public let cubicCoefficient: Float
-    /// Whether cubic taps outside the image get weight 0 (the others renormalised) instead of the
+    /// Whether taps outside the image get weight 0 (the others renormalised) instead of the
     /// edge pixel's value (ONNX `exclude_outside`).
     public let excludeOutside: Bool
+    /// Whether a downsampling linear or cubic filter is widened by 1 / scale and its weights
+    /// normalised, so every input pixel contributes (ONNX `antialias`, PyTorch and Keras `antialias=True`).
+    public let antialias: Bool
+    /// The part of the input that ``Coordinates/tfCropAndResize`` samples (ONNX's `roi`).
+    public let region: Region
+    /// The value of outputs whose source lies outside the input, with ``Coordinates/tfCropAndResize``
+    /// (ONNX `extrapolation_value`).
+    public let extrapolationValue: Float
     /// The user's name for the layer.
     public let name: String?
 
-    /// Resizes to `height × width`.
-    public init(height: Int, width: Int, coordinates: Coordinates = .halfPixel, mode: Mode = .linear,
-                nearestRounding: NearestRounding = .roundPreferFloor, cubicCoefficient: Float = -0.75,
-                excludeOutside: Bool = false, name: String? = nil) {
-        self.size = (height, width)
-        self.scale = nil
+    private init(size: (height: Int, width: Int)?, scale: (height: Float, width: Float)?, coordinates: Coordinates,
+                 mode: Mode, nearestRounding: NearestRounding, cubicCoefficient: Float, excludeOutside: Bool,
+                 antialias: Bool, region: Region, extrapolationValue: Float, name: String?) {
+        self.size = size
+        self.scale = scale
         self.coordinates = coordinates
         self.mode = mode
         self.nearestRounding = nearestRounding
         self.cubicCoefficient = cubicCoefficient
         self.excludeOutside = excludeOutside
+        self.antialias = antialias
+        self.region = region
+        self.extrapolationValue = extrapolationValue
         self.name = name
     }
 
-    /// Resizes by scale factors; the coordinate mapping uses these factors exactly (as ONNX does).
-    public init(scaleHeight: Float, scaleWidth: Float, coordinates: Coordinates = .halfPixel, mode: Mode = .linear,
-                nearestRounding: NearestRounding = .roundPreferFloor, cubicCoefficient: Float = -0.75,
-                excludeOutside: Bool = false, name: String? = nil) {
-        self.size = nil
-        self.scale = (scaleHeight, scaleWidth)
-        self.coordinates = coordinates
-        self.mode = mode
-        self.nearestRounding = nearestRounding
-        self.cubicCoefficient = cubicCoefficient
-        self.excludeOutside = excludeOutside
-        self.name = name
+    /// Resizes to `height × width`; the coordinate mapping uses the scales `output / input`.
+    public convenience init(height: Int, width: Int, coordinates: Coordinates = .halfPixel, mode: Mode = .linear,
+                            nearestRounding: NearestRounding = .roundPreferFloor, cubicCoefficient: Float = -0.75,
+                            excludeOutside: Bool = false, antialias: Bool = false, region: Region = .whole,
+                            extrapolationValue: Float = 0, name: String? = nil) {
+        self.init(size: (height, width), scale: nil, coordinates: coordinates, mode: mode, nearestRounding: nearestRounding,
+                  cubicCoefficient: cubicCoefficient, excludeOutside: excludeOutside, antialias: antialias, region: region,
+                  extrapolationValue: extrapolationValue, name: name)
+    }
+
+    /// Resizes by scale factors to `floor(input × scale)`; the coordinate mapping uses these
+    /// factors exactly (as ONNX does).
+    public convenience init(scaleHeight: Float, scaleWidth: Float, coordinates: Coordinates = .halfPixel, mode: Mode = .linear,
+                            nearestRounding: NearestRounding = .roundPreferFloor, cubicCoefficient: Float = -0.75,
+                            excludeOutside: Bool = false, antialias: Bool = false, region: Region = .whole,
+                            extrapolationValue: Float = 0, name: String? = nil) {
+        self.init(size: nil, scale: (scaleHeight, scaleWidth), coordinates: coordinates, mode: mode,
+                  nearestRounding: nearestRounding, cubicCoefficient: cubicCoefficient, excludeOutside: excludeOutside,
+                  antialias: antialias, region: region, extrapolationValue: extrapolationValue, name: name)
+    }
+
+    /// Resizes to `height × width` with the coordinate mapping at the given scales, which need
+    /// not be `output / input`: ONNX's `keep_aspect_ratio_policy` (one scale for both axes, the
+    /// output size rounded from it) and resizes whose size was rounded from a scale.
+    public convenience init(height: Int, width: Int, scaleHeight: Float, scaleWidth: Float,
+                            coordinates: Coordinates = .halfPixel, mode: Mode = .linear,
+                            nearestRounding: NearestRounding = .roundPreferFloor, cubicCoefficient: Float = -0.75,
+                            excludeOutside: Bool = false, antialias: Bool = false, region: Region = .whole,
+                            extrapolationValue: Float = 0, name: String? = nil) {
+        self.init(size: (height, width), scale: (scaleHeight, scaleWidth), coordinates: coordinates, mode: mode,
+                  nearestRounding: nearestRounding, cubicCoefficient: cubicCoefficient, excludeOutside: excludeOutside,
+                  antialias: antialias, region: region, extrapolationValue: extrapolationValue, name: name)
     }
 
     /// `resize`.
@@ -96,8 +135,11 @@ public final class Resize: Layer {
     /// The target size; same channels.
     public func outputShape(for inputs: [Shape]) throws -> Shape {
         let input = inputs[0]
-        guard cubicCoefficient.isFinite else {
-            throw AnvilError(.invalidOption, "resize cubicCoefficient \(cubicCoefficient) must be finite")
+        try checkOptions()
+        if let scale {
+            guard scale.height > 0, scale.width > 0, scale.height.isFinite, scale.width.isFinite else {
+                throw AnvilError(.invalidOption, "resize scale must be positive and finite")
+            }
         }
         if let size {
             guard size.height > 0, size.width > 0 else {
@@ -105,9 +147,7 @@ public final class Resize: Layer {
             }
             return try input.windowOutput(height: size.height, width: size.width, channels: input.channels)
         }
-        guard let scale, scale.height > 0, scale.width > 0, scale.height.isFinite, scale.width.isFinite else {
-            throw AnvilError(.invalidOption, "resize scale must be positive and finite")
-        }
+        guard let scale else { throw AnvilError(.invalidOption, "resize needs a size or a scale") }
         let height = (Double(input.height) * Double(scale.height)).rounded(.down)
         let width = (Double(input.width) * Double(scale.width)).rounded(.down)
         guard height >= 1, width >= 1, height < 1e9, width < 1e9 else {
@@ -116,85 +156,51 @@ public final class Resize: Layer {
         return try input.windowOutput(height: Int(height), width: Int(width), channels: input.channels)
     }
 
-    /// One (nearest), four (linear) or sixteen (cubic) multiply-adds per output element.
-    public func macs(for inputs: [Shape], output: Shape) -> Int {
-        switch mode {
-        case .nearest: return 0
-        case .linear: return saturatingProduct(output.count, 4)
-        case .cubic: return saturatingProduct(output.count, 16)
+    /// The options that do not depend on the input: each error names the option at fault.
+    private func checkOptions() throws {
+        guard cubicCoefficient.isFinite else {
+            throw AnvilError(.invalidOption, "resize cubicCoefficient \(cubicCoefficient) must be finite")
         }
+        if antialias && mode == .nearest {
+            throw AnvilError(.invalidOption, "resize antialias needs mode linear or cubic (nearest has no filter to widen)")
+        }
+        let corners = [region.top, region.left, region.bottom, region.right]
+        guard corners.allSatisfy(\.isFinite) else {
+            throw AnvilError(.invalidOption, "resize region \(region) must be finite")
+        }
+        if region != .whole && coordinates != .tfCropAndResize {
+            throw AnvilError(.invalidOption,
+                             "resize region \(region) is read only with coordinates tfCropAndResize, not \(coordinates)")
+        }
+        guard extrapolationValue.isFinite else {
+            throw AnvilError(.invalidOption, "resize extrapolationValue \(extrapolationValue) must be finite")
+        }
+    }
+
+    /// Per output element, a multiply-add per tap pair: none (nearest), 2 × 2 (linear), 4 × 4
+    /// (cubic), more when antialiasing widens a downsampling filter.
+    public func macs(for inputs: [Shape], output: Shape) -> Int {
+        guard mode != .nearest else { return 0 }
+        let input = inputs[0], scales = axisScales(input: input, output: output)
+        return saturatingProduct(output.count, tapCount(scale: scales.height), tapCount(scale: scales.width))
     }
 
     /// The resampling kernel with precomputed taps per output row and column.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0], output = context.outputShape
-        let scaleHeight = scale.map { Double($0.height) } ?? Double(output.height) / Double(input.height)
-        let scaleWidth = scale.map { Double($0.width) } ?? Double(output.width) / Double(input.width)
+        let scales = axisScales(input: input, output: output)
         return ResizeKernel(input: input, output: output,
-                            rows: taps(input: input.height, output: output.height, scale: scaleHeight),
-                            columns: taps(input: input.width, output: output.width, scale: scaleWidth))
+                            rows: taps(input: input.height, output: output.height, scale: scales.height,
+                                       start: region.top, end: region.bottom),
+                            columns: taps(input: input.width, output: output.width, scale: scales.width,
+                                          start: region.left, end: region.right),
+                            extrapolationValue: extrapolationValue)
     }
 
-    /// The unclamped source coordinate of output coordinate `x`.
-    private func source(_ x: Int, input: Int, output: Int, scale: Double) -> Double {
-        let x = Double(x)
-        // ONNX uses the unrounded resized length (input × scale) in align_corners and half_pixel_symmetric.
-        let length = Double(input) * scale
-        switch coordinates {
-        case .halfPixel: return (x + 0.5) / scale - 0.5
-        case .pytorchHalfPixel: return output > 1 ? (x + 0.5) / scale - 0.5 : 0
-        case .alignCorners: return length > 1 ? x * Double(input - 1) / (length - 1) : 0
-        case .asymmetric: return x / scale
-        case .halfPixelSymmetric:
-            let offset = Double(input) / 2 * (1 - Double(output) / length)
-            return offset + (x + 0.5) / scale - 0.5
-        }
-    }
-
-    private func taps(input: Int, output: Int, scale: Double) -> ResizeKernel.Taps {
-        var result = ResizeKernel.Taps(count: mode == .nearest ? 1 : mode == .linear ? 2 : 4, index: [], weight: [])
-        func clamp(_ i: Int) -> Int32 { Int32(min(max(i, 0), input - 1)) }
-        for x in 0 ..< output {
-            let s = source(x, input: input, output: output, scale: scale)
-            switch mode {
-            case .nearest:
-                let i: Double
-                switch nearestRounding {
-                case .roundPreferFloor: i = s.rounded(.down) + 0.5 == s ? s.rounded(.down) : s.rounded()
-                case .roundPreferCeil: i = s.rounded(.down) + 0.5 == s ? s.rounded(.up) : s.rounded()
-                case .floor: i = s.rounded(.down)
-                case .ceil: i = s.rounded(.up)
-                }
-                result.index.append(clamp(Int(max(min(i, 1e9), -1e9))))
-                result.weight.append(1)
-            case .linear:
-                let clamped = min(max(s, 0), Double(input - 1))
-                let low = Int(clamped.rounded(.down))
-                result.index += [clamp(low), clamp(low + 1)]
-                let fraction = Float(clamped - Double(low))
-                result.weight += [1 - fraction, fraction]
-            case .cubic:
-                let base = Int(s.rounded(.down))
-                var weights: [Double] = []
-                for k in -1 ... 2 {
-                    let i = base + k
-                    let outside = i < 0 || i >= input
-                    weights.append(excludeOutside && outside ? 0 : Self.cubicWeight(s - Double(i), a: Double(cubicCoefficient)))
-                    result.index.append(clamp(i))
-                }
-                let total = excludeOutside ? weights.reduce(0, +) : 1
-                result.weight += weights.map { Float(total != 0 ? $0 / total : 0) }
-            }
-        }
-        return result
-    }
-
-    /// Keys' cubic convolution weight at distance `t` with coefficient `a`.
-    static func cubicWeight(_ t: Double, a: Double) -> Double {
-        let t = abs(t)
-        if t <= 1 { return ((a + 2) * t - (a + 3)) * t * t + 1 }
-        if t < 2 { return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a }
-        return 0
+    /// The scales of the coordinate mapping: the given ones, else `output / input`.
+    func axisScales(input: Shape, output: Shape) -> (height: Double, width: Double) {
+        (scale.map { Double($0.height) } ?? Double(output.height) / Double(input.height),
+         scale.map { Double($0.width) } ?? Double(output.width) / Double(input.width))
     }
 }
 
@@ -202,8 +208,10 @@ extension Resize: ModelFileCodable {
     /// `Resize`.
     static var fileTypeName: String { "Resize" }
 
-    /// Reads `size` or `scale`, `coordinates` (`"halfPixel"`), `mode` (`"linear"`),
-    /// `nearestRounding` (`"roundPreferFloor"`), `cubicCoefficient` (−0.75) and `excludeOutside` (false).
+    /// Reads `size` and/or `scale`, `coordinates` (`"halfPixel"`), `mode` (`"linear"`),
+    /// `nearestRounding` (`"roundPreferFloor"`), `cubicCoefficient` (−0.75), `excludeOutside`
+    /// (false), `antialias` (false), `region` (`[top, left, bottom, right]`, `[0, 0, 1, 1]`) and
+    /// `extrapolationValue` (0).
     convenience init(fields: JSONFields, name: String) throws {
         let coordinates = try fields.string("coordinates", default: "halfPixel")
         guard let coordinateMode = Coordinates(rawValue: coordinates) else {
@@ -217,27 +225,38 @@ extension Resize: ModelFileCodable {
         guard let rounding = NearestRounding(rawValue: roundingName) else {
             throw AnvilError(.invalidFile, "\(fields.context): unknown nearestRounding '\(roundingName)'")
         }
-        let a = try fields.float("cubicCoefficient", default: -0.75)
-        let exclude = try fields.bool("excludeOutside", default: false)
-        if fields.has("size") {
-            let size = try fields.pair("size")
-            self.init(height: size.0, width: size.1, coordinates: coordinateMode, mode: mode, nearestRounding: rounding,
-                      cubicCoefficient: a, excludeOutside: exclude, name: name)
-            return
+        var region = Region.whole
+        if fields.has("region") {
+            let edges = try fields.floats("region", count: 4)
+            region = Region(top: edges[0], left: edges[1], bottom: edges[2], right: edges[3])
         }
-        guard fields.has("scale") else { throw AnvilError(.invalidFile, "\(fields.context): Resize needs 'size' or 'scale'") }
-        let scale = try fields.floatPair("scale")
-        self.init(scaleHeight: scale.0, scaleWidth: scale.1, coordinates: coordinateMode, mode: mode,
-                  nearestRounding: rounding, cubicCoefficient: a, excludeOutside: exclude, name: name)
+        let size = fields.has("size") ? try fields.pair("size") : nil
+        let scale = fields.has("scale") ? try fields.floatPair("scale") : nil
+        guard size != nil || scale != nil else {
+            throw AnvilError(.invalidFile, "\(fields.context): Resize needs 'size' or 'scale'")
+        }
+        self.init(size: size.map { (height: $0.0, width: $0.1) }, scale: scale.map { (height: $0.0, width: $0.1) },
+                  coordinates: coordinateMode, mode: mode, nearestRounding: rounding,
+                  cubicCoefficient: try fields.float("cubicCoefficient", default: -0.75),
+                  excludeOutside: try fields.bool("excludeOutside", default: false),
+                  antialias: try fields.bool("antialias", default: false), region: region,
+                  extrapolationValue: try fields.float("extrapolationValue", default: 0), name: name)
     }
 
-    /// `size` or `scale`, then `coordinates`, `mode`, `nearestRounding`, `cubicCoefficient`, `excludeOutside`.
+    /// `size` and/or `scale`, then `coordinates`, `mode`, `nearestRounding`, `cubicCoefficient`,
+    /// `excludeOutside`; `antialias`, `region` and `extrapolationValue` when they are not the defaults.
     func encodeFields() throws -> [(String, JSONValue)] {
         var members: [(String, JSONValue)] = []
         if let size { members.append(("size", .pair(size))) }
         if let scale { members.append(("scale", .pair(scale))) }
-        return members + [("coordinates", .string(coordinates.rawValue)), ("mode", .string(mode.rawValue)),
-                          ("nearestRounding", .string(nearestRounding.rawValue)),
-                          ("cubicCoefficient", .number(cubicCoefficient)), ("excludeOutside", .bool(excludeOutside))]
+        members += [("coordinates", .string(coordinates.rawValue)), ("mode", .string(mode.rawValue)),
+                    ("nearestRounding", .string(nearestRounding.rawValue)),
+                    ("cubicCoefficient", .number(cubicCoefficient)), ("excludeOutside", .bool(excludeOutside))]
+        if antialias { members.append(("antialias", .bool(true))) }
+        if region != .whole {
+            members.append(("region", .array([region.top, region.left, region.bottom, region.right].map { .number($0) })))
+        }
+        if extrapolationValue != 0 { members.append(("extrapolationValue", .number(extrapolationValue))) }
+        return members
     }
 }

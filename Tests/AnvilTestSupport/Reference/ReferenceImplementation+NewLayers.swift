@@ -185,9 +185,16 @@ extension Naive {
     /// `x_original` of output coordinate `x_resized`, unclamped. `length` is `length_resized`
     /// (in × scale, unrounded), `output` is the integral output length.
     static func onnxSourceCoordinate(_ o: Int, input: Int, output: Int, length: Double, scale: Double,
-                                     coordinates: Resize.Coordinates) -> Double {
+                                     coordinates: Resize.Coordinates, roi: (start: Double, end: Double) = (0, 1)) -> Double {
         let xResized = Double(o), lengthOriginal = Double(input)
         switch coordinates {
+        case .tfCropAndResize:
+            let lengthResized = length
+            if lengthResized == 1 {
+                return (roi.end - roi.start) * (lengthOriginal - 1) / 2 + roi.start * (lengthOriginal - 1)
+            }
+            return xResized * (roi.end - roi.start) * (lengthOriginal - 1) / (lengthResized - 1)
+                + roi.start * (lengthOriginal - 1)
         case .halfPixel:
             return (xResized + 0.5) / scale - 0.5
         case .pytorchHalfPixel:
@@ -281,5 +288,97 @@ extension Naive {
         let columns = resampling(input: x.w, output: outW, length: length.1, scale: scale.1, coordinates: coordinates,
                                  taps: taps(input: x.w))
         return resample(x, rows: rows, columns: columns)
+    }
+
+    // MARK: - Resize: ONNX's general definition (antialias, tf_crop_and_resize)
+
+    /// One axis of ONNX Resize for any mode, as the operator's specification states it:
+    /// the source coordinate `x_original`; its fraction `ratio` in (0, 1] (1 at an integer: the
+    /// left pixel is preferred); the filter's coefficients at that ratio (nearest, linear, cubic,
+    /// or their antialiased forms, stretched by 1 / scale and normalised when scale < 1); the same
+    /// number of input indices nearest `x_original` (ties to the smaller index) in the
+    /// edge-padded input; with `excludeOutside`, indices outside the input weigh 0 and the rest
+    /// renormalise. Returns the dense `output × input` matrix and which outputs are extrapolated
+    /// (tf_crop_and_resize: `x_original` outside `[0, input − 1]`).
+    static func onnxResizeAxis(input: Int, output: Int, scale: Double, length: Double, coordinates: Resize.Coordinates,
+                               roi: (start: Double, end: Double), mode: Resize.Mode, rounding: Resize.NearestRounding,
+                               a: Double, excludeOutside: Bool, antialias: Bool) -> (matrix: [[Double]], outside: [Bool]) {
+        func keys(_ x: Double) -> Double {
+            let x = abs(x)
+            if x <= 1 { return (a + 2) * pow(x, 3) - (a + 3) * pow(x, 2) + 1 }
+            if x < 2 { return a * pow(x, 3) - 5 * a * pow(x, 2) + 8 * a * x - 4 * a }
+            return 0
+        }
+        func coefficients(_ ratio: Double) -> [Double] {
+            let s = min(scale, 1)
+            switch mode {
+            case .nearest:
+                if ratio == 1 { return [0, 1] }
+                switch rounding {
+                case .roundPreferFloor: return ratio <= 0.5 ? [1, 0] : [0, 1]
+                case .roundPreferCeil: return ratio < 0.5 ? [1, 0] : [0, 1]
+                case .floor: return [1, 0]
+                case .ceil: return [0, 1]
+                }
+            case .linear where !antialias:
+                return [1 - ratio, ratio]
+            case .linear:
+                let start = Int(floor(-1 / s)) + 1, footprint = 2 - 2 * start
+                let raw = (start ..< start + footprint).map { max(0, min(1, 1 - abs((Double($0) - ratio) * s))) }
+                let total = raw.reduce(0, +)
+                return raw.map { $0 / total }
+            case .cubic where !antialias:
+                return [keys(ratio + 1), keys(ratio), keys(1 - ratio), keys(2 - ratio)]
+            case .cubic:
+                let start = Int(floor(-2 / s)) + 1, end = 2 - start
+                let raw = (start ..< end).map { keys(s * (Double($0) - ratio)) }
+                let total = raw.reduce(0, +)
+                return raw.map { $0 / total }
+            }
+        }
+        var matrix: [[Double]] = [], outside: [Bool] = []
+        for o in 0 ..< output {
+            var row = [Double](repeating: 0, count: input)
+            let x = onnxSourceCoordinate(o, input: input, output: output, length: length, scale: scale,
+                                         coordinates: coordinates, roi: roi)
+            outside.append(coordinates == .tfCropAndResize && (x < 0 || x > Double(input - 1)))
+            guard !outside[o] else { matrix.append(row); continue }
+            let ratio = x == floor(x) ? 1 : x - floor(x)
+            var weights = coefficients(ratio)
+            // The n indices of the (unboundedly) edge-padded input nearest x, in ascending order.
+            let n = weights.count, around = Int(floor(x))
+            let nearest = Array((around - n ... around + n).sorted { (abs(x - Double($0)), $0) < (abs(x - Double($1)), $1) }
+                .prefix(n)).sorted()
+            if excludeOutside {
+                for (k, i) in nearest.enumerated() where i < 0 || i >= input { weights[k] = 0 }
+                let total = weights.reduce(0, +)
+                weights = weights.map { total == 0 ? 0 : $0 / total }
+            }
+            for (k, i) in nearest.enumerated() { row[min(max(i, 0), input - 1)] += weights[k] }
+            matrix.append(row)
+        }
+        return (matrix, outside)
+    }
+
+    /// ONNX Resize over height and width (every mode, coordinate mapping, antialias,
+    /// tf_crop_and_resize with `roi` = (top, left, bottom, right) and `extrapolation`): the two
+    /// axes of ``onnxResizeAxis`` applied in turn; outputs on an extrapolated row or column are
+    /// `extrapolation`. `scale` and `length` (in × scale, unrounded) are per axis.
+    static func resizeONNX(_ x: RefTensor, outH: Int, outW: Int, scale: (Double, Double), length: (Double, Double),
+                           coordinates: Resize.Coordinates, mode: Resize.Mode,
+                           rounding: Resize.NearestRounding = .roundPreferFloor, a: Double = -0.75,
+                           excludeOutside: Bool = false, antialias: Bool = false,
+                           roi: (Double, Double, Double, Double) = (0, 0, 1, 1), extrapolation: Double = 0) -> RefTensor {
+        let rows = onnxResizeAxis(input: x.h, output: outH, scale: scale.0, length: length.0, coordinates: coordinates,
+                                  roi: (roi.0, roi.2), mode: mode, rounding: rounding, a: a,
+                                  excludeOutside: excludeOutside, antialias: antialias)
+        let columns = onnxResizeAxis(input: x.w, output: outW, scale: scale.1, length: length.1, coordinates: coordinates,
+                                     roi: (roi.1, roi.3), mode: mode, rounding: rounding, a: a,
+                                     excludeOutside: excludeOutside, antialias: antialias)
+        var y = resample(x, rows: rows.matrix, columns: columns.matrix)
+        for b in 0 ..< y.n { for oy in 0 ..< outH { for ox in 0 ..< outW where rows.outside[oy] || columns.outside[ox] {
+            for c in 0 ..< y.c { y[b, oy, ox, c] = extrapolation }
+        } } }
+        return y
     }
 }

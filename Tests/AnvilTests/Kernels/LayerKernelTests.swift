@@ -61,6 +61,16 @@ struct LayerKernelTests {
 }
 
 extension LayerKernelTests {
+    /// `layer`'s resampling kernel for `x`, its body forced to `isa`, in one pass or two stages.
+    static func runResize(_ layer: Resize, _ x: RefTensor, isa: InstructionSet, twoStages: Bool) throws -> [Float] {
+        let output = try layer.outputShape(for: [x.shape])
+        var kernel = try #require(try layer.makeKernel(KernelContext(layerName: "k", inputShapes: [x.shape], outputShape: output,
+                                                                     layout: .forge, parameters: [:])) as? ResizeKernel)
+        kernel.instructionSet = isa
+        kernel.twoStages = twoStages
+        return refRunKernel(kernel, input: x.floats, batch: x.n, inputShape: x.shape, outputShape: output)
+    }
+
     @Test("Resampling: nearest, linear and cubic taps, channel counts over vector widths and tails", arguments: refInstructionSets)
     func resample(isa: InstructionSet) throws {
         try refRequireSupported(isa)
@@ -78,8 +88,49 @@ extension LayerKernelTests {
                 case .cubic: expected = Naive.resizeCubic(x, outH: oh, outW: ow, scale: scale, length: (Double(oh), Double(ow)),
                                                           coordinates: .halfPixel, a: -0.75, excludeOutside: false)
                 }
-                let actual = try Self.run(Resize(height: oh, width: ow, mode: mode, nearestRounding: .roundPreferCeil), x, isa: isa)
-                Self.expectClose(actual, expected, "\(isa) \(mode) \(x) to \(oh)x\(ow)")
+                for twoStages in [false, true] {
+                    let actual = try Self.runResize(Resize(height: oh, width: ow, mode: mode, nearestRounding: .roundPreferCeil), x,
+                                                    isa: isa, twoStages: twoStages)
+                    Self.expectClose(actual, expected, "\(isa) \(mode) \(x) to \(oh)x\(ow) two stages \(twoStages)")
+                }
+            }
+        }
+    }
+
+    @Test("Resampling: antialiased downsampling and crop-and-resize (extrapolated rows and columns), channel counts over vector widths",
+          arguments: refInstructionSets)
+    func resampleAntialiasAndCrop(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        var rng = RefRandom(seed: 4545)
+        for mode in [Resize.Mode.linear, .cubic] {
+            for c in [1, 7, 8, 33, 40] {
+                let x = rng.tensor(n: 2, h: rng.int(6 ... 11), w: rng.int(6 ... 11), c: c)
+                let (oh, ow) = (rng.int(1 ... 4), rng.int(1 ... 4))
+                let scale = (Double(oh) / Double(x.h), Double(ow) / Double(x.w))
+                let exclude = c % 2 == 1
+                let expected = Naive.resizeONNX(x, outH: oh, outW: ow, scale: scale, length: (Double(oh), Double(ow)),
+                                                coordinates: .halfPixel, mode: mode, excludeOutside: exclude, antialias: true)
+                let layer = Resize(height: oh, width: ow, mode: mode, excludeOutside: exclude, antialias: true)
+                for twoStages in [false, true] {
+                    Self.expectClose(try Self.runResize(layer, x, isa: isa, twoStages: twoStages), expected,
+                                     "\(isa) antialias \(mode) \(x) to \(oh)x\(ow) two stages \(twoStages)")
+                }
+            }
+        }
+        for mode in Resize.Mode.allCases {
+            for c in [1, 8, 33] {
+                let x = rng.tensor(n: 2, h: rng.int(2 ... 6), w: rng.int(2 ... 6), c: c)
+                let (oh, ow) = (rng.int(1 ... 7), rng.int(1 ... 7))
+                let region = Resize.Region(top: -0.25, left: 0.3, bottom: 0.9, right: 1.4)
+                let expected = Naive.resizeONNX(x, outH: oh, outW: ow, scale: (Double(oh) / Double(x.h), Double(ow) / Double(x.w)),
+                                                length: (Double(oh), Double(ow)), coordinates: .tfCropAndResize, mode: mode,
+                                                roi: (-0.25, 0.3, 0.9, 1.4), extrapolation: 3.5)
+                let layer = Resize(height: oh, width: ow, coordinates: .tfCropAndResize, mode: mode, region: region,
+                                   extrapolationValue: 3.5)
+                for twoStages in [false, true] {
+                    Self.expectClose(try Self.runResize(layer, x, isa: isa, twoStages: twoStages), expected,
+                                     "\(isa) crop \(mode) \(x) to \(oh)x\(ow) two stages \(twoStages)")
+                }
             }
         }
     }

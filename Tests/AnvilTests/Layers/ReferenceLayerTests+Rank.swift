@@ -147,6 +147,19 @@ extension ReferenceLayerTests {
         } } }
         refExpectClose(y, out, "conv1d → pools → dense per position")
     }
+
+    @Test("1-D Lp pooling on a sequence: the height-1 window of the naive Lp pooling", arguments: [1, 2, 3] as [Float])
+    func sequenceLpPooling(p: Float) throws {
+        var rng = RefRandom(seed: 32)
+        let (n, length, c) = (2, 13, 5)
+        let x = Self.randomArray([n, length, c], &rng)
+        let y = try Self.run(x) { $0 --> LpPooling(p: p, kernel: 3, stride: 2, padding: .explicit(top: 0, left: 1, bottom: 0, right: 1)) }
+        var expected = try #require(Naive.lpPool(RefTensor(n: n, h: 1, w: length, c: c, v: x.v), p: Double(p), kernel: (1, 3),
+                                                 stride: (1, 2), padding: .explicit(top: 0, left: 1, bottom: 0, right: 1)))
+        expected.rank = 3
+        #expect(y.shape == .sequence(length: 7, channels: c))
+        refExpectClose(y, expected, "lp pool 1-D p \(p)")
+    }
 }
 
 extension ReferenceLayerTests {
