@@ -23,8 +23,8 @@ final class CompiledModel: Sendable {
     let slot: [Int]
     let slotOffsets: [Int]
     let floatsPerImage: Int
-    /// Idle workspaces of every batch size.
-    private let pool = WorkspacePool()
+    /// Idle workspaces of the batch sizes used lately (bounded in count and bytes).
+    let pool = WorkspacePool()
 
     init(graph: Graph, plan: ExecutionPlan, steps: [Step]) {
         self.steps = steps
@@ -91,6 +91,8 @@ final class CompiledModel: Sendable {
         // done, so no two threads ever touch its memory at once; its fields are `let`s.
 
         let batch: Int
+        /// The bytes of `memory`.
+        let byteCount: Int
         let memory: UnsafeMutablePointer<Float>
         let io: [KernelIO]
         let inputs: [UnsafeMutablePointer<Float>]
@@ -117,6 +119,7 @@ final class CompiledModel: Sendable {
             guard posix_memalign(&aligned, 64, bytes) == 0, let raw = aligned else {
                 throw AnvilError(.invalidInput, "batch \(batch) needs more buffer memory than can be allocated (\(model.floatsPerImage) floats per image)")
             }
+            self.byteCount = bytes
             let memory = raw.bindMemory(to: Float.self, capacity: floats)
             memory.initialize(repeating: 0, count: floats)
             self.memory = memory
