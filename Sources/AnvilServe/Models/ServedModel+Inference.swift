@@ -53,11 +53,8 @@ extension ServedModel {
             binaryOffsets[index] = offset
             offset += size
         }
-        guard offset == binary.count else {
-            throw ProtocolError.badRequest("the body has \(binary.count) bytes of binary data after the JSON; the inputs' binary_data_size add up to \(offset)")
-        }
         var batch: Int?
-        return try model.inputNames.enumerated().map { position, inputName in
+        let tensors = try model.inputNames.enumerated().map { position, inputName in
             guard let (index, input) = byName[inputName] else {
                 let given = request.inputs.map { "'\($0.name)'" }.joined(separator: ", ")
                 throw ProtocolError.badRequest("model '\(name)' needs input '\(inputName)'; the request gives \(given.isEmpty ? "none" : given)")
@@ -71,6 +68,10 @@ extension ServedModel {
             batch = tensor.batch
             return tensor
         }
+        guard offset == binary.count else {
+            throw ProtocolError.badRequest("the body has \(binary.count) bytes of binary data after the JSON; the inputs' binary_data_size add up to \(offset)")
+        }
+        return tensors
     }
 
     /// One input, checked against its declared shape and turned into a channels-last tensor.
@@ -89,7 +90,7 @@ extension ServedModel {
         }
         for (axis, dimension) in expected.enumerated() {
             if let dimension, input.shape[axis + 1] != dimension {
-                throw ProtocolError.badRequest("\(label) has shape \(input.shape); model '\(name)' takes \(expectedText)")
+                throw ProtocolError.badRequest("\(label) has shape \(input.shape); model '\(name)' takes \(expectedText)\(layout.axesName(rank: declared.rank).map { " (\($0))" } ?? "")")
             }
         }
         var count = 1

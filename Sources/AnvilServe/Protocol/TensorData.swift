@@ -70,12 +70,21 @@ public struct TensorData: Codable, Sendable, Equatable {
 
     /// The next element as a number; `nil` (nothing consumed) when it is an array and `first`.
     private static func decodeNumber(_ container: inout any UnkeyedDecodingContainer, first: Bool) throws -> Float? {
-        guard first else { return try container.decode(Float.self) }
-        do {
-            return try container.decode(Float.self)
-        } catch DecodingError.typeMismatch {
-            return nil
+        let value: Double
+        if first {
+            do {
+                value = try container.decode(Double.self)
+            } catch DecodingError.typeMismatch {
+                return nil
+            }
+        } else {
+            value = try container.decode(Double.self)
         }
+        // Read as a Double so a number beyond FP32 is named here, not reported as invalid JSON.
+        guard abs(value) <= Double(Float.greatestFiniteMagnitude) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(value) is beyond the range of FP32")
+        }
+        return Float(value)
     }
 
     /// Writes the values as a flat array.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 
 /// Reads a request body whole, within a size limit (413) and a time limit (408): a client that
 /// sends too much or stops sending gets an answer instead of holding the server's memory or a
@@ -10,8 +11,8 @@ struct BodyReader: Sendable {
     /// How long the body may take.
     let timeout: Duration
 
-    /// The body of `request`.
-    func read(_ request: Request) async throws -> Data {
+    /// The body of `request`, which came on `channel`.
+    func read(_ request: Request, channel: any Channel) async throws -> Data {
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maximumBytes {
             throw tooLarge
         }
@@ -31,8 +32,18 @@ struct BodyReader: Sendable {
                 try await Task.sleep(for: timeout)
                 return nil
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let data = first else {
+            let first: Data??
+            do {
+                first = try await group.next()
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+            group.cancelAll()
+            guard let first, let data = first else {
+                // Reading a body does not end on cancellation: end it by closing the connection's
+                // reading side (the answer still goes out on the writing side).
+                channel.close(mode: .input, promise: nil)
                 throw ProtocolError(.requestTimeout, "the request body did not arrive within \(timeout) (read timeout)")
             }
             return data

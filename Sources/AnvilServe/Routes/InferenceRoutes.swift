@@ -14,9 +14,9 @@ struct InferenceRoutes: Sendable {
     static let serverVersion = "0.1.0"
 
     /// A router with every route and the error/metrics/log middleware.
-    func router() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
-        router.middlewares.add(ProtocolMiddleware<BasicRequestContext>(metrics: metrics, modelNames: Set(models.keys)))
+    func router() -> Router<ServeRequestContext> {
+        let router = Router(context: ServeRequestContext.self)
+        router.middlewares.add(ProtocolMiddleware<ServeRequestContext>(metrics: metrics, modelNames: Set(models.keys)))
         router.get("/v2/health/live") { _, _ in try Self.json(HealthResponse(live: true)) }
         router.get("/v2/health/ready") { _, _ in
             let ready = isReady()
@@ -39,7 +39,7 @@ struct InferenceRoutes: Sendable {
     }
 
     /// The model the path names; 404 for an unknown one.
-    private func model(_ context: BasicRequestContext) throws -> ServedModel {
+    private func model(_ context: ServeRequestContext) throws -> ServedModel {
         let name = context.parameters.get("name") ?? ""
         guard let model = models[name] else {
             throw ProtocolError(.notFound, "unknown model '\(name)'; this server has \(models.keys.sorted().map { "'\($0)'" }.joined(separator: ", "))")
@@ -48,10 +48,10 @@ struct InferenceRoutes: Sendable {
     }
 
     /// `POST /v2/models/{name}/infer`.
-    private func infer(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    private func infer(_ request: Request, context: ServeRequestContext) async throws -> Response {
         let model = try model(context)
         guard isReady() else { throw ProtocolError(.serviceUnavailable, "the server is shutting down") }
-        let body = try await bodyReader.read(request)
+        let body = try await bodyReader.read(request, channel: context.channel)
         let headerLength = request.headers[HTTPField.Name(BinaryTensorData.headerLengthField)!]
         let (json, binary) = try BinaryTensorData.split(body, headerLength: headerLength)
         let answer = try await model.infer(json: json, binary: binary)
