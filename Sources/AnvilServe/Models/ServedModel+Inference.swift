@@ -164,6 +164,7 @@ extension ServedModel {
             }
         }
         let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
         // JSON has no NaN or infinity; the protocol's clients (Triton's, KServe's) read these.
         encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         var body = try encoder.encode(InferenceResponse(modelName: name, id: request.id, outputs: tensors))

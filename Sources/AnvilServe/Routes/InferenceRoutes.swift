@@ -67,6 +67,8 @@ struct InferenceRoutes: Sendable {
 
     /// A JSON response.
     private static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(value))))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 }
