@@ -11,7 +11,7 @@ final class RawConnection: @unchecked Sendable {
     private let socket: Int32
 
     /// Connects to 127.0.0.1:`port`; reads give up after `timeout` seconds.
-    init(port: Int, timeout: Int = 20) throws {
+    init(port: Int, timeout: Int = 300) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw POSIXError(.EIO) }
         var address = sockaddr_in()
