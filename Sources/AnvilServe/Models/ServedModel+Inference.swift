@@ -17,7 +17,10 @@ extension ServedModel {
     func infer(json: Data, binary: Data) async throws -> InferenceAnswer {
         let request: InferenceRequest
         do {
-            request = try JSONDecoder().decode(InferenceRequest.self, from: json)
+            let (scanned, arrays) = TensorDataScanner.scan(json)
+            let decoder = JSONDecoder()
+            decoder.userInfo[TensorDataScanner.userInfoKey] = arrays
+            request = try decoder.decode(InferenceRequest.self, from: scanned)
         } catch let error as DecodingError {
             throw ProtocolError.badRequest("malformed inference request: \(error.protocolMessage)")
         }

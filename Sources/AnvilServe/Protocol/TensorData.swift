@@ -15,6 +15,12 @@ public struct TensorData: Codable, Sendable, Equatable {
     /// Reads a flat or nested array of numbers; nested arrays must be regular (each sibling the
     /// same length and depth).
     public init(from decoder: any Decoder) throws {
+        // An index into the arrays the server's scanner read ahead (TensorDataScanner).
+        if let arrays = decoder.userInfo[TensorDataScanner.userInfoKey] as? TensorDataScanner.Arrays,
+           let placeholder = try? decoder.singleValueContainer().decode(String.self), let data = arrays.array(for: placeholder) {
+            self = data
+            return
+        }
         var container = try decoder.unkeyedContainer()
         var level = Levels()
         values = []
