@@ -28,7 +28,9 @@ final class TestServer: Sendable {
         running = Task { try await server.run(handlingSignals: false) }
         port = try await server.port()
         let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = 60
+        // Generous: the server's handlers share Swift's cooperative pool with every other test
+        // running in parallel, and a busy CI machine can hold them off for a long while.
+        sessionConfiguration.timeoutIntervalForRequest = 900
         // Concurrent clients are concurrent connections (Foundation's default is 6 per host).
         sessionConfiguration.httpMaximumConnectionsPerHost = 128
         session = URLSession(configuration: sessionConfiguration)
