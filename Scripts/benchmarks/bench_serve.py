@@ -368,7 +368,8 @@ def main(argv=None):
                 f"Anvil (batching) serving {bench_peers.NETWORKS[model].title} to 8 clients: {count} requests "
                 f"({throughput:.1f}/s), {failed} failed. VmRSS sampled every 5 s: first {values[0]:.0f} MiB, "
                 f"median {statistics.median(values):.0f}, last {values[-1]:.0f}, max {max(values):.0f} MiB "
-                f"({len(values)} samples).", ""]
+                f"({len(values)} samples). Each minute: "
+                + ", ".join(f"{rss:.0f}" for at, rss in memory if int(at) % 60 < 5) + " MiB.", ""]
     text = "\n".join(out)
     print(text)
     if args.markdown:
