@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -7,10 +7,19 @@ let package = Package(
         .library(name: "Anvil", targets: ["Anvil"]),
         .library(name: "AnvilVision", targets: ["AnvilVision"]),
         .library(name: "AnvilModels", targets: ["AnvilModels"]),
+        .library(name: "AnvilServe", targets: ["AnvilServe"]),
         .executable(name: "anvil", targets: ["anvil"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // `anvil serve` (AnvilServe): the HTTP server, Prometheus text, graceful shutdown, logs.
+        // Hummingbird without its default traits: no swift-configuration to build.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
         // OpenBLAS through pkg-config; Debian's libopenblas-dev provides it.
@@ -40,12 +49,30 @@ let package = Package(
             name: "AnvilModels",
             dependencies: ["Anvil"]
         ),
+        // `anvil serve`: the KServe Open Inference Protocol v2 over HTTP, requests batched by a
+        // `Runner`, Prometheus metrics, graceful shutdown.
+        .target(
+            name: "AnvilServe",
+            dependencies: [
+                "Anvil",
+                "AnvilModels",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .executableTarget(
             name: "anvil",
             dependencies: [
                 "Anvil",
                 "AnvilVision",
                 "AnvilModels",
+                "AnvilServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -82,6 +109,11 @@ let package = Package(
         .testTarget(
             name: "AnvilCommandTests",
             dependencies: ["Anvil", "AnvilModels", "AnvilVision", "AnvilTestSupport"]
+        ),
+        // `anvil serve`'s server, started on a loopback port and spoken to over real HTTP.
+        .testTarget(
+            name: "AnvilServeTests",
+            dependencies: ["Anvil", "AnvilModels", "AnvilServe", "AnvilTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes everything Scripts/benchmarks/bench_peers.py and Scripts/benchmarks/bench_memory.sh need importable or
+# Makes everything Scripts/benchmarks/bench_peers.py, bench_serve.py and bench_memory.sh need importable or
 # runnable, idempotently:
 #   - PyTorch (CPU) and numpy           Scripts/setup/install_torch.sh (the /opt/wheels CPU wheel when present)
 #   - torchvision (model definitions)   Scripts/setup/install_torchvision.sh (--no-deps, paired with that torch)
@@ -7,6 +7,7 @@
 #                                       needs onnxscript; the TorchScript fallback needs only onnx)
 #   - onnxruntime                       the ONNX Runtime peer
 #   - matplotlib                        the latency-versus-batch plot
+#   - fastapi, uvicorn                  bench_serve.py's ONNX Runtime server (the KServe v2 peer)
 #   - GNU time (/usr/bin/time -v)       peak resident memory, Debian package `time`
 # Nothing is reinstalled when it already imports. An onnx already installed is pinned while
 # the others install (Scripts/fixtures/import_onnx_tests.py wants onnx 1.22.0, the last wheel with the
@@ -25,6 +26,8 @@ python3 -c "import onnx" >/dev/null 2>&1 || need+=("onnx")
 python3 -c "import onnxscript" >/dev/null 2>&1 || need+=("onnxscript")
 python3 -c "import onnxruntime" >/dev/null 2>&1 || need+=("onnxruntime")
 python3 -c "import matplotlib" >/dev/null 2>&1 || need+=("matplotlib")
+python3 -c "import fastapi" >/dev/null 2>&1 || need+=("fastapi")
+python3 -c "import uvicorn" >/dev/null 2>&1 || need+=("uvicorn")
 if [ ${#need[@]} -gt 0 ]; then
   echo "install_bench_deps: pip install ${need[*]}"
   pin=()

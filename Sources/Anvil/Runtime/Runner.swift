@@ -60,14 +60,21 @@ public final class Runner: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Told the image count of each batch as it starts (a server's batch-size histogram).
+    private let onBatch: (@Sendable (Int) -> Void)?
 
     /// A runner for `model` (compiled); throws unless `maximumBatch` ≥ 1 and `maximumWait` ≥ 0.
-    public init(model: Model, maximumBatch: Int = 16, maximumWait: Duration = .milliseconds(2)) throws {
+    /// `onBatch`, if given, is called with the number of images of every batch as it starts
+    /// (a request of more than `maximumBatch` images is a batch of its own), on the thread that
+    /// formed it: keep it short.
+    public init(model: Model, maximumBatch: Int = 16, maximumWait: Duration = .milliseconds(2),
+                onBatch: (@Sendable (Int) -> Void)? = nil) throws {
         guard maximumBatch >= 1 else { throw AnvilError(.invalidOption, "Runner: maximumBatch must be at least 1, got \(maximumBatch)") }
         guard maximumWait >= .zero else { throw AnvilError(.invalidOption, "Runner: maximumWait must not be negative, got \(maximumWait)") }
         self.model = model
         self.maximumBatch = maximumBatch
         self.maximumWait = maximumWait
+        self.onBatch = onBatch
     }
 
     /// The totals so far.
@@ -94,7 +101,10 @@ public final class Runner: Sendable {
         }
         // A request the model refuses is refused alone, never inside a batch with others.
         _ = try model.outputShapes(forInputShapes: inputs.map(\.shape))
-        if images > maximumBatch { return try await model.prediction(for: inputs) }
+        if images > maximumBatch {
+            onBatch?(images)
+            return try await model.prediction(for: inputs)
+        }
         try Task.checkCancellation()
         let ticket = Ticket()
         return try await withTaskCancellationHandler {
@@ -171,6 +181,7 @@ public final class Runner: Sendable {
             }
         }
         for batch in batches {
+            onBatch?(batch.reduce(0) { $0 + $1.images })
             PredictionThreads.shared.submit { [model] in Self.run(batch, on: model) }
         }
         if schedule {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Anvil
 import AnvilModels
@@ -71,6 +72,24 @@ struct RunnerTests {
             #expect(result.argmax() == alone.argmax(), "caller \(index)")
             #expect(zip(result.values, alone.values).allSatisfy { abs($0 - $1) <= 1e-5 }, "caller \(index)")
         }
+    }
+
+    @Test("onBatch hears every batch's image count: full batches of 8, and an oversized request alone")
+    func reportsBatches() async throws {
+        let (model, _) = try Self.convolutional()
+        let heard = Mutex<[Int]>([])
+        let runner = try Runner(model: model, maximumBatch: 8, maximumWait: .seconds(600)) { images in
+            heard.withLock { $0.append(images) }
+        }
+        var random = RefRandom(seed: 3_404)
+        let requests = try (0 ..< 12).map { _ in try random.tensor(n: 2, h: 10, w: 12, c: 3).tensor() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for request in requests { group.addTask { _ = try await runner.prediction(for: request) } }
+            try await group.waitForAll()
+        }
+        _ = try await runner.prediction(for: try random.tensor(n: 9, h: 10, w: 12, c: 3).tensor())
+        #expect(heard.withLock { $0 } == [8, 8, 8, 9])
+        #expect(runner.statistics.batches == 3)
     }
 
     @Test("Requests of different sizes (an open input) never share a batch")

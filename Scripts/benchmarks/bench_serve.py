@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""Load figures for `anvil serve`: throughput and latency over HTTP against ONNX Runtime behind
+FastAPI + uvicorn, both speaking the KServe Open Inference Protocol v2 JSON.
+
+For each network (default ResNet-50 and the Deep MNIST net) the network is built in PyTorch with
+seeded random weights and a final softmax, exported once to ONNX (bench_peers.py's builders and
+exporter, TorchScript exporter, dynamic batch axis) and converted once to an Anvil model file with
+Scripts/convert_onnx.py, so both servers compute the same function with the same weights; files
+are cached in Data/bench/serve/. Three servers, one after the other, on the same machine:
+
+  - Anvil, dynamic batching:   anvil serve --model <converted>/model.json --max-batch 16 --max-wait-ms 2
+  - Anvil, no batching:        the same with --max-batch 1
+  - ONNX Runtime:              Scripts/benchmarks/ort_kserve_server.py (FastAPI + uvicorn, one
+                               session, intra-op threads = --threads, one run at a time)
+
+each with --threads T. A load generator in this process keeps C requests in flight (C threads,
+each with its own keep-alive HTTP/1.1 connection, sending the same pre-encoded JSON body of one
+image, values k/255 to 4 decimals: NHWC for Anvil, as its model file declares, NCHW for ONNX
+Runtime), for --seconds after --warmup seconds, at concurrency 1, 8 and 64; throughput and latency
+are those of the requests completed within the timed window. Every answer must be 200 with the
+right number of outputs, else it counts as failed; the first answers of Anvil and
+ONNX Runtime are compared (the same softmax, to 1e-4). Reported: requests per second (one image
+each), p50 and p99 latency, failed requests, and the server's peak resident memory (VmRSS of the
+server process, sampled every 0.5 s). The load generator shares the CPUs with the server: on a
+2-core machine both compete, for every server alike.
+
+Memory over time (--duration S, default 600; 0 skips): Anvil with dynamic batching serving the
+--memory-model at concurrency 8 for S seconds, resident memory sampled every 5 s: first sample
+after warm-up, median, last, maximum.
+
+Output: Markdown on stdout (and --markdown PATH) with the CPU (model, flags), date, commit and
+versions; progress on stderr.
+
+Usage:
+    Scripts/setup/install_bench_deps.sh
+    python3 Scripts/benchmarks/bench_serve.py                                   # the full run (~25 min)
+    python3 Scripts/benchmarks/bench_serve.py --quick                           # smoke run: figures mean nothing
+    python3 Scripts/benchmarks/bench_serve.py --models mnist --concurrency 1,8 --seconds 5 --duration 0
+Options: --models resnet50,mnist  --concurrency 1,8,64  --seconds S (15)  --warmup S (3)  --threads T (2)
+--max-batch B (16)  --max-wait-ms W (2)  --duration S (600)  --memory-model NAME (resnet50)
+--servers anvil,anvil-nobatch,onnxruntime  --anvil BINARY (skip the build)  --scratch-path DIR
+"""
+
+import argparse
+import datetime
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_peers  # noqa: E402 - the networks, exporter, machine description and Anvil build
+
+REPO = bench_peers.REPO
+SERVE_DIR = os.path.join(bench_peers.BENCH_DIR, "serve")
+SERVERS = ("anvil", "anvil-nobatch", "onnxruntime")
+SERVER_NAMES = {"anvil": "Anvil (batching)", "anvil-nobatch": "Anvil (--max-batch 1)", "onnxruntime": "ONNX Runtime + FastAPI"}
+
+
+def log(message):
+    print(f"[bench_serve] {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------------------
+
+def prepare(name, seed=1):
+    """(onnx path, Anvil model.json path) for network `name`, made once and cached."""
+    network = bench_peers.NETWORKS[name]
+    directory = os.path.join(SERVE_DIR, f"{name}.seed{seed}")
+    onnx_file = os.path.join(directory, f"{name}.onnx")
+    converted = os.path.join(directory, "anvil")
+    model_json = os.path.join(converted, "model.json")
+    os.makedirs(directory, exist_ok=True)
+    if not os.path.exists(onnx_file):
+        log(f"exporting {name} to ONNX")
+        bench_peers.export_onnx(bench_peers.build_torch_network(name, seed), network, onnx_file, "torchscript")
+    if not os.path.exists(model_json):
+        log(f"converting {name} with Scripts/convert_onnx.py")
+        subprocess.run([sys.executable, os.path.join(REPO, "Scripts", "convert_onnx.py"), onnx_file, converted],
+                       check=True, stdout=sys.stderr)
+    return onnx_file, model_json
+
+
+def request_body(network, layout):
+    """One image as a KServe v2 JSON request: values k/255 to 4 decimals, in `layout`."""
+    c, h, w = network.input_chw
+    index = np.arange(h * w * c, dtype=np.int64)
+    nhwc = np.round(((index * 7919) % 255) / 255, 4).reshape(1, h, w, c)
+    if layout == "NCHW":
+        data, shape = nhwc.transpose(0, 3, 1, 2), [1, c, h, w]
+    else:
+        data, shape = nhwc, [1, h, w, c]
+    return data, shape
+
+
+def encode(name, shape, data):
+    values = ",".join(f"{v:.4f}".rstrip("0").rstrip(".") or "0" for v in data.ravel().tolist())
+    return (f'{{"inputs":[{{"name":"{name}","shape":{json.dumps(shape)},"datatype":"FP32","data":[{values}]}}]}}').encode()
+
+
+# ---------------------------------------------------------------------------------------
+# Servers
+# ---------------------------------------------------------------------------------------
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def get(port, path, timeout=5):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+class Server:
+    """A server process: started, waited for (ready), its RSS sampled, stopped with SIGTERM."""
+
+    def __init__(self, kind, args, anvil, name, onnx_file, model_json):
+        self.port = free_port()
+        self.kind = kind
+        if kind.startswith("anvil"):
+            command = [anvil, "serve", "--model", model_json, "--name", name, "--port", str(self.port),
+                       "--threads", str(args.threads), "--log-level", "warning",
+                       "--max-batch", "1" if kind == "anvil-nobatch" else str(args.max_batch),
+                       "--max-wait-ms", str(args.max_wait_ms)]
+        else:
+            command = [sys.executable, os.path.join(HERE, "ort_kserve_server.py"), "--model", onnx_file, "--name", name,
+                       "--port", str(self.port), "--threads", str(args.threads)]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 300
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{kind} exited: {self.process.stderr.read()[-2000:]}")
+            try:
+                if get(self.port, "/v2/health/ready", timeout=1)[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise RuntimeError(f"{kind} did not become ready")
+            time.sleep(0.2)
+        self.metadata = json.loads(get(self.port, f"/v2/models/{name}")[1])
+
+    def rss_mib(self):
+        try:
+            with open(f"/proc/{self.process.pid}/status") as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return float("nan")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+# ---------------------------------------------------------------------------------------
+# Load
+# ---------------------------------------------------------------------------------------
+
+def load(port, path, body, expected_values, concurrency, warmup, seconds, server, sample_every=0.5, samples=None):
+    """Keeps `concurrency` requests in flight for warmup + seconds (then lets those in flight
+    finish); returns (latencies in ms of the requests completed in the timed window, failures
+    over the whole run, completed requests/s in the window, peak RSS MiB, first answer)."""
+    start = time.perf_counter()
+    timed_from = start + warmup
+    stop_at = timed_from + seconds
+    latencies, failures, first = [], [0], []
+    lock = threading.Lock()
+
+    def client():
+        connection = None
+        mine, failed = [], 0
+        while True:
+            began = time.perf_counter()
+            if began >= stop_at:
+                break
+            try:
+                if connection is None:
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                connection.request("POST", path, body, {"Content-Type": "application/json"})
+                response = connection.getresponse()
+                answer = response.read()
+                ok = response.status == 200
+                if ok:
+                    outputs = json.loads(answer)["outputs"]
+                    ok = len(outputs[0]["data"]) == expected_values
+                    if ok and not first:
+                        with lock:
+                            if not first:
+                                first.append(outputs[0]["data"])
+            except (OSError, http.client.HTTPException, ValueError, KeyError):
+                ok = False
+                connection = None
+            ended = time.perf_counter()
+            # A request counts where it completes: in the timed window, or (a failure) at all.
+            if not ok:
+                failed += 1
+            elif timed_from <= ended <= stop_at:
+                mine.append((ended - began) * 1000)
+        with lock:
+            latencies.extend(mine)
+            failures[0] += failed
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    peak = 0.0
+    while any(thread.is_alive() for thread in threads):
+        rss = server.rss_mib()
+        peak = max(peak, rss)
+        if samples is not None and time.perf_counter() >= timed_from:
+            samples.append((time.perf_counter() - timed_from, rss))
+        time.sleep(sample_every)
+    for thread in threads:
+        thread.join()
+    return latencies, failures[0], len(latencies) / seconds, peak, first[0] if first else None
+
+
+def percentile(values, p):
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+# ---------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("--models", default="resnet50,mnist")
+    parser.add_argument("--concurrency", default="1,8,64")
+    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--warmup", type=float, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--max-batch", type=int, default=16)
+    parser.add_argument("--max-wait-ms", type=float, default=2)
+    parser.add_argument("--duration", type=float, default=600)
+    parser.add_argument("--memory-model", default="resnet50")
+    parser.add_argument("--servers", default=",".join(SERVERS))
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--anvil")
+    parser.add_argument("--scratch-path")
+    parser.add_argument("--markdown")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seconds, args.warmup, args.duration = 2, 0.5, min(args.duration, 10)
+    models = [m for m in args.models.split(",") if m]
+    levels = [int(c) for c in args.concurrency.split(",") if c]
+    servers = [s for s in args.servers.split(",") if s]
+    for model in models:
+        if model not in bench_peers.NETWORKS:
+            sys.exit(f"bench_serve: unknown network {model}")
+    for server in servers:
+        if server not in SERVERS:
+            sys.exit(f"bench_serve: unknown server {server}; choose from {', '.join(SERVERS)}")
+
+    anvil = bench_peers.build_anvil(args)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    rows = {}
+    checks = []
+    for model in models:
+        network = bench_peers.NETWORKS[model]
+        onnx_file, model_json = prepare(model)
+        answers = {}
+        for kind in servers:
+            log(f"{model}: starting {SERVER_NAMES[kind]}")
+            server = Server(kind, args, anvil, model, onnx_file, model_json)
+            tensor = server.metadata["inputs"][0]
+            data, shape = request_body(network, "NCHW" if kind == "onnxruntime" else "NHWC")
+            if kind != "onnxruntime" and tensor["shape"][1:] != shape[1:]:
+                sys.exit(f"bench_serve: {model}'s Anvil input is {tensor['shape']}, expected [-1] + {shape[1:]}")
+            body = encode(tensor["name"], shape, data)
+            outputs = server.metadata["outputs"][0]["shape"][1:]
+            expected = int(np.prod(outputs)) if outputs and all(d > 0 for d in outputs) else 1000
+            try:
+                for concurrency in levels:
+                    latencies, failed, throughput, peak, first = load(
+                        server.port, f"/v2/models/{model}/infer", body, expected, concurrency, args.warmup, args.seconds, server)
+                    if first is not None:
+                        answers.setdefault(kind, first)
+                    rows[(model, kind, concurrency)] = (throughput, percentile(latencies, 50), percentile(latencies, 99),
+                                                        failed, len(latencies), peak)
+                    log(f"{model} {kind} c={concurrency}: {throughput:.1f} req/s, p50 {percentile(latencies, 50):.1f} ms, "
+                        f"p99 {percentile(latencies, 99):.1f} ms, {failed} failed, peak RSS {peak:.0f} MiB")
+            finally:
+                server.stop()
+        if "anvil" in answers and "onnxruntime" in answers:
+            difference = float(np.max(np.abs(np.array(answers["anvil"]) - np.array(answers["onnxruntime"]))))
+            checks.append(f"{network.title}: largest difference between Anvil's and ONNX Runtime's answer {difference:.2e}")
+            if difference > 1e-4:
+                log(f"WARNING: {model}: the answers differ by {difference}")
+
+    memory = []
+    if args.duration > 0 and "anvil" in servers:
+        model = args.memory_model
+        network = bench_peers.NETWORKS[model]
+        onnx_file, model_json = prepare(model)
+        log(f"memory: {model}, Anvil with batching, concurrency 8, {args.duration:.0f} s")
+        server = Server("anvil", args, anvil, model, onnx_file, model_json)
+        data, shape = request_body(network, "NHWC")
+        body = encode(server.metadata["inputs"][0]["name"], shape, data)
+        outputs = server.metadata["outputs"][0]["shape"][1:]
+        try:
+            latencies, failed, throughput, peak, _ = load(server.port, f"/v2/models/{model}/infer", body, int(np.prod(outputs)), 8,
+                                                          args.warmup * 5, args.duration, server, sample_every=5, samples=memory)
+        finally:
+            server.stop()
+        memory_summary = (model, throughput, len(latencies), failed, peak)
+
+    out = ["## Serving", ""]
+    out.append(f"`python3 Scripts/benchmarks/bench_serve.py {' '.join(argv if argv is not None else sys.argv[1:])}`, "
+               f"{started:%Y-%m-%d %H:%M} UTC. {bench_peers.machine_description()}. {bench_peers.versions(anvil)}; "
+               f"FastAPI {__import__('fastapi').__version__}, uvicorn {__import__('uvicorn').__version__}.")
+    out.append("")
+    out.append(f"One image per request, KServe v2 JSON over HTTP/1.1 keep-alive on loopback; --threads {args.threads} for "
+               f"every server; Anvil batching: --max-batch {args.max_batch} --max-wait-ms {args.max_wait_ms:g}; "
+               f"{args.seconds:g} s timed after {args.warmup:g} s of warm-up per row; the load generator (Python threads) "
+               "runs on the same cores. Peak RSS: the server process.")
+    out.append("")
+    for model in models:
+        network = bench_peers.NETWORKS[model]
+        out += [f"### {network.title}", "",
+                "| server | clients | requests/s | p50 ms | p99 ms | failed | peak RSS MiB | requests/s vs ONNX Runtime |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for kind in servers:
+            for concurrency in levels:
+                row = rows.get((model, kind, concurrency))
+                if row is None:
+                    continue
+                throughput, p50, p99, failed, count, peak = row
+                peer = rows.get((model, "onnxruntime", concurrency))
+                ratio = f"{throughput / peer[0]:.2f}×" if peer and peer[0] > 0 and kind != "onnxruntime" else ""
+                out.append(f"| {SERVER_NAMES[kind]} | {concurrency} | {throughput:.1f} | {p50:.1f} | {p99:.1f} | {failed} | "
+                           f"{peak:.0f} | {ratio} |")
+        out.append("")
+    if checks:
+        out += ["Same answers: " + "; ".join(checks) + ".", ""]
+    if memory:
+        model, throughput, count, failed, peak = memory_summary
+        values = [rss for _, rss in memory]
+        out += [f"### Resident memory over {args.duration / 60:g} minutes", "",
+                f"Anvil (batching) serving {bench_peers.NETWORKS[model].title} to 8 clients: {count} requests "
+                f"({throughput:.1f}/s), {failed} failed. VmRSS sampled every 5 s: first {values[0]:.0f} MiB, "
+                f"median {statistics.median(values):.0f}, last {values[-1]:.0f}, max {max(values):.0f} MiB "
+                f"({len(values)} samples). Each minute: "
+                + ", ".join(f"{rss:.0f}" for at, rss in memory if int(at) % 60 < 5) + " MiB.", ""]
+    text = "\n".join(out)
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as handle:
+            handle.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
