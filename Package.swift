@@ -7,10 +7,13 @@ let package = Package(
         .library(name: "Anvil", targets: ["Anvil"]),
         .library(name: "AnvilVision", targets: ["AnvilVision"]),
         .library(name: "AnvilModels", targets: ["AnvilModels"]),
+        .library(name: "AnvilONNX", targets: ["AnvilONNX"]),
         .executable(name: "anvil", targets: ["anvil"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Reads .onnx files (AnvilONNX); the generated Proto/onnx.pb.swift matches this version.
+        .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
     ],
     targets: [
         // OpenBLAS through pkg-config; Debian's libopenblas-dev provides it.
@@ -40,10 +43,18 @@ let package = Package(
             name: "AnvilModels",
             dependencies: ["Anvil"]
         ),
+        // Opens .onnx files: the ONNX importer (Sources/AnvilONNX/README.md), the one implementation
+        // of ONNX conversion (Scripts/convert_onnx.py runs it through `anvil convert`).
+        .target(
+            name: "AnvilONNX",
+            dependencies: ["Anvil", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .executableTarget(
             name: "anvil",
             dependencies: [
                 "Anvil",
+                "AnvilONNX",
                 "AnvilVision",
                 "AnvilModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
