@@ -7,7 +7,7 @@ struct AnvilCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "anvil",
         abstract: "Define, inspect and run convolutional networks on the CPU.",
-        subcommands: [MNISTCommand.self, SummaryCommand.self, RunCommand.self, BenchCommand.self, ClassifyCommand.self]
+        subcommands: [MNISTCommand.self, SummaryCommand.self, RunCommand.self, BenchCommand.self, ClassifyCommand.self, ConvertCommand.self]
     )
 
     /// Parses and runs the subcommand; a ``CommandFailure`` prints its message alone and exits 1,
