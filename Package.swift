@@ -89,6 +89,12 @@ let package = Package(
             name: "AnvilModelsTests",
             dependencies: ["Anvil", "AnvilModels", "AnvilVision", "AnvilTestSupport"]
         ),
+        // The ONNX importer: .onnx files against ONNX Runtime and the ONNX node tests, hostile files.
+        .testTarget(
+            name: "AnvilONNXTests",
+            dependencies: ["AnvilONNX", "AnvilTestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
         // The `anvil` command-line tool, run as a process.
         .testTarget(
             name: "AnvilCommandTests",
