@@ -92,7 +92,7 @@ let package = Package(
         // The ONNX importer: .onnx files against ONNX Runtime and the ONNX node tests, hostile files.
         .testTarget(
             name: "AnvilONNXTests",
-            dependencies: ["AnvilONNX", "AnvilTestSupport"],
+            dependencies: ["AnvilONNX", "AnvilTestSupport", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             resources: [.copy("Fixtures")]
         ),
         // The `anvil` command-line tool, run as a process.
