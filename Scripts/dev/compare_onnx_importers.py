@@ -1,5 +1,6 @@
-"""Checks that the Swift ONNX importer (`anvil convert`) writes what the Python converter
-(anvil_convert.from_onnx) writes, on every ONNX node test of the onnx 1.22.0 wheel (or the
+"""Checks that the Swift ONNX importer (`anvil convert`) writes what the Python converter wrote
+(anvil_convert.from_onnx + onnx_ops/*.py as of commit PYTHON_REVISION, the last before it became a
+front end to `anvil convert`; read from git into a temporary package), on every ONNX node test of the onnx 1.22.0 wheel (or the
 .onnx files given): the same model.json (numbers to 1e-6 relative) and the same weights, or both
 refusing. Prints one line per difference and a count; exit status 1 when any differ.
 
@@ -17,9 +18,27 @@ import tempfile
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+PYTHON_REVISION = "0a4ea5d"
+FILES = ["__init__.py", "cli.py", "writer.py", "from_onnx.py", "onnx_ops/__init__.py", "onnx_ops/elementwise.py",
+         "onnx_ops/layers.py", "onnx_ops/layout.py", "onnx_ops/tensors.py"]
+
+
+def python_converter():
+    """The Python converter of PYTHON_REVISION as an importable package `anvil_convert` (from git)."""
+    repository = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = tempfile.mkdtemp(prefix="python_onnx_converter_")
+    for name in FILES:
+        text = subprocess.run(["git", "-C", repository, "show", f"{PYTHON_REVISION}:Scripts/anvil_convert/{name}"],
+                              check=True, capture_output=True, text=True).stdout
+        os.makedirs(os.path.dirname(os.path.join(root, "anvil_convert", name)), exist_ok=True)
+        with open(os.path.join(root, "anvil_convert", name), "w") as handle:
+            handle.write(text)
+    sys.path.insert(0, root)
+
+
+python_converter()
 from anvil_convert import from_onnx  # noqa: E402
-from anvil_convert.writer import ConversionError  # noqa: E402
+from anvil_convert.writer import ConversionError, format_json  # noqa: E402
 
 
 def same(a, b, path="$"):
@@ -75,10 +94,14 @@ def compare(anvil, path):
         if result.returncode != 0:
             return f"swift refuses: {result.stderr.strip().splitlines()[0] if result.stderr.strip() else result.returncode}"
         with open(os.path.join(directory, "model.json")) as handle:
-            swift_json = json.load(handle)
+            swift_text = handle.read()
+        swift_json = json.loads(swift_text)
         difference = same(python_json, swift_json)
         if difference:
             return difference
+        if swift_text != format_json(python_json) + "\n":
+            lines = [(a, b) for a, b in zip(swift_text.splitlines(), (format_json(python_json) + "\n").splitlines()) if a != b]
+            return f"model.json text differs (key order or number format): {lines[:1]}"
         blob_path = os.path.join(directory, "weights.bin")
         swift_blob = open(blob_path, "rb").read() if os.path.exists(blob_path) else b""
         a = np.frombuffer(python_blob, "<f4")

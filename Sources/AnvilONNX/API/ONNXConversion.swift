@@ -10,6 +10,8 @@ public struct ONNXConversion: Sendable {
     public let json: JSONValue
     /// The parameter tensors by name (`conv1_W`, ...), in the order the blob holds them.
     public let tensors: [(name: String, values: [Float])]
+    /// Where each ONNX graph input and output sits in Anvil's channels-last tensors, by ONNX name.
+    public let layouts: [String: ONNXTensorLayout]
 
     /// Converts the `.onnx` file at `url`; `name` overrides the graph's name, `inputShape`
     /// (channels, height, width) fills in open input dimensions. Throws ``ONNXImportError``
@@ -36,6 +38,12 @@ public struct ONNXConversion: Sendable {
         }
         json = try writer.document().json
         tensors = writer.tensors
+        var layouts: [String: ONNXTensorLayout] = [:]
+        for input in file.model.graph.input {
+            if case .tensor(let t)? = converter.values[input.name] { layouts[input.name] = ONNXTensorLayout(t) }
+        }
+        for (name, t) in converter.outputTensors { layouts[name] = ONNXTensorLayout(t) }
+        self.layouts = layouts
     }
 
     /// The parameter tensors as a source for `Model.compile`.
@@ -55,7 +63,7 @@ public struct ONNXConversion: Sendable {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let modelURL = directory.appendingPathComponent("model.json")
-            try Data((json.serialized() + "\n").utf8).write(to: modelURL)
+            try Data((PythonStyleJSON.format(json) + "\n").utf8).write(to: modelURL)
             if !tensors.isEmpty {
                 var blob = Data(capacity: tensors.reduce(0) { $0 + $1.values.count * 4 })
                 for (_, values) in tensors {
@@ -70,4 +78,10 @@ public struct ONNXConversion: Sendable {
             throw AnvilError(.fileError, "cannot write the model file into '\(directory.path)': \(error.localizedDescription)")
         }
     }
+}
+
+extension ONNXConversion {
+    /// The ONNX operators (default domain) the importer converts, sorted (docs/converters.md
+    /// says how each maps).
+    public static var supportedOperators: [String] { ONNXConverter.supportedOperators }
 }

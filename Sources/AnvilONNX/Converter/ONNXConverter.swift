@@ -32,6 +32,11 @@ final class ONNXConverter {
     var blockers: [String] = []
     /// Nodes not checked because they read only blocked values.
     var unchecked = 0
+    /// Static ONNX shapes of values that are blocked (refused graph inputs, failed nodes), for
+    /// checking the nodes after them.
+    var knownShapes: [String: [Int]] = [:]
+    /// ONNX graph output name -> the tensor written as that Anvil output.
+    var outputTensors: [String: ComputedTensor] = [:]
     /// Index of the node being converted.
     var currentIndex = 0
     /// First output name -> producing node index.
@@ -255,6 +260,10 @@ final class ONNXConverter {
             } catch let failure as ImportFailure {
                 blockers.append(failure.message)
                 values[input.name] = .blocked
+                if input.type.isTensor, input.type.tensorType.hasShape {
+                    let dims = input.type.tensorType.shape.dim.map { $0.knownValue }
+                    if dims.allSatisfy({ $0 != nil && $0! >= 0 && $0! < 1 << 31 }) { knownShapes[input.name] = dims.map { Int($0!) } }
+                }
             }
         }
         try checkGraphOrder()
@@ -304,6 +313,7 @@ final class ONNXConverter {
                 }
             }
             outputs.append(tensor.name)
+            outputTensors[output.name] = tensor
         }
         if !blockers.isEmpty { throw Self.blockerError(blockers, unchecked: unchecked) }
         do {
@@ -347,10 +357,59 @@ final class ONNXConverter {
         }
     }
 
-    /// After `node` failed: each output becomes a placeholder of its recorded shape, or blocked.
+    /// Operators whose output has their first input's shape: a failed one's output gets that
+    /// shape, so the nodes after it are still checked (the Python converter asks ONNX's shape
+    /// inference; the file's value_info is used first here too).
+    static let shapePreserving: Set<String> = [
+        "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BatchNormalization", "Cast", "CastLike", "Ceil", "Celu",
+        "Clip", "Cos", "Cosh", "Dropout", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "Hardmax",
+        "Identity", "InstanceNormalization", "IsInf", "IsNaN", "LayerNormalization", "LeakyRelu", "Log", "LogSoftmax",
+        "LpNormalization", "LRN", "MeanVarianceNormalization", "Mish", "Neg", "Not", "PRelu", "Reciprocal", "Relu", "Round",
+        "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softmax", "Softplus", "Softsign", "Sqrt", "Swish", "Tan",
+        "Tanh", "ThresholdedRelu", "GroupNormalization",
+    ]
+
+    /// Operators whose output is the broadcast of their inputs (element-wise arithmetic,
+    /// comparisons, logic, Where).
+    static let broadcasting: Set<String> = [
+        "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Mod", "Less", "LessOrEqual", "Greater",
+        "GreaterOrEqual", "Equal", "And", "Or", "Xor", "Where", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
+    ]
+
+    /// The static ONNX shape of a failed node's output `index`: recorded in the file, or its
+    /// first input's for a shape-preserving operator.
+    func inferredShape(_ node: Onnx_NodeProto, output index: Int) -> [Int]? {
+        if let dims = recordedShapes[node.output[index]] { return dims }
+        guard index == 0 else { return nil }
+        if Self.broadcasting.contains(node.opType) {
+            // Element-wise operators and comparisons: the broadcast of their inputs' shapes.
+            var shape: [Int] = []
+            for name in node.input where !name.isEmpty {
+                guard let dims = staticShape(of: name), let combined = try? ConstantTensor.broadcastShape(shape, dims) else { return nil }
+                shape = combined
+            }
+            return shape
+        }
+        guard Self.shapePreserving.contains(node.opType), let first = node.input.first else { return nil }
+        return staticShape(of: first)
+    }
+
+    /// The static ONNX shape of tensor `name` when known: a converted tensor's, a constant's, a
+    /// graph input's declared one (even when refused), or one inferred for a failed node.
+    func staticShape(of name: String) -> [Int]? {
+        switch values[name] {
+        case .tensor(let t)? where !t.isOpen: return t.onnxShape.map { $0! }
+        case .constant(let c)?: return c.shape
+        default: return knownShapes[name] ?? recordedShapes[name]
+        }
+    }
+
+    /// After `node` failed: each output becomes a placeholder of its known shape, or blocked.
     func block(_ node: Onnx_NodeProto) {
-        for output in node.output where !output.isEmpty {
-            guard let dims = recordedShapes[output], (1 ... 4).contains(dims.count) else {
+        for (index, output) in node.output.enumerated() where !output.isEmpty {
+            let inferred = inferredShape(node, output: index)
+            if let inferred { knownShapes[output] = inferred }
+            guard let dims = inferred, (1 ... 4).contains(dims.count) else {
                 values[output] = .blocked
                 continue
             }
@@ -442,4 +501,9 @@ final class ONNXConverter {
         registerLayoutOperators(&table)
         return table
     }()
+}
+
+extension ONNXConverter {
+    /// The ONNX operators (default domain) the importer converts, sorted.
+    static var supportedOperators: [String] { handlers.keys.sorted() }
 }

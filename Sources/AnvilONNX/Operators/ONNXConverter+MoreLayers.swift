@@ -120,8 +120,8 @@ extension ONNXConverter {
             let s = try sizes.integers()
             guard s.count == 4, s[0] == 1, s[1] == c else { throw fail(node, "sizes \(s) must keep N and C") }
             guard s[2] >= 1, s[3] >= 1, s[2] <= 1 << 20, s[3] <= 1 << 20 else { throw fail(node, "sizes \(s) are out of range") }
-            let name = try add(node, "Resize", [tensor.name], ["coordinates": coordinateMode, "mode": common.0, "nearestRounding": common.1,
-                                                              "cubicCoefficient": common.2, "excludeOutside": common.3, "size": [s[2], s[3]]])
+            let name = try add(node, "Resize", [tensor.name], ["size": [s[2], s[3]], "coordinates": coordinateMode, "mode": common.0,
+                                                              "nearestRounding": common.1, "cubicCoefficient": common.2, "excludeOutside": common.3])
             try set(node, ComputedTensor(name, [s[2], s[3], c]))
             return
         }
@@ -135,8 +135,8 @@ extension ONNXConverter {
             return Int(out)
         }
         let oh = try scaled(h, values[2]), ow = try scaled(w, values[3])
-        let name = try add(node, "Resize", [tensor.name], ["coordinates": coordinateMode, "mode": common.0, "nearestRounding": common.1,
-                                                          "cubicCoefficient": common.2, "excludeOutside": common.3, "scale": [values[2], values[3]]])
+        let name = try add(node, "Resize", [tensor.name], ["scale": [values[2], values[3]], "coordinates": coordinateMode, "mode": common.0,
+                                                          "nearestRounding": common.1, "cubicCoefficient": common.2, "excludeOutside": common.3])
         try set(node, ComputedTensor(name, [oh, ow, c]))
     }
 

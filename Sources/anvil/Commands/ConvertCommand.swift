@@ -13,10 +13,10 @@ struct ConvertCommand: ParsableCommand {
     )
 
     @Argument(help: "An .onnx file.")
-    var model: String
+    var model: String?
 
     @Argument(help: "The output directory (created if needed).")
-    var output: String
+    var output: String?
 
     @Option(help: "The model's name in the file (default: the ONNX graph's name, or 'onnx').")
     var name: String?
@@ -24,7 +24,18 @@ struct ConvertCommand: ParsableCommand {
     @Option(name: .customLong("input-shape"), help: "C,H,W for inputs with open dimensions.")
     var inputShape: String?
 
+    @Option(help: ArgumentHelp("Also write where each ONNX graph input and output sits in Anvil's tensors (JSON: ONNX name -> name, shape, permutation, anvilRank).", valueName: "file"))
+    var layouts: String?
+
+    @Flag(help: "Print the ONNX operators the converter supports, one a line, and exit.")
+    var operators = false
+
     func run() throws {
+        if operators {
+            print(ONNXConversion.supportedOperators.joined(separator: "\n"))
+            return
+        }
+        guard let model, let output else { throw ValidationError("give an .onnx file and an output directory") }
         var shape: (channels: Int, height: Int, width: Int)?
         if let inputShape {
             let parts = inputShape.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
@@ -36,6 +47,12 @@ struct ConvertCommand: ParsableCommand {
         do {
             let conversion = try ONNXConversion(contentsOf: URL(fileURLWithPath: model), name: name, inputShape: shape)
             let written = try conversion.write(to: URL(fileURLWithPath: output))
+            if let layouts {
+                let document = JSONValue.object(conversion.layouts.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) })
+                do { try Data((document.serialized() + "\n").utf8).write(to: URL(fileURLWithPath: layouts)) } catch {
+                    throw CommandFailure("cannot write '\(layouts)': \(error.localizedDescription)")
+                }
+            }
             let layers: Int
             if case .array(let list)? = conversion.json["layers"] { layers = list.count } else { layers = 0 }
             let parameters = conversion.tensors.reduce(0) { $0 + $1.values.count }
