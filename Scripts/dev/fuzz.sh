@@ -81,6 +81,7 @@ build_onnx() {
     # shellcheck disable=SC2086
     "$SWIFTC" -sanitize=fuzzer,address -parse-as-library -O -g -module-name ONNXFuzz -use-ld=lld \
       -I "$bin/Modules" -I Sources/COpenBLAS -I Sources/CAnvilKernels/include $OPENBLAS_CFLAGS \
+      -Xcc -fmodule-map-file="$bin/CAnvilKernels.build/module.modulemap" \
       Fuzz/ONNXFuzz.swift "${objects[@]}" $OPENBLAS_LIBS -o "$REPO/$binary.new"
   ) >"$OUT/onnx.build.log" 2>&1
   [ -x "$binary.new" ] || { grep -E "error:" "$OUT/onnx.build.log" | head -20; echo "build of onnx failed (log: $OUT/onnx.build.log)" >&2; exit 3; }
