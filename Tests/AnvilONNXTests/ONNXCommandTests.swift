@@ -34,7 +34,7 @@ import Testing
         #expect(ran.status == 0, "\(ran.errors)")
         let expected = try Fixtures.floats(ONNXSupport.fixtures.appendingPathComponent("tiny_cnn_output.f32"))
         #expect(ONNXSupport.mismatches(try Fixtures.floats(output), expected, rtol: 1e-4, atol: 1e-6, label: "run .onnx") == 0)
-        let bench = try AnvilTool.run(["bench", Self.onnx, "--runs", "2"])
+        let bench = try AnvilTool.run(["bench", Self.onnx, "--iterations", "2", "--warmup", "1"])
         #expect(bench.status == 0, "\(bench.errors)")
         #expect(bench.output.contains("median_ms"))
     }
