@@ -33,10 +33,11 @@ public struct ONNXConversion: Sendable {
         let writer: ModelDocumentWriter
         do {
             writer = try converter.convert()
+            json = try writer.document().json
         } catch let failure as ImportFailure {
+            // (A graph without outputs, found by the onnx fuzz target: Fuzz/regressions/onnx.)
             throw ONNXImportError("\(file.source): \(failure.message)", blockers: [failure.message])
         }
-        json = try writer.document().json
         tensors = writer.tensors
         var layouts: [String: ONNXTensorLayout] = [:]
         for input in file.model.graph.input {
