@@ -73,7 +73,10 @@ build_onnx() {
   echo "== building onnx (SwiftPM, instrumented)"
   local start=$SECONDS
   (
-    swift build --scratch-path "$spm" -c release --target AnvilONNX --sanitize=fuzzer --sanitize=address
+    # --sanitize=fuzzer instruments only what SwiftPM links as an executable: coverage for the
+    # libraries is asked for explicitly (Swift edges + comparisons, C through fuzzer-no-link).
+    swift build --scratch-path "$spm" -c release --target AnvilONNX --sanitize=address \
+      -Xswiftc -sanitize-coverage=edge,trace-cmp -Xcc -fsanitize=fuzzer-no-link
     local bin
     bin="$(swift build --scratch-path "$spm" -c release --show-bin-path)"
     local objects

@@ -19,6 +19,17 @@ import Testing
         }
     }
 
+    /// A Gemm node without outputs: its output name was read unchecked (an index out of range).
+    @Test func nodeWithoutOutput() throws {
+        let bytes = try Data(contentsOf: Self.regressions.appendingPathComponent("gemm-without-output"))
+        do {
+            _ = try ONNXConversion(serialized: bytes)
+            Issue.record("converted")
+        } catch let error as ONNXImportError {
+            #expect(error.message.contains("has no output"), "\(error.message)")
+        }
+    }
+
     /// Every regression input throws an ONNXImportError (or converts), nothing else.
     @Test func everyRegressionIsRefusedCleanly() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.regressions.path)

@@ -281,6 +281,8 @@ final class ONNXConverter {
                 guard node.domain.isEmpty || node.domain == "ai.onnx" else {
                     throw fail(node, "operators of domain '\(node.domain)' are not supported")
                 }
+                // (A node without outputs, found by the onnx fuzz target: Fuzz/regressions/onnx.)
+                guard !node.output.isEmpty, !node.output[0].isEmpty else { throw fail(node, "has no output") }
                 guard let handler = Self.handlers[node.opType] else {
                     throw fail(node, "this operator is not supported by the Anvil converter (see docs/converters.md)")
                 }
