@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "AnvilVision", targets: ["AnvilVision"]),
         .library(name: "AnvilModels", targets: ["AnvilModels"]),
         .library(name: "AnvilServe", targets: ["AnvilServe"]),
+        .library(name: "AnvilONNX", targets: ["AnvilONNX"]),
         .executable(name: "anvil", targets: ["anvil"]),
     ],
     dependencies: [
@@ -20,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        // Reads .onnx files (AnvilONNX); the generated Proto/onnx.pb.swift matches this version.
+        .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
     ],
     targets: [
         // OpenBLAS through pkg-config; Debian's libopenblas-dev provides it.
@@ -49,6 +52,13 @@ let package = Package(
             name: "AnvilModels",
             dependencies: ["Anvil"]
         ),
+        // Opens .onnx files: the ONNX importer (Sources/AnvilONNX/README.md), the one implementation
+        // of ONNX conversion (Scripts/convert_onnx.py runs it through `anvil convert`).
+        .target(
+            name: "AnvilONNX",
+            dependencies: ["Anvil", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         // `anvil serve`: the KServe Open Inference Protocol v2 over HTTP, requests batched by a
         // `Runner`, Prometheus metrics, graceful shutdown.
         .target(
@@ -56,6 +66,7 @@ let package = Package(
             dependencies: [
                 "Anvil",
                 "AnvilModels",
+                "AnvilONNX",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -70,6 +81,7 @@ let package = Package(
             name: "anvil",
             dependencies: [
                 "Anvil",
+                "AnvilONNX",
                 "AnvilVision",
                 "AnvilModels",
                 "AnvilServe",
@@ -104,6 +116,12 @@ let package = Package(
         .testTarget(
             name: "AnvilModelsTests",
             dependencies: ["Anvil", "AnvilModels", "AnvilVision", "AnvilTestSupport"]
+        ),
+        // The ONNX importer: .onnx files against ONNX Runtime and the ONNX node tests, hostile files.
+        .testTarget(
+            name: "AnvilONNXTests",
+            dependencies: ["AnvilONNX", "AnvilTestSupport", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            resources: [.copy("Fixtures")]
         ),
         // The `anvil` command-line tool, run as a process.
         .testTarget(

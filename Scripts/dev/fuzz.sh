@@ -5,7 +5,7 @@
 #   Scripts/dev/fuzz.sh [seconds-per-target] [target ...]
 #
 # seconds-per-target defaults to 20 (CI); run for hours locally: Scripts/dev/fuzz.sh 3600.
-# Targets: model-file blob-index graph idx image (default: all).
+# Targets: model-file blob-index graph idx image onnx (default: all).
 # Builds go to .build-fuzz/<target> and are reused while no source changed; corpora grow in
 # .build-fuzz/corpus/<target> (seeds are read from Fuzz/corpus/<target>, never written);
 # the inputs that once crashed (Fuzz/regressions/<target>/) are replayed first; new crashes
@@ -23,7 +23,7 @@ cd "$REPO"
 
 SECONDS_PER_TARGET="${1:-20}"
 shift || true
-ALL_TARGETS=(model-file blob-index graph idx image)
+ALL_TARGETS=(model-file blob-index graph idx image onnx)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL_TARGETS[@]}")
 
@@ -45,6 +45,7 @@ entry_file() {
     graph) echo Fuzz/GraphFuzz.swift ;;
     idx) echo Fuzz/IDXFileFuzz.swift ;;
     image) echo Fuzz/ImageFuzz.swift ;;
+    onnx) echo Fuzz/ONNXFuzz.swift ;;
     *) echo "unknown target '$1' (choose from: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
   esac
 }
@@ -58,8 +59,38 @@ sources_of() {
     idx|image)
       find Sources/AnvilVision -name '*.swift' | sort
       echo Fuzz/Support/FuzzInput.swift ;;
+    onnx)
+      find Sources/Anvil Sources/AnvilONNX Sources/CAnvilKernels -type f | sort ;;
   esac
   entry_file "$1"
+}
+
+# The onnx target: AnvilONNX needs swift-protobuf, so SwiftPM builds it and its dependencies
+# instrumented (--sanitize=fuzzer,address) into .build-fuzz/onnx-spm, and the entry file is
+# linked against those objects.
+build_onnx() {
+  local binary="$OUT/onnx" spm="$OUT/onnx-spm"
+  echo "== building onnx (SwiftPM, instrumented)"
+  local start=$SECONDS
+  (
+    # Known limit: this gives AddressSanitizer in the libraries but coverage counters only in
+    # the entry file (SwiftPM's --sanitize=fuzzer instruments what it links as an executable).
+    # To try next: --sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
+    # -Xcc -fsanitize=fuzzer-no-link (plain `edge` emits trace-pc-guard, which libFuzzer refuses).
+    swift build --scratch-path "$spm" -c release --target AnvilONNX --sanitize=fuzzer --sanitize=address
+    local bin
+    bin="$(swift build --scratch-path "$spm" -c release --show-bin-path)"
+    local objects
+    mapfile -t objects < <(find "$bin/Anvil.build" "$bin/AnvilONNX.build" "$bin/SwiftProtobuf.build" "$bin/CAnvilKernels.build" -name '*.o' | sort)
+    # shellcheck disable=SC2086
+    "$SWIFTC" -sanitize=fuzzer,address -parse-as-library -O -g -module-name ONNXFuzz -use-ld=lld \
+      -I "$bin/Modules" -I Sources/COpenBLAS -I Sources/CAnvilKernels/include $OPENBLAS_CFLAGS \
+      -Xcc -fmodule-map-file="$bin/CAnvilKernels.build/module.modulemap" \
+      Fuzz/ONNXFuzz.swift "${objects[@]}" $OPENBLAS_LIBS -o "$REPO/$binary.new"
+  ) >"$OUT/onnx.build.log" 2>&1
+  [ -x "$binary.new" ] || { grep -E "error:" "$OUT/onnx.build.log" | head -20; echo "build of onnx failed (log: $OUT/onnx.build.log)" >&2; exit 3; }
+  mv "$binary.new" "$binary"
+  echo "   built in $((SECONDS - start)) s"
 }
 
 # Rebuilds when the binary is missing or older than any of its inputs.
@@ -68,6 +99,10 @@ build() {
   local inputs
   mapfile -t inputs < <(sources_of "$target")
   if [ -x "$binary" ] && [ -z "$(find "${inputs[@]}" Scripts/dev/fuzz.sh Fuzz/Native -newer "$binary" 2>/dev/null | head -1)" ]; then
+    return
+  fi
+  if [ "$target" = onnx ]; then
+    build_onnx
     return
   fi
   echo "== building $target"

@@ -7,7 +7,8 @@ struct AnvilCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "anvil",
         abstract: "Define, inspect and run convolutional networks on the CPU.",
-        subcommands: [MNISTCommand.self, SummaryCommand.self, RunCommand.self, BenchCommand.self, ClassifyCommand.self, ServeCommand.self]
+        subcommands: [MNISTCommand.self, SummaryCommand.self, RunCommand.self, BenchCommand.self, ClassifyCommand.self,
+                      ConvertCommand.self, ServeCommand.self]
     )
 
     /// Parses and runs the subcommand; a ``CommandFailure`` prints its message alone and exits 1,

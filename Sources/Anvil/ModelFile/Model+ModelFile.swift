@@ -1,6 +1,13 @@
 import Foundation
 
 extension Model {
+    /// A model of its own built from `file`'s graph and compiled with the file's parameters
+    /// (what `extension Model { init(onnx:) }` in AnvilONNX uses).
+    public convenience init(compiling file: ModelFile, validateParameters: Bool = false) throws {
+        try self.init(inputs: file.inputTensors, outputs: file.outputTensors)
+        try compile(layout: file.layout, validateParameters: validateParameters, from: file.parameters ?? ArrayParameterSource([:]))
+    }
+
     /// The model as a model-file JSON document; `parameters` is written as the file's
     /// `parameters` member (layout and source), or left out when `nil`.
     ///

@@ -15,6 +15,9 @@ public struct ModelFile {
     public let layout: WeightLayout
     /// The parameter source the file points to, or `nil` for a model without parameters.
     public let parameters: (any ParameterSource)?
+    /// The graph's inputs and outputs, from which `Model(compiling:)` builds a model of its own.
+    let inputTensors: [Input]
+    let outputTensors: [SymbolicTensor]
 
     /// Reads and checks a model file; parameter files are opened (mapped) but not yet used.
     public init(contentsOf url: URL, loading: ParameterLoading = .memoryMapped) throws {
@@ -40,7 +43,7 @@ public struct ModelFile {
         let version = try root.int("version")
         guard version == 1 else { throw AnvilError(.invalidFile, "'\(source)' has version \(version); this Anvil reads version 1") }
         name = root.has("name") ? try root.string("name") : nil
-        model = try Self.buildModel(root)
+        (model, inputTensors, outputTensors) = try Self.buildModel(root)
         if root.has("parameters") {
             let parameters = try root.object("parameters")
             let layoutName = try parameters.string("layout", default: "forge")
@@ -55,6 +58,20 @@ public struct ModelFile {
         }
     }
 
+    /// A model file made in memory (by an importer such as AnvilONNX's): `json` describes the
+    /// graph (its `parameters` member, if any, is ignored), `parameters` holds the tensors in
+    /// `layout`.
+    public init(json: JSONValue, source: String, layout: WeightLayout, parameters: (any ParameterSource)?) throws {
+        let root = try JSONFields(json, context: "model file '\(source)'")
+        guard try root.string("format") == "anvil.model" else {
+            throw AnvilError(.invalidFile, "'\(source)' is not an Anvil model file (format must be \"anvil.model\")")
+        }
+        name = root.has("name") ? try root.string("name") : nil
+        (model, inputTensors, outputTensors) = try Self.buildModel(root)
+        self.layout = layout
+        self.parameters = parameters
+    }
+
     /// Compiles the model with the file's parameters and returns it. Transformed weights are
     /// kept in `weightCache` (by default ``WeightCache/standard``, which `ANVIL_WEIGHT_CACHE`
     /// sets or turns off; `nil` for none), so the next compile of this file maps them.
@@ -65,7 +82,7 @@ public struct ModelFile {
         return model
     }
 
-    private static func buildModel(_ root: JSONFields) throws -> Model {
+    private static func buildModel(_ root: JSONFields) throws -> (Model, [Input], [SymbolicTensor]) {
         var tensors: [String: SymbolicTensor] = [:]
         var inputs: [Input] = []
         for (i, entry) in try root.array("inputs").enumerated() {
@@ -151,7 +168,7 @@ public struct ModelFile {
             let unused = order.filter { !reached.contains($0) && !reached.contains(layers[$0]!.name ?? "") }
             throw AnvilError(.invalidGraph, "no output depends on layer(s) \(unused.prefix(5).map { "'\($0)'" }.joined(separator: ", "))")
         }
-        return model
+        return (model, inputs, outputs)
     }
 
     private static func parameterSource(_ fields: JSONFields, directory: URL, loading: ParameterLoading) throws -> any ParameterSource {

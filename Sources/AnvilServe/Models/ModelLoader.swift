@@ -1,14 +1,12 @@
 import Anvil
 import AnvilModels
+import AnvilONNX
 import Foundation
 
-/// The one place `anvil serve` turns a `--model` argument into a compiled model: an Anvil model
-/// file (`model.json`, with its own parameters), or a zoo name (the network with seeded random
-/// weights — for trying the server and load tests; trained weights come as a model file).
-///
-/// Another format is one more case here (an `.onnx` file would be
-/// `LoadedModel(model: try Model(onnx: url), defaultName: stem, layout: .channelsFirst)`:
-/// ONNX declares its inputs NCHW, and they stay so on the wire).
+/// The one place `anvil serve` turns a `--model` argument into a compiled model: an `.onnx` file
+/// (converted in memory; its tensors stay NCHW on the wire, as ONNX declares them), an Anvil
+/// model file (`model.json`, with its own parameters), or a zoo name (the network with seeded
+/// random weights — for trying the server and load tests; trained weights come as a file).
 public enum ModelLoader {
     /// A loaded, compiled model with the name it is served under by default and its wire layout.
     public struct LoadedModel: Sendable {
@@ -33,12 +31,16 @@ public enum ModelLoader {
             return LoadedModel(model: model, defaultName: entry.name, layout: .channelsLast,
                                description: "zoo network \(entry.name) (\(entry.summary)) with seeded random weights")
         }
+        let stem = url.deletingPathExtension().lastPathComponent
+        if url.pathExtension.lowercased() == "onnx" {
+            let model = try Model(onnx: url)
+            return LoadedModel(model: model, defaultName: stem, layout: .channelsFirst, description: "ONNX file \(reference)")
+        }
         let file = try ModelFile(contentsOf: url)
         guard file.parameters != nil else {
             throw AnvilError(.missingParameter, "model file '\(reference)' names no parameters; serve needs a model with its weights")
         }
         let model = try file.compiledModel()
-        let stem = url.deletingPathExtension().lastPathComponent
         let name = stem == "model" ? url.deletingLastPathComponent().lastPathComponent : stem
         return LoadedModel(model: model, defaultName: name, layout: .channelsLast,
                            description: "model file \(reference)\(file.name.map { " (\($0))" } ?? "")")

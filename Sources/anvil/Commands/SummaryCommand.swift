@@ -1,4 +1,5 @@
 import Anvil
+import AnvilONNX
 import AnvilModels
 import ArgumentParser
 import Foundation
@@ -41,11 +42,14 @@ struct SummaryCommand: ParsableCommand {
     }
 }
 
-/// Reads a model file, turning Anvil's errors into a one-line message for the shell.
+/// Reads a model file — an Anvil model file (model.json) or an `.onnx` file, converted in
+/// memory — turning Anvil's and the ONNX importer's errors into a message for the shell.
 func loadModelFile(_ path: String) throws -> ModelFile {
     do {
-        return try ModelFile(contentsOf: URL(fileURLWithPath: path))
+        return try ModelFile.open(path: path)
     } catch let error as AnvilError {
+        throw CommandFailure(error.message)
+    } catch let error as ONNXImportError {
         throw CommandFailure(error.message)
     }
 }

@@ -1,1 +1,0 @@
-"""Operator handlers of the ONNX converter, one mixin class per part (see from_onnx.OnnxConverter)."""

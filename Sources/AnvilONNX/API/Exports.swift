@@ -1,0 +1,2 @@
+// `import AnvilONNX` brings Anvil along: `Model(onnx:)` returns Anvil's `Model`.
+@_exported import Anvil

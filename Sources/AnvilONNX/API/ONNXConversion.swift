@@ -1,0 +1,88 @@
+import Anvil
+import Foundation
+
+/// An `.onnx` file converted to an Anvil model file in memory: the model-file JSON
+/// (docs/model-format.md, layout "pytorch") and its parameter tensors. Write it with
+/// ``write(to:)`` (model.json + weights.bin, what `anvil convert` does), or open it with
+/// ``modelFile()`` / `Model(onnx:)`.
+public struct ONNXConversion: Sendable {
+    /// The model-file document (its `parameters` member points at `weights.bin`).
+    public let json: JSONValue
+    /// The parameter tensors by name (`conv1_W`, ...), in the order the blob holds them.
+    public let tensors: [(name: String, values: [Float])]
+    /// Where each ONNX graph input and output sits in Anvil's channels-last tensors, by ONNX name.
+    public let layouts: [String: ONNXTensorLayout]
+
+    /// Converts the `.onnx` file at `url`; `name` overrides the graph's name, `inputShape`
+    /// (channels, height, width) fills in open input dimensions. Throws ``ONNXImportError``
+    /// naming the file, field or node(s) at fault (every blocker of the graph at once).
+    public init(contentsOf url: URL, name: String? = nil, inputShape: (channels: Int, height: Int, width: Int)? = nil) throws {
+        let file = try ONNXFile(contentsOf: url)
+        try self.init(file: file, name: name, inputShape: inputShape)
+    }
+
+    /// Converts a serialised ONNX `ModelProto`; external data is resolved against `directory`.
+    public init(serialized data: Data, directory: URL? = nil, name: String? = nil,
+                inputShape: (channels: Int, height: Int, width: Int)? = nil) throws {
+        try self.init(file: try ONNXFile(data: data, source: "the ONNX data", directory: directory), name: name, inputShape: inputShape)
+    }
+
+    private init(file: ONNXFile, name: String?, inputShape: (channels: Int, height: Int, width: Int)?) throws {
+        let converter = ONNXConverter(model: file.model, name: name, inputShape: inputShape.map { ($0.channels, $0.height, $0.width) },
+                                      directory: file.directory)
+        let writer: ModelDocumentWriter
+        do {
+            writer = try converter.convert()
+            json = try writer.document().json
+        } catch let failure as ImportFailure {
+            // (A graph without outputs, found by the onnx fuzz target: Fuzz/regressions/onnx.)
+            throw ONNXImportError("\(file.source): \(failure.message)", blockers: [failure.message])
+        }
+        tensors = writer.tensors
+        var layouts: [String: ONNXTensorLayout] = [:]
+        for input in file.model.graph.input {
+            if case .tensor(let t)? = converter.values[input.name] { layouts[input.name] = ONNXTensorLayout(t) }
+        }
+        for (name, t) in converter.outputTensors { layouts[name] = ONNXTensorLayout(t) }
+        self.layouts = layouts
+    }
+
+    /// The parameter tensors as a source for `Model.compile`.
+    public var parameterSource: ArrayParameterSource {
+        ArrayParameterSource(Dictionary(tensors.map { ($0.name, $0.values) }, uniquingKeysWith: { first, _ in first }))
+    }
+
+    /// The converted model as a ``ModelFile`` whose parameters are held in memory.
+    public func modelFile() throws -> ModelFile {
+        try ModelFile(json: json, source: "converted ONNX model", layout: .pytorch, parameters: parameterSource)
+    }
+
+    /// Writes `directory`/model.json and (when there are parameters) `directory`/weights.bin, the
+    /// same files the Python converter wrote; returns the model.json URL.
+    @discardableResult
+    public func write(to directory: URL) throws -> URL {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let modelURL = directory.appendingPathComponent("model.json")
+            try Data((PythonStyleJSON.format(json) + "\n").utf8).write(to: modelURL)
+            if !tensors.isEmpty {
+                var blob = Data(capacity: tensors.reduce(0) { $0 + $1.values.count * 4 })
+                for (_, values) in tensors {
+                    for value in values { withUnsafeBytes(of: value.bitPattern.littleEndian) { blob.append(contentsOf: $0) } }
+                }
+                try blob.write(to: directory.appendingPathComponent("weights.bin"))
+            }
+            return modelURL
+        } catch let error as AnvilError {
+            throw error
+        } catch {
+            throw AnvilError(.fileError, "cannot write the model file into '\(directory.path)': \(error.localizedDescription)")
+        }
+    }
+}
+
+extension ONNXConversion {
+    /// The ONNX operators (default domain) the importer converts, sorted (docs/converters.md
+    /// says how each maps).
+    public static var supportedOperators: [String] { ONNXConverter.supportedOperators }
+}

@@ -1,0 +1,125 @@
+import Anvil
+
+/// Constants and shape arithmetic (from_onnx.py's Constant, Shape, Gather, Cast, CastLike,
+/// Identity, Dropout): folded on constants, so PyTorch's shape subgraphs disappear.
+extension ONNXConverter {
+    static func registerConstantOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
+        table["Constant"] = { $0.opConstant }
+        table["Shape"] = { $0.opShape }
+        table["Gather"] = { $0.opGather }
+        table["Cast"] = { $0.opCast }
+        table["CastLike"] = { $0.opCastLike }
+        table["Identity"] = { $0.opIdentity }
+        table["Dropout"] = { $0.opIdentity }
+    }
+
+    /// Python's `range(start, end)` bounds of a slice `[start:end]` over `count` items.
+    static func pythonSliceBounds(_ start: Int?, _ end: Int?, count: Int) -> Range<Int> {
+        func clamp(_ v: Int?, _ fallback: Int) -> Int {
+            guard let v else { return fallback }
+            return v < 0 ? max(v + count, 0) : min(v, count)
+        }
+        let lower = clamp(start, 0), upper = clamp(end, count)
+        return lower ..< max(lower, upper)
+    }
+
+    /// `Constant`: a constant array.
+    func opConstant(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let a = NodeAttributes(node)
+        let value: ConstantTensor
+        if let tensor = try a.tensor("value") {
+            value = try decoding.constant(tensor, what: "\(describe(node)) attribute 'value'")
+        } else if let f = try a.float("value_float") {
+            value = ConstantTensor(shape: [], floats: [Float(f)])
+        } else if let fs = try a.floats("value_floats") {
+            value = ConstantTensor(shape: [fs.count], floats: fs.map { Float($0) })
+        } else if let i = try a.int("value_int") {
+            value = ConstantTensor(shape: [], integers: [Int64(i)])
+        } else if let ints = try a.ints("value_ints") {
+            value = ConstantTensor(shape: [ints.count], integers: ints.map { Int64($0) })
+        } else {
+            throw fail(node, "unsupported constant attributes [\(a.names.map { "'\($0)'" }.joined(separator: ", "))]")
+        }
+        try set(node, .constant(value))
+    }
+
+    /// `Shape` of a tensor or constant (start/end honoured): a constant.
+    func opShape(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let shape: [Int]
+        switch try value(node, 0) {
+        case .constant(let c)?: shape = c.shape
+        case .tensor(let t)?:
+            guard !t.isOpen else { throw openShapeFailure(node) }
+            shape = t.onnxShape.map { $0! }
+        case .flat(let f)?:
+            guard let n = f.shape[0] else { throw openShapeFailure(node) }
+            shape = [1, n]
+        case .grouped(let g)?: shape = g.onnxShape.map { $0 ?? 0 }
+        default: throw fail(node, "input 0 is missing")
+        }
+        let a = NodeAttributes(node)
+        let range = Self.pythonSliceBounds(try a.int("start") ?? 0, try a.int("end"), count: shape.count)
+        let kept = shape[range].map { Int64($0) }
+        try set(node, .constant(ConstantTensor(shape: [kept.count], integers: kept)))
+    }
+
+    private func openShapeFailure(_ node: Onnx_NodeProto) -> ImportFailure {
+        fail(node, "the shape of a tensor whose height/width depend on the open input size is not a constant; pass --input-shape C,H,W (or export with fixed sizes)")
+    }
+
+    /// `Gather` on constants: a constant (NumPy's take, negative indices from the end).
+    func opGather(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let data = try constant(node, 0), indices = try constant(node, 1)
+        var axis = try NodeAttributes(node).int("axis", 0)
+        guard data.rank > 0 else { throw ImportFailure("axis \(axis) is out of bounds for array of dimension 0") }
+        if axis < 0 { axis += data.rank }
+        guard axis >= 0, axis < data.rank else { throw ImportFailure("axis \(axis) is out of bounds for array of dimension \(data.rank)") }
+        let extent = data.shape[axis]
+        let positions = try indices.integers().map { i -> Int in
+            let j = i < 0 ? i + extent : i
+            guard j >= 0, j < extent else { throw ImportFailure("index \(i) is out of bounds for axis \(axis) with size \(extent)") }
+            return j
+        }
+        let taken = try data.taking(positions, axis: axis)
+        let shape = Array(data.shape[..<axis]) + indices.shape + Array(data.shape[(axis + 1)...])
+        try set(node, .constant(try taken.reshaped(shape)))
+    }
+
+    /// A cast to ONNX data type `to`: a constant converted; a computed tensor passes when `to` is float.
+    func cast(_ node: Onnx_NodeProto, to: Int) throws {
+        switch try value(node, 0) {
+        case .constant(let c)?:
+            if TensorDecoding.floatTypes.contains(Int32(clamping: to)) {
+                try set(node, .constant(ConstantTensor(shape: c.shape, floats: c.floats)))
+            } else if to == 9 {
+                try set(node, .constant(ConstantTensor(shape: c.shape, integers: c.doubles.map { $0 != 0 ? 1 : 0 })))
+            } else {
+                try set(node, .constant(ConstantTensor(shape: c.shape, integers: try c.integers().map { Int64($0) })))
+            }
+        case let other?:
+            guard to == 1 else {
+                throw fail(node, "casts a computed tensor to \(TensorDecoding.typeName(Int32(clamping: to))); Anvil computes float32 only (a cast to float is the identity)")
+            }
+            try set(node, other)
+        case nil: throw fail(node, "input 0 is missing")
+        }
+    }
+
+    /// `Cast` of a constant to the target type; a computed tensor only to float32.
+    func opCast(_ node: Onnx_NodeProto, _ index: Int) throws {
+        guard let to = try NodeAttributes(node).int("to") else { throw fail(node, "attribute 'to' is missing") }
+        try cast(node, to: to)
+    }
+
+    /// `CastLike`: `Cast` to the type of its second input.
+    func opCastLike(_ node: Onnx_NodeProto, _ index: Int) throws {
+        guard let target = try value(node, 1) else { throw fail(node, "input 1 (the target type) is missing") }
+        if case .constant(let c) = target { try cast(node, to: c.isInteger ? 7 : 1) } else { try cast(node, to: 1) }
+    }
+
+    /// `Identity` / `Dropout` at inference: its input.
+    func opIdentity(_ node: Onnx_NodeProto, _ index: Int) throws {
+        guard let input = try value(node, 0) else { throw fail(node, "input 0 is missing") }
+        try set(node, input)
+    }
+}

@@ -1,0 +1,347 @@
+import Anvil
+import Foundation
+
+/// Element-wise binary, N-ary and unary operators and the activation patterns exporters write
+/// out (x·sigmoid(x): silu; x·hardSigmoid(x), x·relu6(x + 3)/6: hardSwish; x·0.5·(1 + erf(x/√2)):
+/// gelu) — onnx_ops/elementwise.py.
+extension ONNXConverter {
+    static func registerElementwiseOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
+        for op in ["Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean"] {
+            table[op] = { c in { node, _ in try c.elementwise(node, op) } }
+        }
+        let unary: [(String, String, (Double) -> Double)] = [
+            ("Neg", "negative", { -$0 }), ("Abs", "absolute", { abs($0) }), ("Sqrt", "squareRoot", { $0.squareRoot() }),
+            ("Exp", "exponential", { Foundation.exp($0) }), ("Log", "logarithm", { Foundation.log($0) }), ("Reciprocal", "reciprocal", { 1 / $0 }),
+            ("Erf", "erf", { Foundation.erf($0) }), ("Softsign", "softsign", { $0 / (1 + abs($0)) }),
+            ("Softplus", "softplus", { max($0, 0) + Foundation.log1p(Foundation.exp(-abs($0))) }),
+            ("Mish", "mish", { $0 * Foundation.tanh(max($0, 0) + Foundation.log1p(Foundation.exp(-abs($0)))) }),
+        ]
+        for (op, function, fold) in unary {
+            table[op] = { c in { node, _ in try c.unary(node, function, fold) } }
+        }
+        table["Gelu"] = { c in { node, _ in
+            let approximate = try NodeAttributes(node).string("approximate", "none")
+            guard approximate == "none" || approximate == "tanh" else {
+                throw c.fail(node, "approximate='\(approximate)' is not supported (only 'none' and 'tanh')")
+            }
+            try c.activation(node, .string(approximate == "none" ? "gelu" : "geluTanh"))
+        } }
+        table["Celu"] = { c in { node, _ in
+            let alpha = try NodeAttributes(node).float("alpha", 1.0)
+            if alpha == 0 { throw c.fail(node, "alpha must not be 0") }
+            try c.activation(node, activationJSON("celu", ["alpha": alpha]))
+        } }
+        table["ThresholdedRelu"] = { c in { node, _ in
+            try c.activation(node, activationJSON("thresholdedRelu", ["alpha": try NodeAttributes(node).float("alpha", 1.0)]))
+        } }
+        table["Swish"] = { c in { node, _ in
+            let alpha = try NodeAttributes(node).float("alpha", 1.0)
+            if alpha != 1 { throw c.fail(node, "alpha \(alpha) is not supported (only 1: SiLU)") }
+            try c.activation(node, .string("silu"))
+        } }
+    }
+
+    static let operations = ["Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Max": "maximum",
+                             "Min": "minimum", "Pow": "power", "Sum": "add", "Mean": "mean"]
+    static let binaryOnly: Set<String> = ["Sub", "Div", "Pow"]
+
+    /// Folds two constants with `op` (NumPy's semantics; integer division truncates as ONNX's).
+    static func fold(_ op: String, _ a: ConstantTensor, _ b: ConstantTensor) throws -> ConstantTensor {
+        switch op {
+        case "Add", "Sum": return try a.combined(with: b, integer: { $0 &+ $1 }, real: +)
+        case "Sub": return try a.combined(with: b, integer: { $0 &- $1 }, real: -)
+        case "Mul": return try a.combined(with: b, integer: { $0 &* $1 }, real: *)
+        case "Div": return try a.combined(with: b, integer: { x, y in
+            guard y != 0 else { throw ImportFailure("integer division by zero") }
+            return x == .min && y == -1 ? .min : x / y
+        }, real: /)
+        case "Max": return try a.combined(with: b, integer: { max($0, $1) }, real: { max($0, $1) })
+        case "Min": return try a.combined(with: b, integer: { min($0, $1) }, real: { min($0, $1) })
+        case "Pow": return try a.combined(with: b, integer: { x, y in
+            guard y >= 0 else { throw ImportFailure("integers to negative integer powers are not allowed") }
+            return Int64(clamping: Int(exactly: Foundation.pow(Double(x), Double(y))) ?? Int.max)
+        }, real: { Foundation.pow($0, $1) })
+        default: throw ImportFailure("cannot fold \(op)")
+        }
+    }
+
+    // MARK: Pattern lookups
+
+    /// The node whose first output is `name`.
+    func producer(_ name: String) -> Onnx_NodeProto? {
+        producers[name].map { graph.node[$0] }
+    }
+
+    /// The one number constant `name` holds.
+    func constantValue(_ name: String) -> Double? {
+        if case .constant(let c)? = values[name], c.count == 1 { return c.doubles[0] }
+        return nil
+    }
+
+    private func otherInput(_ node: Onnx_NodeProto, _ name: String) -> String? {
+        guard node.input.count == 2, node.input.contains(name) else { return nil }
+        return node.input[0] == name ? node.input[1] : node.input[0]
+    }
+
+    private func isShiftedRelu6(_ name: String, _ x: String) -> Bool {
+        guard let clip = producer(name), clip.opType == "Clip" else { return false }
+        var low: Double?, high: Double?
+        if opset < 11 {
+            let a = NodeAttributes(clip)
+            low = try? a.float("min")
+            high = try? a.float("max")
+        } else {
+            low = clip.input.count > 1 && !clip.input[1].isEmpty ? constantValue(clip.input[1]) : nil
+            high = clip.input.count > 2 && !clip.input[2].isEmpty ? constantValue(clip.input[2]) : nil
+        }
+        guard low == 0, high == 6, let first = clip.input.first, let add = producer(first), add.opType == "Add" else { return false }
+        guard let other = otherInput(add, x) else { return false }
+        return constantValue(other) == 3
+    }
+
+    private func scaled(_ name: String) -> (String, Double) {
+        if let node = producer(name), ["Mul", "Div"].contains(node.opType), node.input.count == 2 {
+            if let second = constantValue(node.input[1]), second != 0 {
+                return (node.input[0], node.opType == "Mul" ? second : 1 / second)
+            }
+            if let first = constantValue(node.input[0]), node.opType == "Mul" { return (node.input[1], first) }
+        }
+        return (name, 1)
+    }
+
+    private func factors(_ name: String, depth: Int = 3) -> ([String], Double) {
+        if depth > 0, let node = producer(name), node.input.count == 2 {
+            if node.opType == "Mul" {
+                var names: [String] = [], k = 1.0
+                for operand in node.input {
+                    if let value = constantValue(operand) { k *= value } else {
+                        let (more, moreK) = factors(operand, depth: depth - 1)
+                        names += more
+                        k *= moreK
+                    }
+                }
+                return (names, k)
+            }
+            if node.opType == "Div", let divisor = constantValue(node.input[1]), divisor != 0 {
+                let (names, k) = factors(node.input[0], depth: depth - 1)
+                return (names, k / divisor)
+            }
+        }
+        return ([name], 1)
+    }
+
+    /// (activation, x) when `node` ends one of the fused patterns.
+    func fusedPattern(_ node: Onnx_NodeProto) -> (String, String)? {
+        guard ["Mul", "Div"].contains(node.opType), let output = node.output.first else { return nil }
+        let (names, k) = factors(output)
+        guard names.count == 2 else { return nil }
+        for (x, other) in [(names[0], names[1]), (names[1], names[0])] {
+            guard let inner = producer(other), values[x] != nil else { continue }
+            if k == 1 && inner.opType == "Sigmoid" && inner.input.first == x { return ("silu", x) }
+            if k == 1 && inner.opType == "HardSigmoid" && inner.input.first == x {
+                let a = NodeAttributes(inner)
+                if let alpha = try? a.float("alpha", 0.2), let beta = try? a.float("beta", 0.5), abs(alpha - 1.0 / 6) < 1e-6, abs(beta - 0.5) < 1e-6 {
+                    return ("hardSwish", x)
+                }
+            }
+            if abs(k * 6 - 1) < 1e-6 && isShiftedRelu6(other, x) { return ("hardSwish", x) }
+            if abs(k - 0.5) < 1e-6 && inner.opType == "Add" {
+                guard let erfName = inner.input.first(where: { constantValue($0) == nil }),
+                      let one = otherInput(inner, erfName), constantValue(one) == 1,
+                      let erf = producer(erfName), erf.opType == "Erf", let erfInput = erf.input.first else { continue }
+                let (source, scale) = scaled(erfInput)
+                if source == x && abs(scale - 1 / 2.0.squareRoot()) < 1e-5 { return ("gelu", x) }
+            }
+        }
+        return nil
+    }
+
+    // MARK: Binary and N-ary
+
+    /// A constant operand of tensors of ONNX `rank` as (Anvil shape (h, w, c), values in h, w, c order).
+    func anvilConstant(_ node: Onnx_NodeProto, _ constant: ConstantTensor, rank: Int) throws -> ([Int], [Float]) {
+        guard constant.rank <= rank else {
+            throw fail(node, "a constant of shape \(constant.shape) has more axes than the tensors (rank \(rank))")
+        }
+        let c = try ConstantTensor(shape: constant.shape, floats: constant.floats).reshaped([Int](repeating: 1, count: rank - constant.rank) + constant.shape)
+        guard c.shape[0] == 1 else {
+            throw fail(node, "a constant of shape \(constant.shape) spans the batch axis; Anvil broadcasts constants over it")
+        }
+        let inner = try c.reshaped(Array(c.shape.dropFirst()))
+        switch rank {
+        case 4:
+            let t = try inner.transposed([1, 2, 0])
+            return (t.shape, t.floats)
+        case 3:
+            let t = try inner.transposed([1, 0])
+            return ([1] + t.shape, t.floats)
+        case 2: return ([1, 1, c.shape[1]], c.floats)
+        default: return ([1, 1, 1], c.floats)
+        }
+    }
+
+    /// The broadcast of Anvil (h, w, c) shapes; an error naming the ONNX shapes.
+    func broadcastShapes(_ node: Onnx_NodeProto, _ shapes: [[Int?]], _ onnxShapes: [String]) throws -> [Int?] {
+        var result: [Int?] = [1, 1, 1]
+        for shape in shapes {
+            for axis in 0 ..< 3 {
+                if shape[axis] == result[axis] || shape[axis] == 1 { continue }
+                if result[axis] != 1 {
+                    throw fail(node, "cannot broadcast shapes \(onnxShapes.joined(separator: " and ")): each axis must be equal or 1")
+                }
+                result[axis] = shape[axis]
+            }
+        }
+        return result
+    }
+
+    /// Add/Sub/Mul/Div/Max/Min/Pow/Sum/Mean of computed tensors and at most one constant.
+    func elementwise(_ node: Onnx_NodeProto, _ op: String) throws {
+        var entries: [(Int, ImportedValue)] = []
+        for i in node.input.indices { if let v = try value(node, i) { entries.append((i, v)) } }
+        guard !entries.isEmpty else { throw fail(node, "has no inputs") }
+        func constantOf(_ v: ImportedValue) -> ConstantTensor? { if case .constant(let c) = v { return c }; return nil }
+        let constantsOnly = entries.compactMap { constantOf($0.1) }
+        if constantsOnly.count == entries.count {
+            if op == "Mean" {
+                var total = constantsOnly[0]
+                for v in constantsOnly.dropFirst() { total = try Self.fold("Add", total, v) }
+                let n = Double(constantsOnly.count)
+                try set(node, .constant(ConstantTensor(shape: total.shape, floats: total.doubles.map { Float($0 / n) })))
+            } else {
+                var result = constantsOnly[0]
+                for v in constantsOnly.dropFirst() { result = try Self.fold(op, result, v) }
+                try set(node, .constant(result))
+            }
+            return
+        }
+        if entries.count == 1 {
+            try set(node, try act(node, entries[0].0))
+            return
+        }
+        if Self.binaryOnly.contains(op) && entries.count != 2 { throw fail(node, "\(op) takes 2 inputs, got \(entries.count)") }
+        if let (function, x) = fusedPattern(node) {
+            var tensor: ComputedTensor?
+            switch values[x] {
+            case .flat(let flat)?: tensor = try writeFlatten(flat, node)
+            case .tensor(let t)?: tensor = t
+            default: tensor = nil
+            }
+            if let tensor {
+                let name = try add(node, "Activation", [tensor.name], ["function": function])
+                try set(node, tensor.like(name))
+                return
+            }
+        }
+        var constants = entries.enumerated().compactMap { position, entry in constantOf(entry.1).map { (position, $0) } }
+        if constants.count > 1 {
+            if op == "Mean" || Self.binaryOnly.contains(op) { throw fail(node, "\(op) with \(constants.count) constant inputs is not supported") }
+            var folded = constants[0].1
+            for (_, v) in constants.dropFirst() { folded = try Self.fold(op, folded, v) }
+            constants = [(entries.count, folded)]
+        }
+        var tensors = try entries.filter { constantOf($0.1) == nil }.map { try act(node, $0.0) }
+        let rank = tensors.map(\.rank).max()!
+        tensors = try tensors.map { try toRank(node, $0, rank) }
+        let constant = constants.first?.1
+        let constantFirst = constants.first?.0 == 0
+        if let constant, constant.count == 1, tensors.count == 1, op != "Mean" {
+            if try scalarActivation(node, op, tensors[0], constant.doubles[0], constantFirst: constantFirst) { return }
+        }
+        if constant == nil && (op == "Add" || op == "Sum") && Set(tensors.map { Self.text($0.shape) }).count == 1 {
+            let name = try add(node, "Add", tensors.map(\.name))
+            try set(node, tensors[0].like(name))
+            return
+        }
+        var anvilShapes: [[Int?]] = tensors.map { Array(([1, 1, 1] + $0.shape).suffix(3)) }
+        var onnxShapes = tensors.map { Self.text($0.onnxShape) }
+        var parameters: [(String, [Float])] = []
+        var constantShape: [Int]?
+        if let constant {
+            let (shape, array) = try anvilConstant(node, constant, rank: rank)
+            anvilShapes.append(shape.map { $0 })
+            onnxShapes.append("\(constant.shape)")
+            constantShape = shape
+            parameters = [("constant", array)]
+        }
+        let output = try broadcastShapes(node, anvilShapes, onnxShapes)
+        if output.prefix(4 - rank).contains(where: { $0 != 1 }) {
+            throw fail(node, "broadcasting [\(onnxShapes.joined(separator: ", "))] gives more axes than the rank-\(rank) tensors have")
+        }
+        let name = try add(node, "Elementwise", tensors.map(\.name), parameters: parameters,
+                           ["operation": Self.operations[op]!, "constant": constantShape,
+                            "constantFirst": (constant != nil && constantFirst && Self.binaryOnly.contains(op)) ? true : nil])
+        let widest = tensors.max { $0.shape.reduce(1) { $0 * ($1 ?? 1) } < $1.shape.reduce(1) { $0 * ($1 ?? 1) } }!
+        var result = widest.like(name)
+        result.shape = rank > 1 ? Array(output.suffix(rank - 1)) : []
+        result.anvilRank = tensors.map(\.anvilRank).max()!
+        try set(node, result)
+    }
+
+    /// `tensor` reshaped to `rank` with axes of extent 1 after the batch axis.
+    func toRank(_ node: Onnx_NodeProto, _ tensor: ComputedTensor, _ rank: Int) throws -> ComputedTensor {
+        if tensor.rank == rank { return tensor }
+        if tensor.isOpen {
+            throw fail(node, "mixes tensors of ranks \(tensor.rank) and \(rank), and the one of shape \(Self.text(tensor.onnxShape)) depends on the open input size; pass --input-shape C,H,W")
+        }
+        let full: [Int?] = [1] + [Int?](repeating: 1, count: rank - tensor.rank) + Array(tensor.onnxShape.dropFirst())
+        let permutation = ComputedTensor.standardPermutation(rank)
+        var anvil = [Int?](repeating: 1, count: rank)
+        for (onnxAxis, anvilAxis) in permutation.enumerated() { anvil[anvilAxis] = full[onnxAxis] }
+        let target = ComputedTensor("", Array(anvil.dropFirst()), permutation: permutation)
+        if !target.isONNXOrdered {
+            guard case .tensor(let reshaped) = try reshapeTensor(node, .tensor(tensor), full.map { $0! }) else {
+                throw fail(node, "cannot reshape to rank \(rank)")
+            }
+            return try toStandard(node, reshaped)
+        }
+        let source = try toONNXOrder(node, tensor)
+        let name = try add(node, "Reshape", [source.name], suffix: "_rank", ["shape": Array(anvil.dropFirst())])
+        return ComputedTensor(name, Array(anvil.dropFirst()), permutation: permutation)
+    }
+
+    /// A computed tensor with a scalar constant as one Activation where one exists.
+    func scalarActivation(_ node: Onnx_NodeProto, _ op: String, _ tensor: ComputedTensor, _ k: Double, constantFirst: Bool) throws -> Bool {
+        var function: JSONValue?
+        switch op {
+        case "Add", "Sum": function = activationJSON("linear", ["a": 1.0, "b": k])
+        case "Mul": function = activationJSON("linear", ["a": k, "b": 0.0])
+        case "Sub": function = constantFirst ? activationJSON("linear", ["a": -1.0, "b": k]) : activationJSON("linear", ["a": 1.0, "b": -k])
+        case "Div" where !constantFirst && k != 0: function = activationJSON("linear", ["a": 1.0 / k, "b": 0.0])
+        case "Div" where constantFirst && k == 1: function = .string("reciprocal")
+        case "Max": function = k == 0 ? .string("relu") : activationJSON("clip", ["min": max(k, -Self.floatMax), "max": Self.floatMax])
+        case "Min": function = activationJSON("clip", ["min": -Self.floatMax, "max": min(k, Self.floatMax)])
+        case "Pow" where !constantFirst:
+            if k == 1 {
+                try set(node, tensor)
+                return true
+            }
+            if k == 2 {
+                let name = try add(node, "Elementwise", [tensor.name, tensor.name], ["operation": "multiply"])
+                try set(node, tensor.like(name))
+                return true
+            }
+            function = k == 0.5 ? .string("squareRoot") : k == -1 ? .string("reciprocal") : nil
+        default: break
+        }
+        guard let function else { return false }
+        let name = try add(node, "Activation", [tensor.name], ["function": function])
+        try set(node, tensor.like(name))
+        return true
+    }
+
+    // MARK: Unary
+
+    /// An Activation applying `function`; on a constant, `fold` of it.
+    func unary(_ node: Onnx_NodeProto, _ function: String, _ fold: (Double) -> Double) throws {
+        if case .constant(let c)? = try value(node, 0) {
+            if c.isInteger {
+                try set(node, .constant(ConstantTensor(shape: c.shape, integers: c.doubles.map { Int64(clamping: Int(exactly: fold($0).rounded(.towardZero)) ?? 0) })))
+            } else {
+                try set(node, .constant(c.mapped(fold)))
+            }
+        } else {
+            try activation(node, .string(function))
+        }
+    }
+}

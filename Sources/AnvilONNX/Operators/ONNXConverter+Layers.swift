@@ -1,0 +1,350 @@
+import Anvil
+
+/// Convolution, pooling, batch normalisation, dense layers and activations (the layers of
+/// from_onnx.py itself).
+extension ONNXConverter {
+    static func registerLayerOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
+        table["Conv"] = { $0.opConv }
+        table["MaxPool"] = { $0.opMaxPool }
+        table["AveragePool"] = { c in { node, _ in try c.pool(node, "AveragePooling") } }
+        table["GlobalAveragePool"] = { c in { node, _ in try c.globalPool(node, "GlobalAveragePooling") } }
+        table["GlobalMaxPool"] = { c in { node, _ in try c.globalPool(node, "GlobalMaxPooling") } }
+        table["BatchNormalization"] = { $0.opBatchNormalization }
+        table["Gemm"] = { $0.opGemm }
+        table["MatMul"] = { $0.opMatMul }
+        for (op, function) in [("Relu", "relu"), ("Sigmoid", "sigmoid"), ("Tanh", "tanh"), ("HardSwish", "hardSwish")] {
+            table[op] = { c in { node, _ in try c.activation(node, .string(function)) } }
+        }
+        table["LeakyRelu"] = { c in { node, _ in try c.activation(node, activationJSON("leakyRelu", ["alpha": try NodeAttributes(node).float("alpha", 0.01)])) } }
+        table["Elu"] = { c in { node, _ in try c.activation(node, activationJSON("elu", ["alpha": try NodeAttributes(node).float("alpha", 1.0)])) } }
+        table["Selu"] = { $0.opSelu }
+        table["HardSigmoid"] = { c in { node, _ in
+            let a = NodeAttributes(node)
+            try c.activation(node, activationJSON("hardSigmoid", ["alpha": try a.float("alpha", 0.2), "beta": try a.float("beta", 0.5)]))
+        } }
+        table["Clip"] = { $0.opClip }
+        table["PRelu"] = { $0.opPRelu }
+        table["Softmax"] = { c in { node, _ in try c.softmax(node, "Softmax") } }
+        table["LogSoftmax"] = { c in { node, _ in try c.softmax(node, "LogSoftmax") } }
+    }
+
+    /// The largest float32 (ONNX's default clip bounds).
+    static let floatMax = 3.4028234663852886e38
+    static let seluAlpha = 1.67326319217681884765625
+    static let seluGamma = 1.05070102214813232421875
+
+    /// The resolved window: padding (explicit [top, left, bottom, right] or "same"), stride,
+    /// dilation, output size (nil: open) and ceil mode.
+    struct ResolvedWindow {
+        var padding: JSONValue
+        var pads: [Int]
+        var stride: [Int]
+        var dilation: [Int]
+        var outputs: [Int?]
+        var ceil: Bool
+    }
+
+    /// Padding, stride, dilation, output size and ceil mode of a Conv or pooling window.
+    func window(_ node: Onnx_NodeProto, _ tensor: ComputedTensor, kernel: [Int], pooling: Bool, _ a: WindowAttributes) throws -> ResolvedWindow {
+        let stride = a.strides ?? [1, 1], dilation = a.dilations ?? [1, 1]
+        guard kernel.count == 2, stride.count == 2, dilation.count == 2 else { throw fail(node, "only 2-D windows are supported") }
+        let (h, w): (Int?, Int?) = tensor.shape.count == 2 ? (1, tensor.shape[0]) : (tensor.shape[0], tensor.shape[1])
+        let extent = zip(kernel, dilation).map { ($0 - 1) * $1 + 1 }
+        if a.autoPad == "SAME_LOWER" && (h == nil || w == nil) {
+            throw fail(node, "auto_pad SAME_LOWER on an open input size (its pads depend on the size); pass --input-shape C,H,W")
+        }
+        var pads: [Int]
+        if a.autoPad == "SAME_UPPER" || a.autoPad == "SAME_LOWER" {
+            let outs: [Int?] = zip([h, w], stride).map { size, s in size.map { ($0 + s - 1) / s } }
+            if a.autoPad == "SAME_UPPER" {
+                return ResolvedWindow(padding: .string("same"), pads: [], stride: stride, dilation: dilation, outputs: outs, ceil: a.ceilMode)
+            }
+            let totals = (0 ..< 2).map { i in max((outs[i]! - 1) * stride[i] + extent[i] - [h!, w!][i], 0) }
+            pads = [totals[0] - totals[0] / 2, totals[1] - totals[1] / 2, totals[0] / 2, totals[1] / 2]
+        } else if a.autoPad == "VALID" {
+            pads = [0, 0, 0, 0]
+        } else if a.autoPad == "NOTSET" {
+            pads = a.pads ?? [0, 0, 0, 0]
+            guard pads.count == 4 else { throw fail(node, "only 2-D pads are supported") }
+        } else {
+            throw fail(node, "auto_pad '\(a.autoPad)' is not supported")
+        }
+        if let extra = windowExtraPads() { pads = zip(pads, extra).map(+) }
+        var outs: [Int?] = []
+        for (i, size) in [h, w].enumerated() {
+            guard let size else { outs.append(nil); continue }
+            let before = pads[i], after = pads[i + 2], s = stride[i]
+            let span = size + before + after - extent[i]
+            guard span >= 0 else { throw fail(node, "the window does not fit the input \(h.map(String.init) ?? "None")x\(w.map(String.init) ?? "None")") }
+            var out = (a.ceilMode ? (span + s - 1) / s : span / s) + 1
+            if a.ceilMode && (out - 1) * s >= size + before { out -= 1 }
+            outs.append(out)
+        }
+        if pooling && (max(pads[0], pads[2]) >= extent[0] || max(pads[1], pads[3]) >= extent[1]) {
+            throw fail(node, "pads \(pads) must be smaller than the window \(kernel)")
+        }
+        return ResolvedWindow(padding: .array(pads.map { .int($0) }), pads: pads, stride: stride, dilation: dilation, outputs: outs, ceil: a.ceilMode)
+    }
+
+    /// Pads folded into the current node by an earlier Pad, taken once.
+    func windowExtraPads() -> [Int]? {
+        pendingPads.removeValue(forKey: currentIndex)
+    }
+
+    /// `Conv` (2-D, or 1-D on a sequence): Convolution, or DepthwiseConvolution.
+    func opConv(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let tensor = try act(node)
+        let oneD = try windowed(node, tensor)
+        var weights = try constant(node, 1)
+        let bias = try const(node, 2, required: false)
+        var a = try WindowAttributes(NodeAttributes(node))
+        if oneD && weights.rank == 3 {
+            weights = try weights.reshaped([weights.shape[0], weights.shape[1], 1, weights.shape[2]])
+            a = a.oneDimensional()
+        }
+        guard weights.rank == 4 else {
+            throw fail(node, "weights of rank \(weights.rank) on an input of rank \(tensor.rank); only 1-D and 2-D convolutions are supported")
+        }
+        let outputs = weights.shape[0], perGroup = weights.shape[1]
+        let kernel = a.kernel ?? [weights.shape[2], weights.shape[3]]
+        let groups = try NodeAttributes(node).int("group", 1)
+        let channels = tensor.shape.last!!
+        guard groups >= 1, perGroup * groups == channels else {
+            throw fail(node, "weights \(weights.shape) with group \(groups) do not match \(channels) input channels")
+        }
+        let win = try window(node, tensor, kernel: kernel, pooling: false, a)
+        var parameters = [("W", weights.floats)]
+        if let bias { parameters.append(("b", bias.floats)) }
+        let name: String
+        if groups > 1 && groups == channels && perGroup == 1 {
+            name = try add(node, "DepthwiseConvolution", [tensor.name], parameters: parameters,
+                           ["multiplier": outputs / channels, "kernel": kernel, "stride": win.stride, "padding": win.padding,
+                            "dilation": win.dilation, "bias": bias != nil])
+        } else {
+            name = try add(node, "Convolution", [tensor.name], parameters: parameters,
+                           ["channels": outputs, "groups": groups, "kernel": kernel, "stride": win.stride, "padding": win.padding,
+                            "dilation": win.dilation, "bias": bias != nil])
+        }
+        try set(node, ComputedTensor(name, oneD ? [win.outputs[1], outputs] : [win.outputs[0], win.outputs[1], outputs]))
+    }
+
+    /// `MaxPool` / `AveragePool` with ceil mode and count_include_pad.
+    func pool(_ node: Onnx_NodeProto, _ type: String) throws {
+        let tensor = try act(node)
+        let oneD = try windowed(node, tensor)
+        var a = try WindowAttributes(NodeAttributes(node))
+        if oneD { a = a.oneDimensional() }
+        guard let kernel = a.kernel else { throw fail(node, "attribute 'kernel_shape' is missing") }
+        let folded = pendingPads[currentIndex] != nil
+        let win = try window(node, tensor, kernel: kernel, pooling: true, a)
+        let countIncludes: Bool? = type == "AveragePooling" ? (try NodeAttributes(node).int("count_include_pad", 0) != 0) || folded : nil
+        let name = try add(node, type, [tensor.name], ["kernel": kernel, "stride": win.stride, "padding": win.padding,
+                                                         "dilation": win.dilation, "ceilMode": win.ceil, "countIncludesPadding": countIncludes])
+        let c = tensor.shape.last!
+        try set(node, ComputedTensor(name, oneD ? [win.outputs[1], c] : [win.outputs[0], win.outputs[1], c]))
+    }
+
+    /// `MaxPool` (row-major storage only).
+    func opMaxPool(_ node: Onnx_NodeProto, _ index: Int) throws {
+        if try NodeAttributes(node).int("storage_order", 0) != 0 { throw fail(node, "storage_order 1 is not supported") }
+        try pool(node, "MaxPooling")
+    }
+
+    /// A global pooling: ONNX's [N, C, 1, 1] is Anvil's vector of C.
+    func globalPool(_ node: Onnx_NodeProto, _ type: String) throws {
+        let tensor = try act(node)
+        let oneD = try windowed(node, tensor)
+        let name = try add(node, type, [tensor.name])
+        let c = tensor.shape.last!
+        try set(node, ComputedTensor(name, oneD ? [1, c] : [1, 1, c], anvilRank: 2))
+    }
+
+    /// `BatchNormalization` in inference mode.
+    func opBatchNormalization(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let tensor = try act(node)
+        let a = NodeAttributes(node)
+        if try a.int("training_mode", 0) != 0 { throw fail(node, "training_mode 1 is not supported (export the model in eval mode)") }
+        let stats = try (1 ... 4).map { try constant(node, $0).floats }
+        let name = try add(node, "BatchNormalization", [tensor.name],
+                           parameters: [("gamma", stats[0]), ("beta", stats[1]), ("mean", stats[2]), ("variance", stats[3])],
+                           ["epsilon": try a.float("epsilon", 1e-5)])
+        try set(node, ComputedTensor(name, tensor.shape))
+    }
+
+    /// A Gemm/MatMul input and its [out][in] weights: (Anvil tensor name, input count, weights
+    /// reordered for that tensor's layout).
+    func flattenSource(_ node: Onnx_NodeProto, _ value: ImportedValue?, _ weights: ConstantTensor) throws -> (String, Int, ConstantTensor) {
+        if case .flat(let flat)? = value, flat.source.isOpen {
+            throw fail(node, "its flattened input's size depends on the open input height/width, so the weight count cannot match every size; pass --input-shape C,H,W")
+        }
+        if case .flat(let flat)? = value, flat.source.rank == 4, flat.source.anvilRank == 4 {
+            let source = flat.source
+            let count = source.shape.reduce(1) { $0 * $1! }
+            var weights = weights
+            if weights.shape[1] == count && !source.isStandard {
+                let onnxDims = source.onnxShape.dropFirst().map { $0! }
+                let anvilAxes = (1 ... 3).map { j in source.permutation.firstIndex(of: j)! }
+                let w = try weights.reshaped([weights.shape[0]] + onnxDims).transposed([0] + anvilAxes)
+                weights = try w.transposed([0, 3, 1, 2]).reshaped([weights.shape[0], count])
+            }
+            return (source.name, count, weights)
+        }
+        var resolved = value
+        if case .flat(let flat)? = value { resolved = .tensor(try writeFlatten(flat, node)) }
+        if case .tensor(let t)? = resolved {
+            if t.isOpen {
+                throw fail(node, "its input's size \(Self.text(t.onnxShape)) depends on the open input size, so the weight count cannot match every size; pass --input-shape C,H,W")
+            }
+            if t.rank == 2 || t.anvilRank == 2 || (t.rank == 4 && t.shape[0] == 1 && t.shape[1] == 1 && t.isStandard) {
+                return (t.name, t.rank != 1 ? t.shape.last!! : 1, weights)
+            }
+        }
+        throw fail(node, "its input must be 2-D ([N, features]); flatten the image first")
+    }
+
+    /// A bias added right after the node: (the constant as `outputs` values, the Add's output)
+    /// with the Add skipped, or (nil, the node's output).
+    func followingBias(_ node: Onnx_NodeProto, _ index: Int, outputs: Int, rank: Int) throws -> ([Float]?, String) {
+        let outputName = node.output[0]
+        let users = consumers[outputName] ?? []
+        guard users.count == 1, users[0] > index, graph.node[users[0]].opType == "Add", graph.node[users[0]].input.count == 2 else {
+            return (nil, outputName)
+        }
+        let follower = graph.node[users[0]]
+        let other = follower.input[0] == outputName ? follower.input[1] : follower.input[0]
+        guard case .constant(let constant)? = values[other], constant.rank <= rank, constant.count == 1 || constant.count == outputs else {
+            return (nil, outputName)
+        }
+        if constant.rank > 0 && constant.shape.last! != constant.count { return (nil, outputName) }
+        skip.insert(users[0])
+        let flat = constant.floats
+        return (flat.count == 1 ? [Float](repeating: flat[0], count: outputs) : flat, follower.output.first ?? outputName)
+    }
+
+    /// Writes a Dense layer; a sole-consumer Add of a constant vector becomes its bias.
+    func dense(_ node: Onnx_NodeProto, _ index: Int, weights: ConstantTensor, bias: [Float]?) throws {
+        let (source, inputs, weights) = try flattenSource(node, try value(node, 0), weights)
+        let outputs = weights.shape[0]
+        guard weights.shape[1] == inputs else { throw fail(node, "weights \(weights.shape) do not match \(inputs) input features") }
+        var bias = bias, outputName = node.output[0]
+        if bias == nil { (bias, outputName) = try followingBias(node, index, outputs: outputs, rank: 2) }
+        var parameters = [("W", weights.floats)]
+        if let bias { parameters.append(("b", bias)) }
+        let name = try add(node, "Dense", [source], parameters: parameters, ["neurons": outputs, "bias": bias != nil])
+        values[outputName] = .tensor(ComputedTensor(name, [outputs]))
+    }
+
+    /// `Gemm` (transB, alpha, beta, C): Dense, alpha and beta folded in.
+    func opGemm(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let a = NodeAttributes(node)
+        if try a.int("transA", 0) != 0 { throw fail(node, "transA=1 is not supported") }
+        var weights = try constant(node, 1)
+        guard weights.rank == 2 else { throw fail(node, "B must be a 2-D constant, got shape \(weights.shape)") }
+        if try a.int("transB", 0) == 0 { weights = try weights.transposed() }
+        let alpha = try a.float("alpha", 1.0)
+        weights = weights.mapped { $0 * alpha }
+        var bias: [Float]?
+        if let c = try const(node, 2, required: false) {
+            guard c.count == 1 || c.count == weights.shape[0] else { throw fail(node, "C of shape \(c.shape) is not a per-output bias") }
+            let beta = try a.float("beta", 1.0)
+            let scaled = c.doubles.map { Float($0 * beta) }
+            bias = scaled.count == 1 ? [Float](repeating: scaled[0], count: weights.shape[0]) : scaled
+        }
+        try dense(node, index, weights: weights, bias: bias)
+    }
+
+    /// `MatMul` by a constant matrix: Dense, or a PointwiseConvolution on the last axis.
+    func opMatMul(_ node: Onnx_NodeProto, _ index: Int) throws {
+        if case .constant? = try value(node, 0) { throw fail(node, "the first input must be a computed tensor") }
+        guard case .constant(let weights)? = try value(node, 1) else { throw fail(node, "only MatMul by a constant weight matrix is supported") }
+        guard weights.rank == 2 else { throw fail(node, "the weight matrix must be 2-D, got shape \(weights.shape)") }
+        if case .tensor(let tensor)? = try value(node, 0), tensor.rank >= 3 {
+            try channelMatMul(node, index, tensor, weights)
+            return
+        }
+        try dense(node, index, weights: try weights.transposed(), bias: nil)
+    }
+
+    /// `MatMul` of a rank-3/4 tensor by [K, M] on its last ONNX axis: a PointwiseConvolution.
+    func channelMatMul(_ node: Onnx_NodeProto, _ index: Int, _ tensor: ComputedTensor, _ weights: ConstantTensor) throws {
+        var tensor = tensor
+        if !tensor.isChannelAxis(-1) { tensor = try transpose(node, tensor, to: Array(0 ..< tensor.rank)) }
+        tensor = try exact(node, tensor)
+        guard let features = tensor.shape.last!, weights.shape[0] == features else {
+            throw fail(node, "weights \(weights.shape) do not match \(tensor.shape.last!.map(String.init) ?? "None") features on the last axis")
+        }
+        let outputs = weights.shape[1]
+        let (bias, outputName) = try followingBias(node, index, outputs: outputs, rank: tensor.rank)
+        var parameters = [("W", try weights.transposed().floats)]
+        if let bias { parameters.append(("b", bias)) }
+        let name = try add(node, "PointwiseConvolution", [tensor.name], parameters: parameters, ["channels": outputs, "bias": bias != nil])
+        values[outputName] = .tensor(ComputedTensor(name, Array(tensor.shape.dropLast()) + [outputs], permutation: tensor.permutation))
+    }
+
+    /// An Activation applying `function`, in whatever layout the input is held.
+    func activation(_ node: Onnx_NodeProto, _ function: JSONValue) throws {
+        let tensor = try act(node, anyLayout: true)
+        let name = try add(node, "Activation", [tensor.name], ["function": function])
+        try set(node, tensor.like(name))
+    }
+
+    /// `Selu` with ONNX's standard constants.
+    func opSelu(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let a = NodeAttributes(node)
+        let alpha = try a.float("alpha", Self.seluAlpha), gamma = try a.float("gamma", Self.seluGamma)
+        if abs(alpha - Self.seluAlpha) > 1e-6 || abs(gamma - Self.seluGamma) > 1e-6 {
+            throw fail(node, "only the standard SELU constants are supported")
+        }
+        try activation(node, .string("selu"))
+    }
+
+    /// `Clip`: relu6, relu or clip.
+    func opClip(_ node: Onnx_NodeProto, _ index: Int) throws {
+        var low = -Self.floatMax, high = Self.floatMax
+        if opset < 11 {
+            let a = NodeAttributes(node)
+            low = try a.float("min", -Self.floatMax)
+            high = try a.float("max", Self.floatMax)
+        } else {
+            if let v = try const(node, 1, required: false) { guard v.count > 0 else { throw ImportFailure("index 0 is out of bounds for axis 0 with size 0") }; low = v.doubles[0] }
+            if let v = try const(node, 2, required: false) { guard v.count > 0 else { throw ImportFailure("index 0 is out of bounds for axis 0 with size 0") }; high = v.doubles[0] }
+        }
+        if low == 0 && high == 6 {
+            try activation(node, .string("relu6"))
+        } else if low == 0 && high >= Self.floatMax {
+            try activation(node, .string("relu"))
+        } else {
+            try activation(node, activationJSON("clip", ["min": max(low, -Self.floatMax), "max": min(high, Self.floatMax)]))
+        }
+    }
+
+    /// `PRelu` with one slope or one per channel.
+    func opPRelu(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let tensor = try act(node)
+        let slopes = try constant(node, 1)
+        guard let channels = tensor.shape.last! else { throw fail(node, "open channels") }
+        var flat = slopes.floats
+        if flat.count == 1 {
+            flat = [Float](repeating: flat[0], count: channels)
+        } else if flat.count != channels || slopes.shape.filter({ $0 != 1 }).count > 1 {
+            throw fail(node, "slope of shape \(slopes.shape) is not one per channel")
+        }
+        let name = try add(node, "PReLU", [tensor.name], parameters: [("slopes", flat)])
+        try set(node, ComputedTensor(name, tensor.shape))
+    }
+
+    /// `Softmax` / `LogSoftmax` over the axis Anvil holds as channels.
+    func softmax(_ node: Onnx_NodeProto, _ type: String) throws {
+        let tensor = try act(node, anyLayout: true)
+        let rank = tensor.rank
+        let axis = ((try NodeAttributes(node).int("axis", opset >= 13 ? -1 : 1) % rank) + rank) % rank
+        guard tensor.isChannelAxis(axis) else {
+            throw fail(node, "axis \(axis) is not supported; Anvil's \(type) works over the channels (axis 1 of an NCHW tensor; this tensor's layout is \(tensor.permutation))")
+        }
+        if opset < 13 && tensor.onnxShape[(axis + 1)...].contains(where: { $0 != 1 }) {
+            throw fail(node, "before opset 13, \(node.opType) over axis \(axis) of a \(rank)-D tensor spans the axes after it too; Anvil works over channels only")
+        }
+        let name = try add(node, type, [tensor.name])
+        try set(node, tensor.like(name))
+    }
+}

@@ -1,0 +1,449 @@
+import Anvil
+
+/// Layout operators (onnx_ops/layout.py): Transpose (a relabelling, no data moved), Reshape,
+/// Flatten, Squeeze, Unsqueeze, Slice, Split, Concat, DepthToSpace, SpaceToDepth, ShuffleNet's
+/// channel shuffle, and ReduceMean/Sum/Max over the spatial axes.
+extension ONNXConverter {
+    static func registerLayoutOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
+        table["Transpose"] = { $0.opTranspose }
+        table["Reshape"] = { $0.opReshape }
+        table["Flatten"] = { $0.opFlatten }
+        table["Squeeze"] = { $0.opSqueeze }
+        table["Unsqueeze"] = { $0.opUnsqueeze }
+        table["Slice"] = { $0.opSlice }
+        table["Split"] = { $0.opSplit }
+        table["Concat"] = { $0.opConcat }
+        table["DepthToSpace"] = { $0.opDepthToSpace }
+        table["SpaceToDepth"] = { $0.opSpaceToDepth }
+        table["ReduceMean"] = { c in { node, _ in try c.reduceSpatial(node, "GlobalAveragePooling") } }
+        table["ReduceMax"] = { c in { node, _ in try c.reduceSpatial(node, "GlobalMaxPooling") } }
+        table["ReduceSum"] = { c in { node, _ in
+            if try NodeAttributes(node).int("noop_with_empty_axes", 0) != 0 { throw c.fail(node, "noop_with_empty_axes 1 is not supported") }
+            try c.reduceSpatial(node, "GlobalAveragePooling", scaled: true)
+        } }
+    }
+
+    /// `tensor` as [N, everything] in ONNX order: itself at rank 2, a pooled vector, or a pending flatten.
+    func flattened(_ tensor: ComputedTensor) -> ImportedValue {
+        if tensor.rank == 2 { return .tensor(tensor) }
+        if tensor.anvilRank == 2 && !tensor.isOpen { return .tensor(ComputedTensor(tensor.name, [tensor.shape.reduce(1) { $0 * $1! }])) }
+        return .flat(PendingFlatten(tensor))
+    }
+
+    /// The ONNX shape of a tensor or a pending flatten.
+    func currentShape(_ value: ImportedValue) -> [Int?] {
+        switch value {
+        case .flat(let f): return [1, f.shape[0]]
+        case .tensor(let t): return t.onnxShape
+        case .grouped(let g): return g.onnxShape
+        default: return []
+        }
+    }
+
+    /// `value` (tensor or pending flatten) given ONNX shape `resolved`, values in ONNX's order.
+    func reshapeTensor(_ node: Onnx_NodeProto, _ value: ImportedValue, _ resolved: [Int?]) throws -> ImportedValue {
+        let current = currentShape(value)
+        if resolved == current { return value }
+        let text = Self.text(resolved)
+        guard resolved.first == 1 else { throw fail(node, "reshaping \(Self.text(current)) to \(text) changes the batch axis; Anvil keeps it") }
+        guard resolved.count <= 4 else { throw fail(node, "reshaping \(Self.text(current)) to \(text): Anvil's tensors have rank 4 at most") }
+        var tensor: ComputedTensor
+        switch value {
+        case .flat(let flat):
+            if resolved.count == 2 { return value }
+            tensor = try writeFlatten(flat, node)
+        case .tensor(let t): tensor = t
+        default: throw fail(node, "cannot reshape this value")
+        }
+        if resolved.count == 2 { return flattened(tensor) }
+        if resolved.dropFirst().contains(where: { $0 == nil }) {
+            throw fail(node, "reshaping \(Self.text(current)) to \(text): a Reshape of a tensor whose size depends on the open input size is not supported; pass --input-shape C,H,W")
+        }
+        let source = try toONNXOrder(node, tensor)
+        let shape = resolved.dropFirst().map { $0! }
+        let name = try add(node, "Reshape", [source.name], ["shape": shape])
+        return .tensor(ComputedTensor(name, shape.map { $0 }, permutation: Array(0 ..< resolved.count)))
+    }
+
+    /// Reshape's target with 0 (copy, unless allowzero) and -1 (inferred) resolved.
+    func resolveShape(_ node: Onnx_NodeProto, _ current: [Int], _ target: [Int], allowZero: Bool) throws -> [Int] {
+        var resolved = target.enumerated().map { i, t in (t == 0 && !allowZero && i < current.count) ? current[i] : t }
+        let total = try ConstantTensor.elementCount(current)
+        if resolved.filter({ $0 == -1 }).count == 1 {
+            let known = resolved.filter { $0 != -1 }.reduce(1) { $0.multipliedReportingOverflow(by: $1).overflow ? 0 : $0 * $1 }
+            resolved[resolved.firstIndex(of: -1)!] = known != 0 ? total / known : 0
+        }
+        var product = 1, overflow = false
+        for v in resolved { (product, overflow) = overflow ? (product, true) : product.multipliedReportingOverflow(by: v) }
+        if overflow || product != total || resolved.filter({ $0 == -1 }).count > 1 || resolved.contains(where: { $0 < 0 }) {
+            throw fail(node, "cannot reshape \(current) to \(target)")
+        }
+        return resolved
+    }
+
+    /// `Transpose`: of a constant, a constant; of a tensor, a relabelling of its axes.
+    func opTranspose(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let permutation = try NodeAttributes(node).ints("perm")
+        switch try value(node, 0) {
+        case .constant(let c)?:
+            try set(node, .constant(try c.transposed(permutation)))
+        case .grouped(let g)?:
+            guard permutation == [0, 2, 1, 3, 4], !g.swapped else {
+                throw fail(node, "permutation \(permutation.map { "\($0)" } ?? "None") of a 5-D tensor is not supported (only ShuffleNet's (0, 2, 1, 3, 4))")
+            }
+            var swapped = g
+            swapped.swapped = true
+            try set(node, .grouped(swapped))
+        default:
+            let tensor = try act(node, anyLayout: true)
+            let perm = permutation ?? Array((0 ..< tensor.rank).reversed())
+            guard perm.sorted() == Array(0 ..< tensor.rank) else { throw fail(node, "perm \(perm) is not a permutation of \(tensor.rank) axes") }
+            guard perm[0] == 0 else { throw fail(node, "perm \(perm) moves the batch axis; Anvil keeps it first") }
+            try set(node, ComputedTensor(tensor.name, tensor.shape, permutation: perm.map { tensor.permutation[$0] }, anvilRank: tensor.anvilRank))
+        }
+    }
+
+    /// `Reshape`: of a constant, a constant; of a tensor, row-major in ONNX's order; ShuffleNet's shuffle.
+    func opReshape(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let target = try constant(node, 1).integers()
+        let allowZero = try NodeAttributes(node).int("allowzero", 0) != 0
+        switch try value(node, 0) {
+        case .constant(let c)?:
+            let resolved = try resolveShape(node, c.shape, target, allowZero: allowZero)
+            try set(node, .constant(try c.reshaped(resolved)))
+            return
+        case .grouped(let g)?:
+            let current = g.onnxShape.map { $0 ?? 0 }
+            let resolved = try resolveShape(node, current, target, allowZero: allowZero)
+            guard g.swapped, resolved.map({ $0 }) == g.source.onnxShape else {
+                throw fail(node, "reshaping the 5-D \(current) to \(resolved) is not supported (only ShuffleNet's channel shuffle back to [N, C, H, W])")
+            }
+            let name = try add(node, "ChannelShuffle", [g.source.name], ["groups": g.groups])
+            try set(node, g.source.like(name))
+            return
+        default: break
+        }
+        let value = try actOrFlat(node)
+        let current = currentShape(value)
+        if current.contains(where: { $0 == nil }) {
+            if target.count == 2 && target[1] == -1 && (target[0] == 1 || (target[0] == 0 && !allowZero)) {
+                if case .tensor(let t) = value { try set(node, flattened(t)) } else { try set(node, value) }
+                return
+            }
+            throw fail(node, "reshaping \(Self.text(current)) (None: open) to \(target): the target does not fit every input size; pass --input-shape C,H,W (or export with fixed sizes)")
+        }
+        let known = current.map { $0! }
+        let resolved = try resolveShape(node, known, target, allowZero: allowZero)
+        if case .tensor(let tensor) = value, resolved.count == 5, tensor.rank == 4, tensor.isChannelAxis(1), resolved[0] == 1,
+           resolved[1] * resolved[2] == known[1], Array(resolved[3...]) == Array(known[2...]) {
+            try set(node, .grouped(GroupedChannels(source: tensor, groups: resolved[1], perGroup: resolved[2])))
+            return
+        }
+        try set(node, try reshapeTensor(node, value, resolved.map { $0 }))
+    }
+
+    /// `Flatten`: of a constant, a constant; of a tensor from axis 1, a pending flatten.
+    func opFlatten(_ node: Onnx_NodeProto, _ index: Int) throws {
+        var axis = try NodeAttributes(node).int("axis", 1)
+        if case .constant(let c)? = try value(node, 0) {
+            let a = axis < 0 ? axis + c.rank : axis
+            guard a >= 0, a <= c.rank else { throw ImportFailure("axis \(axis) is out of range") }
+            let outer = c.shape[..<a].reduce(1, *)
+            try set(node, .constant(try c.reshaped([outer, outer == 0 ? 0 : c.count / outer])))
+            return
+        }
+        let value = try actOrFlat(node)
+        let shape = currentShape(value)
+        if axis < 0 { axis += shape.count }
+        guard axis >= 1, axis <= shape.count, !shape[1 ..< axis].contains(where: { $0 == nil }), shape[1 ..< axis].reduce(1, { $0 * $1! }) == 1 else {
+            throw fail(node, "axis \(axis) of \(Self.text(shape)) would merge axes into the batch axis; Anvil keeps it (axis 1, or a later one after axes of extent 1)")
+        }
+        if case .tensor(let t) = value { try set(node, flattened(t)) } else { try set(node, value) }
+    }
+
+    /// The node's axes, from its second input (opset 13+) or its attribute.
+    func axes(_ node: Onnx_NodeProto) throws -> [Int] {
+        if opset >= 13 && node.input.count > 1 && !node.input[1].isEmpty { return try constant(node, 1).integers() }
+        return try NodeAttributes(node).ints("axes") ?? []
+    }
+
+    /// `Squeeze`: of a constant, a constant; of a tensor, a Reshape dropping axes of extent 1.
+    func opSqueeze(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let requested = try axes(node)
+        if case .constant(let c)? = try value(node, 0) {
+            let axes = requested.isEmpty ? c.shape.indices.filter { c.shape[$0] == 1 } : requested.map { $0 < 0 ? $0 + c.rank : $0 }
+            for a in axes where a < 0 || a >= c.rank || c.shape[a] != 1 {
+                throw ImportFailure("cannot select an axis to squeeze out which has size not equal to one")
+            }
+            try set(node, .constant(try c.reshaped(c.shape.indices.filter { !axes.contains($0) }.map { c.shape[$0] })))
+            return
+        }
+        let value = try actOrFlat(node)
+        let shape = currentShape(value)
+        let axes = requested.isEmpty ? shape.indices.filter { shape[$0] == 1 && $0 > 0 } : requested.map { (($0 % shape.count) + shape.count) % shape.count }.sorted()
+        if axes.contains(0) { throw fail(node, "squeezing the batch axis is not supported") }
+        if axes.contains(where: { shape[$0] != 1 }) { throw fail(node, "axes \(axes) of \(Self.text(shape)) are not all of extent 1") }
+        try set(node, try reshapeTensor(node, value, shape.indices.filter { !axes.contains($0) }.map { shape[$0] }))
+    }
+
+    /// `Unsqueeze`: of a constant, a constant; of a tensor, a Reshape inserting axes of extent 1.
+    func opUnsqueeze(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let requested = try axes(node)
+        if case .constant(let c)? = try value(node, 0) {
+            let rank = c.rank + requested.count
+            var shape = c.shape
+            for a in requested.map({ (($0 % rank) + rank) % rank }).sorted() {
+                guard a <= shape.count else { throw ImportFailure("axis \(a) is out of range") }
+                shape.insert(1, at: a)
+            }
+            try set(node, .constant(try c.reshaped(shape)))
+            return
+        }
+        let value = try actOrFlat(node)
+        let shape = currentShape(value)
+        let rank = shape.count + requested.count
+        let positions = requested.map { (($0 % rank) + rank) % rank }.sorted()
+        if positions.contains(0) { throw fail(node, "a new axis before the batch axis is not supported") }
+        var result = shape
+        for p in positions {
+            guard p <= result.count else { throw ImportFailure("axis \(p) is out of range") }
+            result.insert(1, at: p)
+        }
+        try set(node, try reshapeTensor(node, value, result))
+    }
+
+    /// Python's `len(range(*slice(start, end, step).indices(extent)))` and the normalised bounds.
+    static func sliceCount(_ start: Int, _ end: Int, _ step: Int, extent: Int) -> Int {
+        func bound(_ v: Int, low: Int, high: Int) -> Int {
+            v < 0 ? max(v + extent, low) : min(v, high)
+        }
+        if step > 0 {
+            let s = bound(start, low: 0, high: extent), e = bound(end, low: 0, high: extent)
+            return e > s ? (e - s + step - 1) / step : 0
+        }
+        let s = bound(start, low: -1, high: extent - 1), e = bound(end, low: -1, high: extent - 1)
+        return s > e ? (s - e + (-step) - 1) / (-step) : 0
+    }
+
+    /// The indices a Python slice takes from `extent` items.
+    static func sliceIndices(_ start: Int, _ end: Int, _ step: Int, extent: Int) -> [Int] {
+        let count = sliceCount(start, end, step, extent: extent)
+        guard count > 0 else { return [] }
+        let first = step > 0 ? (start < 0 ? max(start + extent, 0) : min(start, extent))
+                             : (start < 0 ? max(start + extent, -1) : min(start, extent - 1))
+        return (0 ..< count).map { first + $0 * step }
+    }
+
+    /// One ONNX axis of `tensor` sliced: an Anvil Slice on the axis that holds it.
+    func sliceAxis(_ node: Onnx_NodeProto, _ tensor: ComputedTensor, axis: Int, start: Int, end: Int, step: Int, suffix: String = "") throws -> ComputedTensor {
+        let shape = tensor.onnxShape
+        guard axis >= -tensor.rank, axis < tensor.rank else { throw ImportFailure("axis \(axis) is out of range for rank \(tensor.rank)") }
+        let axis = (axis + tensor.rank) % tensor.rank
+        guard step != 0 else { throw fail(node, "a step of 0 is not allowed") }
+        let count = shape[axis].map { Self.sliceCount(start, end, step, extent: $0) }
+        let big = Int(Int32.max)
+        if axis == 0 {
+            if step == 1 && (start == 0 || start <= -big - 1) && end >= big { return tensor }
+            throw fail(node, "slicing the batch axis (\(start):\(end):\(step)) is not supported; Anvil keeps every item")
+        }
+        if step == 1 && (count != nil ? count == shape[axis] : start == 0 && end >= big) { return tensor }
+        if count == 0 { throw fail(node, "slice \(start):\(end):\(step) of axis \(axis) (extent \(shape[axis]!)) is empty") }
+        let source = try exact(node, tensor)
+        let anvilAxis = source.permutation[axis]
+        let name = try add(node, "Slice", [source.name], suffix: suffix, ["axis": anvilAxis, "start": start, "end": end, "step": step])
+        var dims = source.shape
+        dims[anvilAxis - 1] = count
+        return ComputedTensor(name, dims, permutation: source.permutation)
+    }
+
+    /// `Slice`: of a constant, a constant; of a tensor, one Anvil Slice per sliced axis.
+    func opSlice(_ node: Onnx_NodeProto, _ index: Int) throws {
+        var starts: [Int], ends: [Int], axes: [Int], steps: [Int]
+        if opset < 10 {
+            let a = NodeAttributes(node)
+            guard let s = try a.ints("starts"), let e = try a.ints("ends") else { throw fail(node, "attributes 'starts' and 'ends' are required") }
+            (starts, ends) = (s, e)
+            axes = try a.ints("axes") ?? Array(0 ..< starts.count)
+            steps = [Int](repeating: 1, count: starts.count)
+        } else {
+            starts = try constant(node, 1).integers()
+            ends = try constant(node, 2).integers()
+            axes = try const(node, 3, required: false)?.integers() ?? Array(0 ..< starts.count)
+            steps = try const(node, 4, required: false)?.integers() ?? [Int](repeating: 1, count: starts.count)
+        }
+        let n = min(starts.count, ends.count, axes.count, steps.count)
+        if case .constant(var c)? = try value(node, 0) {
+            for i in 0 ..< n {
+                let axis = axes[i] < 0 ? axes[i] + c.rank : axes[i]
+                guard axis >= 0, axis < c.rank else { throw ImportFailure("axis \(axes[i]) is out of range for rank \(c.rank)") }
+                guard steps[i] != 0 else { throw ImportFailure("slice step cannot be zero") }
+                c = try c.taking(Self.sliceIndices(starts[i], ends[i], steps[i], extent: c.shape[axis]), axis: axis)
+            }
+            try set(node, .constant(c))
+            return
+        }
+        var tensor = try act(node, anyLayout: true)
+        for i in 0 ..< n {
+            tensor = try sliceAxis(node, tensor, axis: axes[i], start: starts[i], end: ends[i], step: steps[i], suffix: axes.count > 1 ? "_\(i)" : "")
+        }
+        try set(node, tensor)
+    }
+
+    /// `Split`: one Anvil Slice per output.
+    func opSplit(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let a = NodeAttributes(node)
+        let axis = try a.int("axis", 0)
+        var sizes: [Int]?
+        if opset >= 13 && node.input.count > 1 && !node.input[1].isEmpty {
+            sizes = try constant(node, 1).integers()
+        } else if let split = try a.ints("split") {
+            sizes = split
+        }
+        let extent: Int
+        var tensor: ComputedTensor?
+        var constantValue: ConstantTensor?
+        if case .constant(let c)? = try value(node, 0) {
+            guard axis >= -c.rank, axis < c.rank else { throw ImportFailure("axis \(axis) is out of range") }
+            extent = c.shape[(axis + c.rank) % c.rank]
+            constantValue = c
+        } else {
+            let t = try act(node, anyLayout: true)
+            guard axis >= -t.rank, axis < t.rank else { throw ImportFailure("axis \(axis) is out of range") }
+            guard let e = t.onnxShape[(axis + t.rank) % t.rank] else {
+                throw fail(node, "splitting axis \(axis), whose extent depends on the open input size; pass --input-shape C,H,W")
+            }
+            extent = e
+            tensor = t
+        }
+        if sizes == nil {
+            let parts = try a.int("num_outputs", node.output.count)
+            guard parts >= 1 else { throw ImportFailure("num_outputs must be positive") }
+            let size = (extent + parts - 1) / parts
+            sizes = [Int](repeating: size, count: parts - 1) + [extent - size * (parts - 1)]
+        }
+        guard let sizes, sizes.reduce(0, +) == extent, sizes.count == node.output.count, sizes.allSatisfy({ $0 >= 0 }) else {
+            throw fail(node, "split sizes \(sizes ?? []) do not divide axis \(axis) of extent \(extent) into \(node.output.count) outputs")
+        }
+        var start = 0
+        for (i, (output, size)) in zip(node.output, sizes).enumerated() {
+            if !output.isEmpty {
+                if let c = constantValue {
+                    values[output] = .constant(try c.taking(Array(start ..< start + size), axis: (axis + c.rank) % c.rank))
+                } else {
+                    values[output] = .tensor(try sliceAxis(node, tensor!, axis: axis, start: start, end: start + size, step: 1, suffix: "_\(i + 1)"))
+                }
+            }
+            start += size
+        }
+    }
+
+    /// `Concat`: of constants, a constant; of tensors, Concatenate along the axis holding ONNX's.
+    func opConcat(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let inputs = try node.input.indices.map { try value(node, $0) }
+        let axisAttribute = try NodeAttributes(node).int("axis", 1)
+        let constants = inputs.compactMap { v -> ConstantTensor? in if case .constant(let c)? = v { return c }; return nil }
+        if constants.count == inputs.count {
+            try set(node, .constant(try ConstantTensor.concatenate(constants, axis: axisAttribute)))
+            return
+        }
+        var tensors = try node.input.indices.map { try act(node, $0, anyLayout: true) }
+        if tensors.count == 1 {
+            try set(node, tensors[0])
+            return
+        }
+        if Set(tensors.map(\.permutation)).count != 1 { tensors = try tensors.map { try toStandard(node, $0) } }
+        let rank = tensors[0].rank
+        guard axisAttribute >= -rank, axisAttribute < rank else { throw ImportFailure("axis \(axisAttribute) is out of range for rank \(rank)") }
+        let axis = (axisAttribute + rank) % rank
+        let shapes = tensors.map(\.onnxShape)
+        if axis == 0 { throw fail(node, "concatenating along the batch axis is not supported") }
+        let off = Set(shapes.map { s in Self.text(Array(s[..<min(axis, s.count)]) + (axis + 1 < s.count ? Array(s[(axis + 1)...]) : [])) })
+        if off.count != 1 || Set(shapes.map(\.count)).count != 1 {
+            throw fail(node, "inputs differ off axis \(axis): [\(shapes.map(Self.text).joined(separator: ", "))]")
+        }
+        let anvilAxis = tensors[0].permutation[axis]
+        let total: Int? = shapes.contains { $0[axis] == nil } ? nil : shapes.reduce(0) { $0 + $1[axis]! }
+        if anvilAxis == rank - 1 && Set(tensors.map(\.anvilRank)).count == 1 {
+            let name = try add(node, "Concatenate", tensors.map(\.name))
+            try set(node, ComputedTensor(name, Array(tensors[0].shape.dropLast()) + [total], permutation: tensors[0].permutation, anvilRank: tensors[0].anvilRank))
+            return
+        }
+        tensors = try tensors.map { try exact(node, $0) }
+        let name = try add(node, "Concatenate", tensors.map(\.name), ["axis": anvilAxis])
+        var dims = tensors[0].shape
+        dims[anvilAxis - 1] = total
+        try set(node, ComputedTensor(name, dims, permutation: tensors[0].permutation))
+    }
+
+    /// `DepthToSpace` (DCR or CRD).
+    func opDepthToSpace(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let tensor = try act(node)
+        try requireSpatial(node, tensor)
+        let a = NodeAttributes(node)
+        guard let b = try a.int("blocksize"), b >= 1, b <= 1 << 10 else { throw fail(node, "attribute 'blocksize' is missing or out of range") }
+        let mode = try a.string("mode", "DCR")
+        let (h, w, c) = (tensor.shape[0], tensor.shape[1], tensor.shape[2]!)
+        if c % (b * b) != 0 { throw fail(node, "blocksize² \(b * b) does not divide \(c) channels") }
+        let name = try add(node, "DepthToSpace", [tensor.name], ["blockSize": b, "mode": mode])
+        try set(node, ComputedTensor(name, [h.map { $0 * b }, w.map { $0 * b }, c / (b * b)]))
+    }
+
+    /// `SpaceToDepth` (DCR).
+    func opSpaceToDepth(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let tensor = try act(node)
+        try requireSpatial(node, tensor)
+        guard let b = try NodeAttributes(node).int("blocksize"), b >= 1, b <= 1 << 10 else { throw fail(node, "attribute 'blocksize' is missing or out of range") }
+        let (h, w, c) = (tensor.shape[0], tensor.shape[1], tensor.shape[2]!)
+        if (h.map { $0 % b != 0 } ?? false) || (w.map { $0 % b != 0 } ?? false) {
+            throw fail(node, "blocksize \(b) does not divide \(h.map(String.init) ?? "None")x\(w.map(String.init) ?? "None")")
+        }
+        let name = try add(node, "SpaceToDepth", [tensor.name], ["blockSize": b, "mode": "DCR"])
+        try set(node, ComputedTensor(name, [h.map { $0 / b }, w.map { $0 / b }, c * b * b]))
+    }
+
+    /// `ReduceMean` / `ReduceMax` (/ `ReduceSum` when `scaled`) over the spatial axes: a global pooling.
+    func reduceSpatial(_ node: Onnx_NodeProto, _ type: String, scaled: Bool = false) throws {
+        var tensor = try act(node, anyLayout: true)
+        let a = NodeAttributes(node)
+        let axesInput = scaled ? 13 : 18
+        var axes: [Int]
+        if opset >= axesInput && node.input.count > 1 && !node.input[1].isEmpty {
+            axes = try constant(node, 1).integers()
+        } else {
+            axes = try a.ints("axes") ?? []
+        }
+        let keep = try a.int("keepdims", 1) != 0
+        let rank = tensor.rank
+        axes = axes.isEmpty ? Array(0 ..< rank) : axes.map { (($0 % rank) + rank) % rank }.sorted()
+        if rank == 2 && axes == [1] && keep && !tensor.isOpen {
+            let c = tensor.shape[0]!
+            let source = try add(node, "Reshape", [tensor.name], suffix: "_features", ["shape": [c, 1]])
+            var name = try add(node, type, [source])
+            if scaled {
+                name = try add(node, "Activation", [name], suffix: "_sum", ["function": activationJSON("linear", ["a": Double(c), "b": 0.0])])
+            }
+            try set(node, ComputedTensor(name, [1]))
+            return
+        }
+        let reduced = Set(axes.map { tensor.permutation[$0] })
+        let spatial = Set(1 ..< max(rank - 1, 1))
+        guard rank >= 3, reduced == spatial else {
+            throw fail(node, "reducing axes \(axes) of \(Self.text(tensor.onnxShape)) is not supported (only every axis between the batch axis and the channels: a global pooling; or axis 1 of an [N, F] vector with keepdims)")
+        }
+        if scaled && tensor.isOpen {
+            throw fail(node, "a sum over an open input size (the count depends on the height/width); pass --input-shape C,H,W")
+        }
+        tensor = try exact(node, tensor)
+        var name = try add(node, type, [tensor.name])
+        let c = tensor.shape.last!
+        if scaled {
+            let count = tensor.shape.dropLast().reduce(1) { $0 * $1! }
+            name = try add(node, "Activation", [name], suffix: "_sum", ["function": activationJSON("linear", ["a": Double(count), "b": 0.0])])
+        }
+        if keep {
+            try set(node, ComputedTensor(name, [Int?](repeating: 1, count: rank - 2) + [c], permutation: tensor.permutation, anvilRank: 2))
+        } else {
+            try set(node, ComputedTensor(name, [c]))
+        }
+    }
+}

@@ -1,0 +1,114 @@
+/// A computed tensor (the Python converter's `Act`): its Anvil name, its Anvil shape (the axes
+/// after the batch axis, channels last: (h, w, c) an image, (l, c) a sequence, (n) a vector,
+/// () rank 1) and `permutation`, which Anvil axis holds each ONNX axis (batch axis 0 first).
+///
+/// Converted as is, a tensor has the standard permutation (NCHW held as NHWC: 0, 3, 1, 2);
+/// after an ONNX Transpose it may hold any other, with no data moved.
+struct ComputedTensor {
+    /// The Anvil layer or input name.
+    var name: String
+    /// Anvil's extents after the batch axis; `nil`: open (depends on an open input size).
+    var shape: [Int?]
+    /// Which Anvil axis holds ONNX axis i.
+    var permutation: [Int]
+    /// The rank of the Anvil tensor when it differs from ONNX's (a global pooling gives a vector
+    /// of C where ONNX keeps [N, C, 1, 1]).
+    var anvilRank: Int
+    /// Whether this stands for the output of a node that could not be converted (never written).
+    var isPlaceholder = false
+
+    /// A tensor in the standard layout unless `permutation` says otherwise.
+    init(_ name: String, _ shape: [Int?], permutation: [Int]? = nil, anvilRank: Int? = nil) {
+        self.name = name
+        self.shape = shape
+        self.permutation = permutation ?? Self.standardPermutation(shape.count + 1)
+        self.anvilRank = anvilRank ?? shape.count + 1
+    }
+
+    /// Where ONNX's axes sit in Anvil's channels-last layout for a tensor converted as is.
+    static func standardPermutation(_ rank: Int) -> [Int] {
+        switch rank {
+        case 4: return [0, 3, 1, 2]
+        case 3: return [0, 2, 1]
+        default: return Array(0 ..< rank)
+        }
+    }
+
+    /// The rank counting the batch axis.
+    var rank: Int { shape.count + 1 }
+    /// Whether a dimension depends on an open input size.
+    var isOpen: Bool { shape.contains { $0 == nil } }
+    /// Whether ONNX's axes sit where converting as is puts them.
+    var isStandard: Bool { permutation == Self.standardPermutation(rank) }
+    /// Whether the tensor is an NCHW image held as NHWC.
+    var isSpatial: Bool { shape.count == 3 && isStandard }
+    /// The shape with the batch axis (1).
+    var fullShape: [Int?] { [1] + shape }
+    /// The shape as ONNX sees it (batch 1).
+    var onnxShape: [Int?] { permutation.map { fullShape[$0] } }
+    /// Whether Anvil's memory holds the values in ONNX's row-major order (axes of extent 1 aside).
+    var isONNXOrdered: Bool {
+        let held = permutation.filter { fullShape[$0] != 1 }
+        return held == held.sorted()
+    }
+    /// Whether ONNX axis `axis` is Anvil's channel axis (the last).
+    func isChannelAxis(_ axis: Int) -> Bool {
+        permutation[((axis % rank) + rank) % rank] == rank - 1
+    }
+    /// The same shape and layout under another name (an element-wise layer's output).
+    func like(_ name: String) -> ComputedTensor {
+        ComputedTensor(name, shape, permutation: permutation, anvilRank: anvilRank)
+    }
+}
+
+/// A tensor flattened to [N, everything] in ONNX's order, not yet written (the Python `Flat`):
+/// Gemm/MatMul read an image directly (weights reordered); anything else writes a Flatten.
+final class PendingFlatten {
+    /// The tensor being flattened.
+    let source: ComputedTensor
+    /// The Flatten written for it, once one is.
+    var written: ComputedTensor?
+
+    /// A pending flatten of `source`.
+    init(_ source: ComputedTensor) {
+        self.source = source
+    }
+
+    /// (n): the flattened length, `nil` when the source's size is open.
+    var shape: [Int?] {
+        source.isOpen ? [nil] : [source.shape.reduce(1) { $0 * ($1 ?? 1) }]
+    }
+}
+
+/// ShuffleNet's [N, g, k, H, W] view of an NCHW tensor (after the Transpose, [N, k, g, H, W]):
+/// nothing is written until the Reshape back to [N, C, H, W] makes it a ChannelShuffle.
+struct GroupedChannels {
+    /// The NCHW tensor whose channels are split.
+    let source: ComputedTensor
+    /// The number of groups.
+    let groups: Int
+    /// Channels per group.
+    let perGroup: Int
+    /// Whether the two group axes were swapped by a Transpose.
+    var swapped = false
+
+    /// [1, g, k, H, W], or [1, k, g, H, W] once swapped.
+    var onnxShape: [Int?] {
+        let shape = source.onnxShape
+        return [1] + (swapped ? [perGroup, groups] : [groups, perGroup]) + Array(shape[2...])
+    }
+}
+
+/// What an ONNX tensor name stands for while converting.
+enum ImportedValue {
+    /// A computed tensor.
+    case tensor(ComputedTensor)
+    /// A pending flatten.
+    case flat(PendingFlatten)
+    /// A constant.
+    case constant(ConstantTensor)
+    /// ShuffleNet's grouped view.
+    case grouped(GroupedChannels)
+    /// A value no later node can be checked against (a failed node with no known shape).
+    case blocked
+}

@@ -1,0 +1,138 @@
+import Anvil
+import Foundation
+
+/// Collects inputs, layers and parameter tensors of a model file (docs/model-format.md) and
+/// writes model.json + weights.bin exactly as the Python writer (Scripts/anvil_convert/writer.py)
+/// does: the same names, option members, tensor order and blob layout.
+struct ModelDocumentWriter {
+    /// The model's name.
+    var name: String
+    /// The weight layout ("pytorch" for ONNX).
+    var layout: String
+    /// The inputs: name and shape after the batch axis (nil: open).
+    private(set) var inputs: [(name: String, shape: [Int?])] = []
+    /// The layers as model-file JSON objects, in order.
+    private(set) var layers: [[(String, JSONValue)]] = []
+    /// The output names.
+    private(set) var outputs: [String] = []
+    /// The parameter tensors, in the order written.
+    private(set) var tensors: [(name: String, values: [Float])] = []
+    private var tensorNames: Set<String> = []
+    private(set) var names: Set<String> = []
+
+    /// An empty document named `name` with weights in `layout`.
+    init(name: String, layout: String) {
+        self.name = name
+        self.layout = layout
+    }
+
+    /// `wanted` sanitised (letters, digits, `_ . -`), with `_2`, `_3`, ... appended if taken.
+    func uniqueName(_ wanted: String) -> String {
+        var cleaned = String(String.UnicodeScalarView(wanted.unicodeScalars.map { scalar in
+            (scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "_.-".unicodeScalars.contains(scalar))) ? scalar : "_"
+        }))
+        while cleaned.hasPrefix("_") { cleaned.removeFirst() }
+        while cleaned.hasSuffix("_") { cleaned.removeLast() }
+        let base = cleaned.isEmpty ? "layer" : cleaned
+        var name = base, k = 2
+        while names.contains(name) {
+            name = "\(base)_\(k)"
+            k += 1
+        }
+        return name
+    }
+
+    /// Reserves `name` (a placeholder later layers may read; never written).
+    mutating func reserve(_ name: String) {
+        names.insert(name)
+    }
+
+    /// A graph input; every axis but the channels may be open.
+    mutating func addInput(_ name: String, shape: [Int?]) throws {
+        guard !names.contains(name) else { throw ImportFailure("the name '\(name)' is used twice") }
+        guard (1 ... 3).contains(shape.count), shape.last! != nil, !shape.contains(where: { $0 != nil && $0! <= 0 }),
+              !(shape.count == 1 && shape[0] == nil) else {
+            throw ImportFailure("input '\(name)' needs a positive [height, width, channels], [length, channels] or [features] shape (all but the channels may be None: open), got \(shape.map { $0.map(String.init) ?? "None" })")
+        }
+        names.insert(name)
+        inputs.append((name, shape))
+    }
+
+    /// A layer with its options (in order; nil options left out).
+    mutating func addLayer(_ name: String, type: String, inputs: [String], options: [(String, JSONValue)]) throws {
+        guard !names.contains(name) else { throw ImportFailure("the name '\(name)' is used twice") }
+        for source in inputs where !names.contains(source) {
+            throw ImportFailure("layer '\(name)' reads '\(source)', which has not been written yet")
+        }
+        names.insert(name)
+        layers.append([("name", .string(name)), ("type", .string(type)), ("inputs", .array(inputs.map { .string($0) }))] + options)
+    }
+
+    /// A parameter tensor, flattened in row-major order; an error for non-finite values.
+    mutating func addTensor(_ name: String, _ values: [Float]) throws {
+        guard !tensorNames.contains(name) else { throw ImportFailure("tensor '\(name)' is written twice") }
+        guard values.allSatisfy(\.isFinite) else { throw ImportFailure("tensor '\(name)' has non-finite values") }
+        tensorNames.insert(name)
+        tensors.append((name, values))
+    }
+
+    /// The graph outputs, each an input or a layer already added.
+    mutating func setOutputs(_ outputNames: [String]) throws {
+        for output in outputNames where !names.contains(output) {
+            throw ImportFailure("output '\(output)' is neither an input nor a layer")
+        }
+        outputs = outputNames
+    }
+
+    /// Drops layers (and their tensors) that no output depends on; an error for an unused input.
+    mutating func prune() throws {
+        var byName: [String: [String]] = [:]
+        for layer in layers {
+            if case .string(let name)? = layer.first(where: { $0.0 == "name" })?.1,
+               case .array(let sources)? = layer.first(where: { $0.0 == "inputs" })?.1 {
+                byName[name] = sources.compactMap { if case .string(let s) = $0 { return s }; return nil }
+            }
+        }
+        var needed: Set<String> = [], stack = outputs
+        while let name = stack.popLast() {
+            guard needed.insert(name).inserted else { continue }
+            stack += byName[name] ?? []
+        }
+        let layerName: ([(String, JSONValue)]) -> String = { layer in
+            if case .string(let name)? = layer.first?.1 { return name }
+            return ""
+        }
+        let dropped = Set(layers.map(layerName).filter { !needed.contains($0) })
+        layers.removeAll { dropped.contains(layerName($0)) }
+        let droppedTensors = Set(dropped.flatMap { name in ["W", "b", "gamma", "beta", "mean", "variance", "slopes"].map { "\(name)_\($0)" } })
+        tensors.removeAll { droppedTensors.contains($0.name) }
+        let unused = inputs.map(\.name).filter { !needed.contains($0) }
+        if !unused.isEmpty {
+            throw ImportFailure("no output depends on input(s) \(unused.joined(separator: ", "))")
+        }
+    }
+
+    /// The model-file JSON and the weights blob (little-endian float32, tensors in order).
+    func document(blobName: String = "weights.bin") throws -> (json: JSONValue, blob: [Float]) {
+        guard !outputs.isEmpty else { throw ImportFailure("the model has no outputs") }
+        var index: [(String, JSONValue)] = []
+        var blob: [Float] = []
+        for (name, values) in tensors {
+            index.append((name, .object([("offset", .int(blob.count * 4)), ("count", .int(values.count))])))
+            blob += values
+        }
+        var root: [(String, JSONValue)] = [
+            ("format", .string("anvil.model")), ("version", .int(1)), ("name", .string(name)),
+            ("inputs", .array(inputs.map { .object([("name", .string($0.name)), ("shape", .array($0.shape.map { $0.map(JSONValue.int) ?? .null }))]) })),
+            ("layers", .array(layers.map { .object($0) })),
+            ("outputs", .array(outputs.map { .string($0) })),
+        ]
+        if !tensors.isEmpty {
+            root.append(("parameters", .object([
+                ("layout", .string(layout)),
+                ("source", .object([("type", .string("blob")), ("path", .string(blobName)), ("tensors", .object(index))])),
+            ])))
+        }
+        return (.object(root), blob)
+    }
+}
