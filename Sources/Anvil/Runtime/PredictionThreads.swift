@@ -17,6 +17,11 @@ final class PredictionThreads: @unchecked Sendable {
     /// The name of every thread, followed by its index (for debuggers and `top -H`).
     static let threadName = "anvil-pass"
 
+    /// How many threads run the jobs.
+    let count: Int
+    /// What a taken slot holds: nothing.
+    private static let done: @Sendable () -> Void = {}
+
     private let condition = NSCondition()
     private var queue: [@Sendable () -> Void] = []
     private var head = 0
@@ -24,6 +29,7 @@ final class PredictionThreads: @unchecked Sendable {
     private let threads = Mutex<[pthread_t]>([])
 
     private init(count: Int) {
+        self.count = max(1, count)
         for index in 0 ..< max(1, count) {
             let thread = Thread { [unowned self] in
                 // Named from inside: on Linux a name given before `start` does not reach the thread.
@@ -57,9 +63,16 @@ final class PredictionThreads: @unchecked Sendable {
             condition.lock()
             while head == queue.count { condition.wait() }
             let work = queue[head]
+            // Release what the closure holds (a request's inputs) now: under steady load the
+            // queue never drains, and kept closures held every input ever queued (a server's
+            // resident memory grew by the size of each request's image).
+            queue[head] = Self.done
             head += 1
-            if head == queue.count {  // drained: drop the finished closures
+            if head == queue.count {  // drained: drop the finished slots
                 queue.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 64, 2 * head >= queue.count {  // never drained: compact now and then
+                queue.removeFirst(head)
                 head = 0
             }
             condition.unlock()
