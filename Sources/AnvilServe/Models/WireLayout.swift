@@ -50,36 +50,25 @@ public enum WireLayout: String, Sendable, CaseIterable {
     /// `batch` images of Anvil shape `shape` in this layout, from Anvil's channels-last values.
     public func wireValues(fromChannelsLast values: [Float], batch: Int, shape: Shape) -> [Float] {
         guard self == .channelsFirst, shape.rank >= 3, shape.channels > 1 else { return values }
-        let pixels = shape.height * shape.width, channels = shape.channels
-        var result = [Float](repeating: 0, count: values.count)
-        values.withUnsafeBufferPointer { source in
-            result.withUnsafeMutableBufferPointer { target in
-                for image in 0 ..< batch {
-                    let base = image * pixels * channels
-                    for pixel in 0 ..< pixels {
-                        for channel in 0 ..< channels {
-                            target[base + channel * pixels + pixel] = source[base + pixel * channels + channel]
-                        }
-                    }
-                }
-            }
-        }
-        return result
+        return Self.transposed(values, batch: batch, rows: shape.height * shape.width, columns: shape.channels)
     }
 
     /// Anvil's channels-last values of `batch` images of Anvil shape `shape` sent in this layout.
     public func channelsLastValues(fromWire values: [Float], batch: Int, shape: Shape) -> [Float] {
         guard self == .channelsFirst, shape.rank >= 3, shape.channels > 1 else { return values }
-        let pixels = shape.height * shape.width, channels = shape.channels
+        return Self.transposed(values, batch: batch, rows: shape.channels, columns: shape.height * shape.width)
+    }
+
+    /// Each of `batch` `rows × columns` matrices of `values` transposed (pixels × channels to
+    /// channels × pixels and back).
+    private static func transposed(_ values: [Float], batch: Int, rows: Int, columns: Int) -> [Float] {
         var result = [Float](repeating: 0, count: values.count)
         values.withUnsafeBufferPointer { source in
             result.withUnsafeMutableBufferPointer { target in
                 for image in 0 ..< batch {
-                    let base = image * pixels * channels
-                    for pixel in 0 ..< pixels {
-                        for channel in 0 ..< channels {
-                            target[base + pixel * channels + channel] = source[base + channel * pixels + pixel]
-                        }
+                    let base = image * rows * columns
+                    for row in 0 ..< rows {
+                        for column in 0 ..< columns { target[base + column * rows + row] = source[base + row * columns + column] }
                     }
                 }
             }
