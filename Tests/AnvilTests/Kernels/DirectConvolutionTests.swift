@@ -36,6 +36,8 @@ struct DirectConvolutionTests {
         Case(height: 6, width: 6, inputs: 256, outputs: 300, kernel: (1, 1), padding: .valid),                 // block order
         Case(height: 4, width: 4, inputs: 70, outputs: 130, kernel: (3, 3), stride: (2, 2), activation: .leakyRelu),
         Case(height: 1, width: 1, inputs: 64, outputs: 10, kernel: (1, 1), padding: .valid),
+        // Few channels: chunks of the largest size, and a rest that joins the last one.
+        Case(height: 30, width: 31, inputs: 16, outputs: 40, kernel: (1, 1), padding: .valid, activation: .relu6),
     ]
 
     /// Runs the kernel on `input` (NHWC) with Forge-layout weights.
