@@ -9,7 +9,8 @@ in Data/bench/onnx/). Anvil's per-layer medians come from `anvil bench <zoo name
 multiply-adds per layer from `anvil summary <zoo name>`; ONNX Runtime's from its own profiler
 (`SessionOptions.enable_profiling`, every node's `_kernel_time` events, median per node over the
 timed runs), with each node's shapes from the profile. Both engines run with the same threads,
-warm-up and number of runs, one after the other.
+warm-up and number of runs, alternating for --rounds rounds; each layer's figure is the median of
+its per-round medians.
 
 Layers are paired by their multiply-adds: each Anvil convolution or dense layer, in plan order,
 takes the first unpaired ONNX Runtime Conv/FusedConv/Gemm/MatMul node (NCHWc ones included)
@@ -153,7 +154,8 @@ def main(argv=None):
     parser.add_argument("network", choices=sorted(bench_peers.NETWORKS))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--iterations", type=int, default=30)
+    parser.add_argument("--iterations", type=int, default=30, help="timed runs per engine and round")
+    parser.add_argument("--rounds", type=int, default=3, help="alternations of the two engines")
     parser.add_argument("--warmup-ms", type=float, default=300)
     parser.add_argument("--anvil", default=os.path.join(bench_peers.REPO, ".build", "release", "anvil"))
     parser.add_argument("--top", type=int, default=15, help="paired layers listed (largest Anvil − ORT first)")
@@ -166,9 +168,19 @@ def main(argv=None):
     if not os.path.exists(path):
         model = bench_peers.build_torch_network(network.name, args.seed)
         bench_peers.export_onnx(model, network, path, "dynamo")
-    ort_rows, ort_total = ort_layers(path, args.batch, network.input_chw, args.threads, args.iterations, args.warmup_ms)
-    anvil_rows, anvil_total = anvil_layers(args.anvil, network.name, args.batch, args.threads, args.iterations,
-                                           args.warmup_ms)
+    # Rounds alternate the engines, so the machine's drift falls on both; each layer keeps the
+    # median of its per-round medians.
+    ort_runs, anvil_runs = [], []
+    for _ in range(args.rounds):
+        ort_runs.append(ort_layers(path, args.batch, network.input_chw, args.threads, args.iterations, args.warmup_ms))
+        anvil_runs.append(anvil_layers(args.anvil, network.name, args.batch, args.threads, args.iterations,
+                                       args.warmup_ms))
+    ort_rows = [(name, op, statistics.median(run[0][i][2] for run in ort_runs), info)
+                for i, (name, op, _, info) in enumerate(ort_runs[0][0])]
+    ort_total = statistics.median(run[1] for run in ort_runs)
+    anvil_rows = [(name, kind, statistics.median(run[0][i][2] for run in anvil_runs))
+                  for i, (name, kind, _) in enumerate(anvil_runs[0][0])]
+    anvil_total = statistics.median(run[1] for run in anvil_runs)
     macs = anvil_macs(args.anvil, network.name)
 
     # Pair convolution-like layers by multiply-adds (per image on Anvil's side).
@@ -194,10 +206,10 @@ def main(argv=None):
 
     lines = [f"## {network.title}: Anvil and ONNX Runtime per layer (batch {args.batch}, {args.threads} thread(s))", ""]
     lines.append(f"`python3 Scripts/benchmarks/profile_layers.py {args.network} --threads {args.threads} "
-                 f"--batch {args.batch} --iterations {args.iterations}`, "
+                 f"--batch {args.batch} --iterations {args.iterations} --rounds {args.rounds}`, "
                  f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; CPU flags: "
                  f"{' '.join(sorted(f for f in bench_peers.cpu_flags() if f in ('avx2', 'fma', 'avx512f', 'avx512_vnni', 'avx512_bf16')))}.")
-    lines.append(f"Whole network, median of {args.iterations}: Anvil {anvil_total:.3f} ms, ONNX Runtime {ort_total:.3f} ms "
+    lines.append(f"Whole network, median of {args.rounds} rounds' medians: Anvil {anvil_total:.3f} ms, ONNX Runtime {ort_total:.3f} ms "
                  f"(profiling on), ratio {anvil_total / ort_total:.2f}.")
     lines.append("")
     by_kind = defaultdict(lambda: [0.0, 0.0, 0, 0])

@@ -73,11 +73,14 @@ build_onnx() {
   echo "== building onnx (SwiftPM, instrumented)"
   local start=$SECONDS
   (
-    # Known limit: this gives AddressSanitizer in the libraries but coverage counters only in
-    # the entry file (SwiftPM's --sanitize=fuzzer instruments what it links as an executable).
-    # To try next: --sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
-    # -Xcc -fsanitize=fuzzer-no-link (plain `edge` emits trace-pc-guard, which libFuzzer refuses).
-    swift build --scratch-path "$spm" -c release --target AnvilONNX --sanitize=fuzzer --sanitize=address
+    # Every library is built with AddressSanitizer and libFuzzer's coverage counters (inline
+    # 8-bit counters, the PC table, comparison tracing), so the fuzzer is guided by the edges it
+    # reaches inside the importer, not only in the entry file. (SwiftPM's --sanitize=fuzzer
+    # instruments only what it links as an executable; plain `edge` coverage emits
+    # trace-pc-guard, which libFuzzer refuses.) The link below adds libFuzzer itself.
+    swift build --scratch-path "$spm" -c release --target AnvilONNX --sanitize=address \
+      -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
+      -Xcc -fsanitize=fuzzer-no-link
     local bin
     bin="$(swift build --scratch-path "$spm" -c release --show-bin-path)"
     local objects
