@@ -1,18 +1,29 @@
 /// `y = scale[c] * x + shift[c]` per channel (a BatchNormalization that could not be folded),
-/// or PReLU `y = x > 0 ? x : slope[c] * x` when `prelu` is set.
-struct ChannelAffineKernel: RangeKernel {
+/// then `activation` (a following Activation fused in: DenseNet's norm → relu on each
+/// concatenation, one pass instead of two); or PReLU `y = x > 0 ? x : slope[c] * x` when
+/// `prelu` is set.
+struct ChannelAffineKernel: RangeKernel, EpilogueReportingKernel {
     let channels: Int
     let pixelsPerImage: Int
     let scale: ParameterData
     let shift: ParameterData
     let prelu: Bool
+    let activation: ActivationFunction
 
-    init(channels: Int, pixelsPerImage: Int, scale: [Float], shift: [Float], prelu: Bool) {
+    /// The activation applied after the affine map (`.none` for PReLU).
+    var appliedActivation: ActivationFunction { activation }
+    /// It takes no residual.
+    var addsResidual: Bool { false }
+
+    init(channels: Int, pixelsPerImage: Int, scale: [Float], shift: [Float], prelu: Bool,
+         activation: ActivationFunction = .none) {
+        precondition(!prelu || activation == .none, "PReLU is its own activation")
         self.channels = channels
         self.pixelsPerImage = pixelsPerImage
         self.scale = ParameterData(scale)
         self.shift = ParameterData(shift)
         self.prelu = prelu
+        self.activation = activation
     }
 
     func run(_ io: KernelIO) {
@@ -32,5 +43,7 @@ struct ChannelAffineKernel: RangeKernel {
                 for c in 0 ..< channels { out[c] = scale[c] * source[c] + shift[c] }
             }
         }
+        // While the range's rows are still in cache.
+        activation.apply(io.output + range.lowerBound * channels, count: range.count * channels)
     }
 }

@@ -1,8 +1,10 @@
 /// Batch normalization at inference: `γ (x − mean) / √(variance + ε) + β` per channel.
 ///
 /// After a convolution or dense layer without activation it is folded into that layer's
-/// weights and bias at compile time, and costs nothing at run time.
-public final class BatchNormalization: Layer {
+/// weights and bias at compile time, and costs nothing at run time. Elsewhere (after a
+/// concatenation, as in DenseNet) it is one per-channel pass that also applies a following
+/// Activation.
+public final class BatchNormalization: Layer, FusableLayer {
     /// Added to the variance (Keras's default 0.001; PyTorch and ONNX use 1e-5).
     public let epsilon: Float
     /// The user's name for the layer.
@@ -16,6 +18,11 @@ public final class BatchNormalization: Layer {
 
     /// `bn`.
     public var namePrefix: String { "bn" }
+
+    /// It applies no activation of its own.
+    var activation: ActivationFunction { .none }
+    /// A following Activation, applied to each range of rows the kernel has just written.
+    var absorbs: FusionCapabilities { .activation }
 
     /// The input shape.
     public func outputShape(for inputs: [Shape]) throws -> Shape {
@@ -53,7 +60,7 @@ public final class BatchNormalization: Layer {
         let input = context.inputShapes[0]
         let (scale, shift) = try affine(context)
         return ChannelAffineKernel(channels: input.channels, pixelsPerImage: input.height * input.width,
-                                   scale: scale, shift: shift, prelu: false)
+                                   scale: scale, shift: shift, prelu: false, activation: context.fusedActivation ?? .none)
     }
 }
 

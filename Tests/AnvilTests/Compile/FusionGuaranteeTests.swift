@@ -114,11 +114,13 @@ struct FusionGuaranteeTests {
             --> Dense(neurons: 4, name: "fc") --> Activation(.sigmoid, name: "sig")
         let gated = [output, output --> Activation(.tanh, name: "gate")] --> Elementwise(.multiply, name: "mul")
             --> Activation(.gelu, name: "gelu")
+            --> BatchNormalization(name: "bn2") --> Activation(.relu, name: "relu2")
         let model = try Model(input: input, output: gated)
         try model.compile(from: RandomParameterSource(seed: 3))
         let kernels = try model.compilation().model(for: model.inputShapes).steps.map(\.kernel)
-        #expect(kernels.count == 5)
-        #expect((kernels.last as? ElementwiseKernel)?.appliedActivation == .gelu)
+        #expect(kernels.count == 6)
+        #expect((kernels[kernels.count - 2] as? ElementwiseKernel)?.appliedActivation == .gelu)
+        #expect((kernels.last as? ChannelAffineKernel)?.appliedActivation == .relu)
         #expect(!kernels.contains { $0 is EpilogueKernel })
     }
 }

@@ -54,6 +54,26 @@ extension ReferenceLayerTests {
                 --> BatchNormalization(epsilon: epsilon, name: "bn")
         }, reference(Naive.convolution(x, weights: w, bias: b, outputChannels: x.c, kernel: (3, 3), activation: .relu)),
         "conv(relu) --> BN seed \(seed)")
+        // After a concatenation (DenseNet's norm → relu): the BN step applies the activation.
+        let activation = rng.pick([ActivationFunction.relu, .relu6, .sigmoid, .leakyRelu(alpha: 0.1)])
+        refExpectClose(try refRun(x, parameters: bn.parameters) {
+            [$0, $0] --> Add() --> BatchNormalization(epsilon: epsilon, name: "bn") --> Activation(activation)
+        }, Naive.activation(reference(Naive.add([x, x])), activation), "Add --> BN --> \(activation) seed \(seed)")
+    }
+
+    @Test("BatchNormalization with a fused activation over a tensor large enough to be split across threads")
+    func batchNormalizationActivationLarge() throws {
+        var rng = RefRandom(seed: 17_900)
+        let x = rng.tensor(n: 1, h: 30, w: 29, c: 96, -3, 3)
+        let bn = Self.normalization(&rng, channels: x.c, prefix: "bn")
+        let expected = Naive.activation(Naive.batchNormalization(Naive.add([x, x]), gamma: bn.gamma, beta: bn.beta, mean: bn.mean,
+                                                                 variance: bn.variance, epsilon: 1e-5), .relu)
+        refExpectClose(try refRun(x, parameters: bn.parameters) {
+            [$0, $0] --> Add() --> BatchNormalization(epsilon: 1e-5, name: "bn") --> Activation(.relu)
+        }, expected, "Add --> BN --> relu, 30×29×96")
+        // A standalone activation over the same size (its copy is split in blocks, not images).
+        refExpectClose(try refRun(x) { [$0, $0] --> Add() --> Activation(.tanh) },
+                       Naive.activation(Naive.add([x, x]), .tanh), "Add --> tanh, 30×29×96")
     }
 
     @Test("BatchNormalization folded into conv / conv without bias / depthwise / dense, then a fused ReLU",
