@@ -147,15 +147,9 @@ struct WinogradConvolutionKernel: Kernel {
 
     /// A 64-bit FNV-1a hash of `values`' bits, naming a folded scale in a cache key.
     private static func fingerprint(_ values: [Float]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for value in values {
-            var bits = value.bitPattern
-            for _ in 0 ..< 4 {
-                hash = (hash ^ UInt64(bits & 0xff)) &* 0x0000_0100_0000_01b3
-                bits >>= 8
-            }
-        }
-        return String(hash, radix: 16) + "/\(values.count)"
+        var hash = FNV1a()
+        for value in values { hash.add(value) }
+        return hash.hex + "/\(values.count)"
     }
 
     /// Whether the kernel can compute this convolution at all.

@@ -26,11 +26,9 @@ final class WeightCacheEntry: @unchecked Sendable {
 
     /// The file name of `key`'s entry: its FNV-1a hash in hex (the key itself is in the file).
     static func fileName(for key: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in key.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        return String(hash, radix: 16) + ".anvilweights"
+        var hash = FNV1a()
+        hash.add(bytes: key.utf8)
+        return hash.hex + ".anvilweights"
     }
 
     /// The payload's offset for a key of `keyBytes` bytes.
