@@ -269,7 +269,11 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
         return kernel
     }
     let groupInputs = inputChannels / groups
-    let weights = context.sharedAcrossSizes("weights") {
+    // The weights reordered to the kernels' layout (with the affine map folded in). Kernels that
+    // read only something made from them (the direct kernel's packing, Winograd 5×5's filters)
+    // make them inside that value's shared closure, so an open model keeps only what runs, not
+    // the reordered copy beside it.
+    func reorderedWeights() -> KernelWeights {
         let reordered = WeightReorder.convolution(raw.buffer, layout: context.layout, outputs: outputChannels,
                                                   kernelHeight: geometry.kernelHeight, kernelWidth: geometry.kernelWidth,
                                                   inputs: groupInputs)
@@ -277,6 +281,28 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
                              weightsPerOutput: geometry.kernelHeight * geometry.kernelWidth * groupInputs,
                              affine: affine)
     }
+    if algorithm == .winograd5x5 {
+        let (filters, filterBias) = context.sharedAcrossSizes("winograd5x5") {
+            let weights = reorderedWeights()
+            return (Winograd5x5Kernel.transformFilters(weights, inputChannels: inputChannels, outputChannels: outputChannels),
+                    weights.bias)
+        }
+        raw.releaseMappedPages()  // only the transformed filters are used
+        return Winograd5x5Kernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+                                 filters: filters, bias: filterBias, activation: finalActivation)
+    }
+    if algorithm == .direct {
+        let (packed, packedBias) = context.sharedAcrossSizes("direct") {
+            let weights = reorderedWeights()
+            return (DirectConvolutionKernel.pack(weights.weights, outputs: outputChannels,
+                                                 depth: geometry.kernelHeight * geometry.kernelWidth * inputChannels),
+                    weights.bias)
+        }
+        raw.releaseMappedPages()  // only the packed copy is used
+        return DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+                                       packed: packed, bias: packedBias, activation: finalActivation)
+    }
+    let weights = context.sharedAcrossSizes("weights") { reorderedWeights() }
     if weights.weights.buffer.baseAddress != raw.buffer.baseAddress { raw.releaseMappedPages() }  // a copy is used
     if algorithm == .fullyConnected {
         // One pixel in, one out (a classifier head on pooled features): a fully connected
@@ -285,23 +311,6 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
         // Small batches read `weights` in place, so mapped weights stay.
         return DenseKernel(inputs: inputChannels, outputs: outputChannels, weights: weights,
                            activation: finalActivation, channelsFirstInput: nil)
-    }
-    if algorithm == .winograd5x5 {
-        let filters = context.sharedAcrossSizes("winograd5x5") {
-            Winograd5x5Kernel.transformFilters(weights, inputChannels: inputChannels, outputChannels: outputChannels)
-        }
-        raw.releaseMappedPages()  // only the transformed filters are used
-        return Winograd5x5Kernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
-                                 filters: filters, bias: weights.bias, activation: finalActivation)
-    }
-    if algorithm == .direct {
-        let packed = context.sharedAcrossSizes("direct") {
-            DirectConvolutionKernel.pack(weights.weights, outputs: outputChannels,
-                                         depth: geometry.kernelHeight * geometry.kernelWidth * inputChannels)
-        }
-        raw.releaseMappedPages()  // only the packed copy is used
-        return DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
-                                       packed: packed, bias: weights.bias, activation: finalActivation)
     }
     return ConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
                              groups: groups, weights: weights, activation: finalActivation)
