@@ -93,18 +93,8 @@ extension ONNXConverter {
 
     /// `Conv` (2-D, or 1-D on a sequence): Convolution, or DepthwiseConvolution.
     func opConv(_ node: Onnx_NodeProto, _ index: Int) throws {
-        let tensor = try act(node)
-        let oneD = try windowed(node, tensor)
-        var weights = try constant(node, 1)
-        let bias = try const(node, 2, required: false)
-        var a = try WindowAttributes(NodeAttributes(node))
-        if oneD && weights.rank == 3 {
-            weights = try weights.reshaped([weights.shape[0], weights.shape[1], 1, weights.shape[2]])
-            a = a.oneDimensional()
-        }
-        guard weights.rank == 4 else {
-            throw fail(node, "weights of rank \(weights.rank) on an input of rank \(tensor.rank); only 1-D and 2-D convolutions are supported")
-        }
+        let operands = try convolutionOperands(node, what: "convolutions")
+        let (tensor, oneD, weights, bias, a) = (operands.tensor, operands.oneD, operands.weights, operands.bias, operands.attributes)
         let outputs = weights.shape[0], perGroup = weights.shape[1]
         let kernel = a.kernel ?? [weights.shape[2], weights.shape[3]]
         let groups = try NodeAttributes(node).int("group", 1)

@@ -24,19 +24,12 @@ extension ONNXConverter {
 
     /// `ConvTranspose` (2-D, or 1-D on a sequence): TransposedConvolution with explicit pads.
     func opConvTranspose(_ node: Onnx_NodeProto, _ index: Int) throws {
-        let tensor = try act(node)
-        let oneD = try windowed(node, tensor)
-        var weights = try constant(node, 1)
-        let bias = try const(node, 2, required: false)
-        var a = try WindowAttributes(NodeAttributes(node))
-        if oneD && weights.rank == 3 {
-            weights = try weights.reshaped([weights.shape[0], weights.shape[1], 1, weights.shape[2]])
-            a = a.oneDimensional()
+        let operands = try convolutionOperands(node, what: "transposed convolutions")
+        let (tensor, oneD, weights, bias) = (operands.tensor, operands.oneD, operands.weights, operands.bias)
+        var a = operands.attributes
+        if operands.widened {
             a.outputPadding = a.outputPadding.map { [0] + $0 }
             a.outputShape = a.outputShape.map { [1] + $0 }
-        }
-        guard weights.rank == 4 else {
-            throw fail(node, "weights of rank \(weights.rank) on an input of rank \(tensor.rank); only 1-D and 2-D transposed convolutions are supported")
         }
         let inputs = weights.shape[0], perGroup = weights.shape[1]
         let groups = try NodeAttributes(node).int("group", 1)
