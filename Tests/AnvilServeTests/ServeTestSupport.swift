@@ -97,18 +97,10 @@ enum ServeFixtures {
         try ModelFile(contentsOf: Fixtures.repository.appendingPathComponent("Weights/mnist/model.json")).compiledModel()
     }
 
-    /// A small fully convolutional network (direct convolutions, pooling, element-wise gate) whose
-    /// every output is summed in an order that does not depend on the batch, so a request's answer
-    /// is bit-identical whatever batch the runner put it in.
+    /// The batch-invariant network of `refBatchInvariantNetwork` (a request's answer is
+    /// bit-identical whatever batch the runner put it in).
     static func convolutional(open: Bool = false) throws -> Model {
-        let input = open ? Input(channels: 3) : Input(width: 12, height: 10, channels: 3)
-        let x = input
-            --> Convolution(kernel: (3, 3), channels: 8, activation: .relu, name: "c1")
-            --> MaxPooling(kernel: (2, 2), stride: (2, 2))
-            --> Convolution(kernel: (3, 3), channels: 6, activation: .silu, name: "c2")
-        let model = try Model(input: input, output: [x, x --> Activation(.sigmoid)] --> Elementwise(.multiply))
-        try model.compile(from: RandomParameterSource(seed: 41))
-        return model
+        try refBatchInvariantNetwork(open: open, seed: 41).model
     }
 
     /// Two inputs (an image and a vector), two outputs: names and order matter.

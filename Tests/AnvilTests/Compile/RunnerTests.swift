@@ -10,18 +10,10 @@ import AnvilModels
 /// gives, shapes never mix, a bad request fails alone, and a waiting request can be cancelled.
 @Suite("Batching runner")
 struct RunnerTests {
-    /// A fully convolutional network whose kernels (direct convolution, pooling, element-wise)
-    /// sum each output in an order that does not depend on the batch: a request's bits are the
-    /// same in any batch, so coalescing can be checked against calls on each request alone.
+    /// The batch-invariant network (`refBatchInvariantNetwork`): coalescing can be checked
+    /// against calls on each request alone.
     static func convolutional(open: Bool = false) throws -> (Model, Input) {
-        let input = open ? Input(channels: 3) : Input(width: 12, height: 10, channels: 3)
-        let x = input
-            --> Convolution(kernel: (3, 3), channels: 8, activation: .relu, name: "c1")
-            --> MaxPooling(kernel: (2, 2), stride: (2, 2))
-            --> Convolution(kernel: (3, 3), channels: 6, activation: .silu, name: "c2")
-        let model = try Model(input: input, output: [x, x --> Activation(.sigmoid)] --> Elementwise(.multiply))
-        try model.compile(from: RandomParameterSource(seed: 31))
-        return (model, input)
+        try refBatchInvariantNetwork(open: open, seed: 31)
     }
 
     @Test("96 concurrent callers: exactly their own result, the bits of a call on their own")
