@@ -28,7 +28,7 @@ struct ErrorTests {
         }
     }
 
-    static func start(_ configuration: ServeConfiguration = ServeConfiguration()) async throws -> (TestServer, Probe) {
+    static func start(_ configuration: ServeConfiguration = ServeFixtures.patient()) async throws -> (TestServer, Probe) {
         let model = try ServeFixtures.convolutional()
         let server = try await TestServer([try ServedModel(name: "net", model: model)], configuration: configuration)
         return (server, try Probe(model))
@@ -85,7 +85,7 @@ struct ErrorTests {
 
     @Test("A body over the limit: 413, declared or streamed without a length")
     func tooLarge() async throws {
-        let (server, probe) = try await Self.start(ServeConfiguration(maximumBodyBytes: 4096))
+        let (server, probe) = try await Self.start(ServeFixtures.patient(maximumBodyBytes: 4096))
         let big = Data(("{\"inputs\": [{\"data\": [" + Array(repeating: "0.25", count: 2000).joined(separator: ",") + "]}]}").utf8)
         let reply = try await server.post("/v2/models/net/infer", body: big)
         #expect(reply.status == 413 && reply.errorMessage?.contains("4096") == true)

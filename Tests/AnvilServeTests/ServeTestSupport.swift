@@ -18,7 +18,7 @@ final class TestServer: Sendable {
     private let session: URLSession
 
     /// Starts serving `models` with `configuration` (its port replaced by 0).
-    init(_ models: [ServedModel], configuration: ServeConfiguration = ServeConfiguration()) async throws {
+    init(_ models: [ServedModel], configuration: ServeConfiguration = ServeFixtures.patient()) async throws {
         var configuration = configuration
         configuration.port = 0
         var logger = Logger(label: "anvil.serve.test")
@@ -92,6 +92,15 @@ final class TestServer: Sendable {
 /// Models and inputs the serving tests share; the reference for every answer is the model's own
 /// `predict` on the same input, called directly.
 enum ServeFixtures {
+    /// The server's defaults with read and idle timeouts as long as the client's. The handlers run
+    /// on Swift's cooperative pool, which the suite's other tests can hold for many minutes on a
+    /// 2-core machine under ThreadSanitizer; a handler starved past the default 30 s read timeout
+    /// answers 408 to a body that did arrive, and closes the connection under the client's upload.
+    /// Only the tests of the timeouts themselves set short ones.
+    static func patient(maximumBodyBytes: Int = ServeConfiguration().maximumBodyBytes) -> ServeConfiguration {
+        ServeConfiguration(maximumBodyBytes: maximumBodyBytes, readTimeout: .seconds(900), idleTimeout: .seconds(1200))
+    }
+
     /// The Deep MNIST network with Anvil's trained weights (Weights/mnist/model.json).
     static func mnist() throws -> Model {
         try ModelFile(contentsOf: Fixtures.repository.appendingPathComponent("Weights/mnist/model.json")).compiledModel()
