@@ -25,7 +25,8 @@ final class TestServer: Sendable {
         logger.logLevel = .warning
         let server = try InferenceServer(models: models, configuration: configuration, logger: logger)
         self.server = server
-        running = Task { try await server.run(handlingSignals: false) }
+        // On threads of its own: see ServeTestExecutor.
+        running = Task(executorPreference: ServeTestExecutor.shared) { try await server.run(handlingSignals: false) }
         port = try await server.port()
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         // Generous: the server's handlers share Swift's cooperative pool with every other test

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Coalesces concurrent predictions into batches — the CPU counterpart of Forge's `Runner`: a
@@ -137,13 +138,20 @@ public final class Runner: Sendable {
         switch next {
         case .cancelled: request.continuation.resume(throwing: CancellationError())
         case .flushNow: flush(onlyFull: true)
-        case .schedule:
-            let wait = maximumWait
-            Task.detached { [self] in
-                try? await Task.sleep(for: wait)
-                flush(onlyFull: false)
-            }
+        case .schedule: scheduleFlush()
         case .nothing: break
+        }
+    }
+
+    /// Flushes whatever is pending after ``maximumWait``. The timer is Dispatch's, not a task's
+    /// sleep: a task's wake-up waits its turn in Swift's cooperative pool, which a busy process
+    /// (the test suite under ThreadSanitizer) can hold for minutes, and the batch with it.
+    private func scheduleFlush() {
+        let (seconds, attoseconds) = maximumWait.components
+        // Waits beyond 285 years are capped there (the init refused negative ones).
+        let nanoseconds = seconds >= 9_000_000_000 ? 9_000_000_000 * 1_000_000_000 : Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+            flush(onlyFull: false)
         }
     }
 
@@ -184,13 +192,7 @@ public final class Runner: Sendable {
             onBatch?(batch.reduce(0) { $0 + $1.images })
             PredictionThreads.shared.submit { [model] in Self.run(batch, on: model) }
         }
-        if schedule {
-            let wait = maximumWait
-            Task.detached { [self] in
-                try? await Task.sleep(for: wait)
-                flush(onlyFull: false)
-            }
-        }
+        if schedule { scheduleFlush() }
         let answered = batches.reduce(0) { $0 + $1.count }
         if answered > 0 { state.withLock { $0.statistics.requests += answered } }
     }
