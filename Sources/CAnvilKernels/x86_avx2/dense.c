@@ -43,25 +43,34 @@ block_avx2(const int R, const int I, const float *w, const float *x, const float
     }
 }
 
-/// Rows `[o0, o1)` for images `b ..< b + I` in blocks of `R` rows, then single rows.
+/// Rows `[r0, r1)` for images `b ..< b + I` in blocks of `R` rows, then single rows.
 #define ANVIL_DENSE_ROWS(R, I)                                                                  \
     do {                                                                                        \
-        int o = o0;                                                                             \
-        for (; o + (R) <= o1; o += (R)) block_avx2(R, I, w, x, bias, y, inputs, outputs, o, b, lo, hi); \
-        for (; o < o1; o++) block_avx2(1, I, w, x, bias, y, inputs, outputs, o, b, lo, hi);    \
+        int o = r0;                                                                             \
+        for (; o + (R) <= r1; o += (R)) block_avx2(R, I, w, x, bias, y, inputs, outputs, o, b, lo, hi); \
+        for (; o < r1; o++) block_avx2(1, I, w, x, bias, y, inputs, outputs, o, b, lo, hi);    \
     } while (0)
+
+/// Weight rows per pass over the images: 12 (a multiple of the 2-, 3- and 4-row blocks) of up
+/// to 4K inputs are under 200 KB, so they stay in L2 while every group of images reads them.
+/// Each group walking all rows instead streamed the weights from memory once per 4 images:
+/// at batch 8, MNIST's 12.8 MB layer twice.
+enum { ROW_CHUNK = 12 };
 
 void anvil_dense_avx2(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs, int batch,
                       int o0, int o1, float lo, float hi) {
-    int b = 0;
-    // Four images share each weight load (2 rows × 4 images = 8 accumulators); leftovers
-    // take 3 × 3, 4 × 2 or 4 × 1 blocks.
-    for (; b + 4 <= batch; b += 4) ANVIL_DENSE_ROWS(2, 4);
-    switch (batch - b) {
-    case 3: ANVIL_DENSE_ROWS(3, 3); break;
-    case 2: ANVIL_DENSE_ROWS(4, 2); break;
-    case 1: ANVIL_DENSE_ROWS(4, 1); break;
-    default: break;
+    for (int r0 = o0, r1; r0 < o1; r0 = r1) {
+        r1 = o1 - r0 < ROW_CHUNK ? o1 : r0 + ROW_CHUNK;
+        int b = 0;
+        // Four images share each weight load (2 rows × 4 images = 8 accumulators); leftovers
+        // take 3 × 3, 4 × 2 or 4 × 1 blocks.
+        for (; b + 4 <= batch; b += 4) ANVIL_DENSE_ROWS(2, 4);
+        switch (batch - b) {
+        case 3: ANVIL_DENSE_ROWS(3, 3); break;
+        case 2: ANVIL_DENSE_ROWS(4, 2); break;
+        case 1: ANVIL_DENSE_ROWS(4, 1); break;
+        default: break;
+        }
     }
 }
 #undef ANVIL_DENSE_ROWS
