@@ -2,47 +2,58 @@
 #include "../internal/direct_convolution.h"
 
 // Direct convolution with AVX2 + FMA: a tile of up to 6 pixels × 16 output channels in 12
-// ymm accumulators, each input value broadcast and multiplied by two weight vectors.
+// ymm accumulators, each input value broadcast and multiplied by two weight vectors (one, for
+// a last block of 8 channels or fewer).
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
-/// One tile of `N` pixels; `N` is a constant at every call site so the loops unroll.
+/// Lane masks for the block's last, partial vector: `tail_masks + 8 - n` enables `n` lanes.
+static const int tail_masks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/// One tile of `N` pixels × `H` vectors of 8 output channels (`H` = 1 when the block has at
+/// most 8 valid channels: a layer of 24 or 40 outputs then does no multiply-adds for the
+/// padding lanes). The last vector of a partial block is read and written through a lane mask
+/// (whole when its channels are a multiple of 8, as 24, 40 and 1000 are). `N` and `H` are
+/// constants at every call site so the loops unroll.
 static inline __attribute__((always_inline)) void
-tile_avx2_n(const int N, const pass_t *t, const float *origins[TILE], float *out) {
+tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE], float *out) {
     const anvil_conv_shape *s = t->s;
-    __m256 a0[TILE], a1[TILE];
-    if (t->first && (!t->residual || t->valid == BLOCK)) {
-        // The bias is padded to 16 (see run_block): two loads, not a scalar copy per lane,
-        // which cost a small-depth layer as much as its multiply-adds.
-        __m256 b0 = t->bias ? _mm256_loadu_ps(t->bias) : _mm256_setzero_ps();
-        __m256 b1 = t->bias ? _mm256_loadu_ps(t->bias + 8) : _mm256_setzero_ps();
-        for (int i = 0; i < N; i++) { a0[i] = b0; a1[i] = b1; }
+    __m256 a[TILE][2];
+    const int tail = t->valid - 8 * (H - 1); // channels of the last vector, 1-8
+    const int masked = tail < 8;
+    const __m256i mask = _mm256_loadu_si256((const __m256i *)(tail_masks + 8 - tail));
+#define LOAD_LAST(p) (masked ? _mm256_maskload_ps((p), mask) : _mm256_loadu_ps(p))
+    if (t->first) {
+        // The bias is padded to 16 (see run_block): whole loads.
+        for (int h = 0; h < H; h++) {
+            __m256 b = t->bias ? _mm256_loadu_ps(t->bias + 8 * h) : _mm256_setzero_ps();
+            for (int i = 0; i < N; i++) a[i][h] = b;
+        }
         if (t->residual) {
             for (int i = 0; i < N; i++) {
-                a0[i] = _mm256_add_ps(a0[i], _mm256_loadu_ps(t->residual + (size_t)i * s->outputs));
-                a1[i] = _mm256_add_ps(a1[i], _mm256_loadu_ps(t->residual + (size_t)i * s->outputs + 8));
+                const float *r = t->residual + (size_t)i * s->outputs;
+                if (H == 2) a[i][0] = _mm256_add_ps(a[i][0], _mm256_loadu_ps(r));
+                a[i][H - 1] = _mm256_add_ps(a[i][H - 1], LOAD_LAST(r + 8 * (H - 1)));
             }
         }
-    } else if (t->first || t->valid < BLOCK) {
-        float start[TILE][BLOCK];
-        start_tile(t, start, N, out);
-        for (int i = 0; i < N; i++) { a0[i] = _mm256_loadu_ps(start[i]); a1[i] = _mm256_loadu_ps(start[i] + 8); }
     } else {
         for (int i = 0; i < N; i++) {
-            a0[i] = _mm256_loadu_ps(out + (size_t)i * s->outputs);
-            a1[i] = _mm256_loadu_ps(out + (size_t)i * s->outputs + 8);
+            const float *o = out + (size_t)i * s->outputs;
+            if (H == 2) a[i][0] = _mm256_loadu_ps(o);
+            a[i][H - 1] = LOAD_LAST(o + 8 * (H - 1));
         }
     }
+#undef LOAD_LAST
     if (t->window) {
         // One loop over the whole window (see window_offsets).
         const float *w = t->weights;
         for (int e = 0; e < t->window_length; e++) {
             const int offset = t->window[e];
-            __m256 w0 = _mm256_loadu_ps(w + (size_t)e * BLOCK), w1 = _mm256_loadu_ps(w + (size_t)e * BLOCK + 8);
+            __m256 wv[2];
+            for (int h = 0; h < H; h++) wv[h] = _mm256_loadu_ps(w + (size_t)e * BLOCK + 8 * h);
             for (int i = 0; i < N; i++) {
                 __m256 v = _mm256_broadcast_ss(origins[i] + offset);
-                a0[i] = _mm256_fmadd_ps(v, w0, a0[i]);
-                a1[i] = _mm256_fmadd_ps(v, w1, a1[i]);
+                for (int h = 0; h < H; h++) a[i][h] = _mm256_fmadd_ps(v, wv[h], a[i][h]);
             }
         }
     }
@@ -54,47 +65,49 @@ tile_avx2_n(const int N, const pass_t *t, const float *origins[TILE], float *out
             const float *x[TILE];
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
             for (int c = 0; c < r.length; c++) {
-                __m256 w0 = _mm256_loadu_ps(w + (size_t)c * BLOCK), w1 = _mm256_loadu_ps(w + (size_t)c * BLOCK + 8);
+                __m256 wv[2];
+                for (int h = 0; h < H; h++) wv[h] = _mm256_loadu_ps(w + (size_t)c * BLOCK + 8 * h);
                 for (int i = 0; i < N; i++) {
                     __m256 v = _mm256_broadcast_ss(x[i] + c);
-                    a0[i] = _mm256_fmadd_ps(v, w0, a0[i]);
-                    a1[i] = _mm256_fmadd_ps(v, w1, a1[i]);
+                    for (int h = 0; h < H; h++) a[i][h] = _mm256_fmadd_ps(v, wv[h], a[i][h]);
                 }
             }
         }
     }
     if (t->last) {
         __m256 lo = _mm256_set1_ps(s->clamp_min), hi = _mm256_set1_ps(s->clamp_max);
-        for (int i = 0; i < N; i++) {
-            a0[i] = _mm256_min_ps(_mm256_max_ps(a0[i], lo), hi);
-            a1[i] = _mm256_min_ps(_mm256_max_ps(a1[i], lo), hi);
-        }
+        for (int i = 0; i < N; i++)
+            for (int h = 0; h < H; h++) a[i][h] = _mm256_min_ps(_mm256_max_ps(a[i][h], lo), hi);
     }
-    if (t->valid == BLOCK) {
-        for (int i = 0; i < N; i++) {
-            float *row = out + (size_t)i * s->outputs;
-            _mm256_storeu_ps(row, a0[i]);
-            _mm256_storeu_ps(row + 8, a1[i]);
-        }
-    } else {
-        for (int i = 0; i < N; i++) {
-            float lanes[BLOCK];
-            _mm256_storeu_ps(lanes, a0[i]);
-            _mm256_storeu_ps(lanes + 8, a1[i]);
-            float *row = out + (size_t)i * s->outputs;
-            for (int j = 0; j < t->valid; j++) row[j] = lanes[j];
-        }
+    for (int i = 0; i < N; i++) {
+        float *row = out + (size_t)i * s->outputs;
+        if (H == 2) _mm256_storeu_ps(row, a[i][0]);
+        if (masked)
+            _mm256_maskstore_ps(row + 8 * (H - 1), mask, a[i][H - 1]);
+        else
+            _mm256_storeu_ps(row + 8 * (H - 1), a[i][H - 1]);
     }
 }
 
 static void tile_avx2(const pass_t *t, const float *origins[TILE], int n, float *out) {
-    switch (n) {
-    case 6: tile_avx2_n(6, t, origins, out); break;
-    case 5: tile_avx2_n(5, t, origins, out); break;
-    case 4: tile_avx2_n(4, t, origins, out); break;
-    case 3: tile_avx2_n(3, t, origins, out); break;
-    case 2: tile_avx2_n(2, t, origins, out); break;
-    default: tile_avx2_n(1, t, origins, out); break;
+    if (t->valid > 8) {
+        switch (n) {
+        case 6: tile_avx2_n(6, 2, t, origins, out); break;
+        case 5: tile_avx2_n(5, 2, t, origins, out); break;
+        case 4: tile_avx2_n(4, 2, t, origins, out); break;
+        case 3: tile_avx2_n(3, 2, t, origins, out); break;
+        case 2: tile_avx2_n(2, 2, t, origins, out); break;
+        default: tile_avx2_n(1, 2, t, origins, out); break;
+        }
+    } else {
+        switch (n) {
+        case 6: tile_avx2_n(6, 1, t, origins, out); break;
+        case 5: tile_avx2_n(5, 1, t, origins, out); break;
+        case 4: tile_avx2_n(4, 1, t, origins, out); break;
+        case 3: tile_avx2_n(3, 1, t, origins, out); break;
+        case 2: tile_avx2_n(2, 1, t, origins, out); break;
+        default: tile_avx2_n(1, 1, t, origins, out); break;
+        }
     }
 }
 void anvil_direct_convolution_avx2(const anvil_conv_shape *s, const float *input, const float *packed,

@@ -75,6 +75,54 @@ struct DirectConvolutionTests {
         }
     }
 
+    @Test("A fused residual, with last blocks of 8, 5 and 12 channels and a second pass, every body",
+          arguments: refInstructionSets)
+    func residual(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        // 24, 21 and 28 outputs: a last block of 8 (whole 8-wide vectors), 5 and 12 channels (a
+        // masked vector); 600 inputs take two passes, so the second reads partial sums back.
+        let cases = [
+            Case(height: 9, width: 10, inputs: 40, outputs: 24, kernel: (1, 1), padding: .valid, activation: .relu6),
+            Case(batch: 2, height: 7, width: 8, inputs: 6, outputs: 21, kernel: (3, 3), activation: .relu),
+            Case(height: 6, width: 5, inputs: 600, outputs: 28, kernel: (1, 1), padding: .valid, bias: false, activation: .hardSwish),
+        ]
+        for (index, c) in cases.enumerated() {
+            var random = RefRandom(seed: 7_100 + index)
+            let x = random.tensor(n: c.batch, h: c.height, w: c.width, c: c.inputs)
+            let weights = random.floats(c.outputs * c.kernel.0 * c.kernel.1 * c.inputs)
+            let bias = c.bias ? random.floats(c.outputs) : nil
+            let g = try WindowGeometry(input: x.shape, kernel: c.kernel, stride: c.stride, dilation: c.dilation, padding: c.padding)
+            let shortcut = random.tensor(n: c.batch, h: g.outputHeight, w: g.outputWidth, c: c.outputs)
+            let convolution = Naive.convolution(x, weights: weights, bias: bias, outputChannels: c.outputs, kernel: c.kernel,
+                                                stride: c.stride, padding: c.padding, dilation: c.dilation, activation: .none)
+            let expected = Naive.add([convolution, shortcut], activation: c.activation)
+            var kernel = DirectConvolutionKernel(
+                geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+                weights: KernelWeights(source: ParameterData(weights), reordered: nil, bias: bias.map { ParameterData($0) },
+                                       outputs: c.outputs, weightsPerOutput: weights.count / c.outputs, affine: nil),
+                activation: c.activation)
+            kernel.instructionSet = isa
+            var actual = [Float](repeating: .nan, count: expected.v.count)
+            var scratch = [Float](repeating: .nan, count: max(1, kernel.scratchCount(batch: c.batch)))
+            let input = x.floats, residual = shortcut.floats
+            input.withUnsafeBufferPointer { xp in
+                residual.withUnsafeBufferPointer { rp in
+                    actual.withUnsafeMutableBufferPointer { y in
+                        scratch.withUnsafeMutableBufferPointer { s in
+                            kernel.run(KernelIO(inputs: [xp.baseAddress!, rp.baseAddress!], output: y.baseAddress!,
+                                                scratch: s.baseAddress!, batch: c.batch,
+                                                inputShapes: [x.shape, shortcut.shape], outputShape: shortcut.shape))
+                        }
+                    }
+                }
+            }
+            let tolerance = 2e-6 * Double(c.kernel.0 * c.kernel.1 * c.inputs).squareRoot() * 4
+            var worst = 0.0
+            for (a, e) in zip(actual, expected.v) { worst = max(worst, abs(Double(a) - e) / max(1, abs(e))) }
+            #expect(worst <= tolerance, "\(isa) \(c): worst relative error \(worst) > \(tolerance)")
+        }
+    }
+
     @Test("However the work items are split (as threads split them), the output is the same bit for bit",
           arguments: refInstructionSets)
     func splitsAgree(isa: InstructionSet) throws {
