@@ -6,8 +6,11 @@
         [--anvil .build/release/anvil] [--anvil-b .build-other/release/anvil]
 
 The layer is written as an ONNX model (NCHW, a Conv with seeded weights and bias, and the
-activation as a Clip or Relu node), and timed by `anvil bench model.onnx` and by an ONNX Runtime
-session (CPU provider, all graph optimisations, intra_op_num_threads = --threads), alternating
+activation as a Clip or Relu node), and timed by `anvil bench model.onnx --layers` (the layer's
+own time, without the conversion of the channels-first input and output that the whole call
+makes) and by an ONNX Runtime session (CPU provider, all graph optimisations,
+intra_op_num_threads = --threads; its profiler's node times without the NCHWc reorders, for the
+same reason), alternating
 for --rounds rounds. With --anvil-b a second Anvil build runs in the same rotation: an A/B of one
 kernel change on exactly the layer the change is for. The figures printed are medians of the
 per-round medians, GFLOP/s from the layer's nominal multiply-adds, and each engine's ratio to
@@ -19,6 +22,7 @@ takes the same tensor channels first.
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -26,7 +30,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import bench_peers  # noqa: E402  (ORT session settings, the timing loop, Anvil's output format)
+import bench_peers  # noqa: E402  (Anvil's output format)
+import profile_layers  # noqa: E402  (ONNX Runtime's per-node times)
 
 
 def layer_model(args, path):
@@ -71,20 +76,30 @@ def layer_model(args, path):
 
 
 def time_ort(path, args):
-    import numpy as np
-    session = bench_peers.ort_session(path, args.threads)
+    """The layer's own median in ONNX Runtime: its profiler's kernel times of every node but the
+    layout reorders it inserts around NCHWc kernels (the counterpart of Anvil's layer alone)."""
     height, width, inputs = args.input
-    x = np.random.default_rng(1).random((args.batch, inputs, height, width), dtype=np.float32)
-    run = lambda: session.run(None, {"x": x})  # noqa: E731
-    return bench_peers.timed_loop(run, 3, args.iterations, warmup_ms=args.warmup_ms).median_ms
+    nodes, _ = profile_layers.ort_layers(path, args.batch, (inputs, height, width), args.threads, args.iterations,
+                                         args.warmup_ms)
+    return sum(ms for _, op, ms, _ in nodes if not op.startswith("Reorder"))
+
+
+LAYER_LINE = re.compile(r"^  (\S+)\s+(\S+)\s+([0-9.]+) ms$", re.M)
 
 
 def time_anvil(binary, path, args):
-    timing, _, _, _ = bench_peers.run_anvil(binary, path, args.batch, args.threads, args.iterations, 3,
-                                            warmup_ms=args.warmup_ms)
+    """The layer's own median from `anvil bench --layers`. The whole call also converts the ONNX
+    model's channels-first input and output to and from Anvil's channels-last layout, which a
+    layer inside a network never does (and which, for 8 × 56 × 56 × 128, costs more than the
+    layer)."""
+    timing, _, _, out = bench_peers.run_anvil(binary, path, args.batch, args.threads, args.iterations, 3,
+                                              extra=("--layers",), warmup_ms=args.warmup_ms)
     if timing.error:
         sys.exit(f"bench_layer: {binary}: {timing.error}")
-    return timing.median_ms
+    layers = [float(m.group(3)) for m in LAYER_LINE.finditer(out)]
+    if not layers:
+        sys.exit(f"bench_layer: {binary} printed no per-layer times")
+    return sum(layers)
 
 
 def shape(text):
