@@ -43,7 +43,7 @@ public final class Runner: Sendable {
     /// before its continuation exists).
     private final class Ticket: Sendable {
         enum Stage { case arriving, queued, cancelled }
-        let stage = Mutex(Stage.arriving)
+        let stage = TracedMutex(Stage.arriving)
     }
 
     private struct Request {
@@ -60,7 +60,7 @@ public final class Runner: Sendable {
         var statistics = Statistics()
     }
 
-    private let state = Mutex(State())
+    private let state = TracedMutex(State())
     /// Told the image count of each batch as it starts (a server's batch-size histogram).
     private let onBatch: (@Sendable (Int) -> Void)?
 
