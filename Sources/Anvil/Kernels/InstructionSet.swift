@@ -66,7 +66,7 @@ public enum InstructionSet: String, CaseIterable, Sendable, CustomStringConverti
     }
 
     /// The set chosen so far (nil until ``current`` is first read or set).
-    private static let chosen = Mutex<InstructionSet?>(nil)
+    private static let chosen = TracedMutex<InstructionSet?>(nil)
 
     /// The set kernels built from now on run: ``override`` when `ANVIL_ISA` is set, else
     /// ``detected``, unless set here (as `anvil bench --isa` does before compiling its model).
