@@ -89,27 +89,25 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE
     }
 }
 
-static void tile_avx2(const pass_t *t, const float *origins[TILE], int n, float *out) {
-    if (t->valid > 8) {
-        switch (n) {
-        case 6: tile_avx2_n(6, 2, t, origins, out); break;
-        case 5: tile_avx2_n(5, 2, t, origins, out); break;
-        case 4: tile_avx2_n(4, 2, t, origins, out); break;
-        case 3: tile_avx2_n(3, 2, t, origins, out); break;
-        case 2: tile_avx2_n(2, 2, t, origins, out); break;
-        default: tile_avx2_n(1, 2, t, origins, out); break;
-        }
-    } else {
-        switch (n) {
-        case 6: tile_avx2_n(6, 1, t, origins, out); break;
-        case 5: tile_avx2_n(5, 1, t, origins, out); break;
-        case 4: tile_avx2_n(4, 1, t, origins, out); break;
-        case 3: tile_avx2_n(3, 1, t, origins, out); break;
-        case 2: tile_avx2_n(2, 1, t, origins, out); break;
-        default: tile_avx2_n(1, 1, t, origins, out); break;
-        }
+/// `N` pixels (1-6) × `H` vectors, each a constant at its call site.
+#define TILE_CASES(H)                                              \
+    switch (n) {                                                   \
+    case 6: tile_avx2_n(6, H, t, origins, out); break;             \
+    case 5: tile_avx2_n(5, H, t, origins, out); break;             \
+    case 4: tile_avx2_n(4, H, t, origins, out); break;             \
+    case 3: tile_avx2_n(3, H, t, origins, out); break;             \
+    case 2: tile_avx2_n(2, H, t, origins, out); break;             \
+    default: tile_avx2_n(1, H, t, origins, out); break;            \
     }
+
+static void tile_avx2(const pass_t *t, const float *origins[TILE], int n, float *out) {
+    if (t->valid > 8)
+        TILE_CASES(2)
+    else
+        TILE_CASES(1)
 }
+#undef TILE_CASES
+
 void anvil_direct_convolution_avx2(const anvil_conv_shape *s, const float *input, const float *packed,
                                    const float *bias, const float *residual, float *output, int pixel_begin,
                                    int pixel_end, int block_begin, int block_end) {
