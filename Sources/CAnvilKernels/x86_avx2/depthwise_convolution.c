@@ -10,7 +10,9 @@
 // 3×3 windows at stride 1 and 2 fully unrolled; border pixels get their own tap ranges.
 // Padding is never materialised. Tried and dropped (slower on Zen 3): 6-pixel blocks; a
 // channel-outer sweep with the nine 3×3 weight vectors held in registers; slicing a row's
-// channels so its input stays in L1 — the contiguous per-pixel walk prefetches better.
+// channels so its input stays in L1 — the contiguous per-pixel walk prefetches better;
+// non-temporal output stores (the next layer then reads from memory); prefetching input two
+// rows ahead, or the output rows with `prefetchw`.
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
