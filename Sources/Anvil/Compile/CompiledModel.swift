@@ -115,16 +115,9 @@ final class CompiledModel: Sendable {
             guard !overflow4, rows <= Int(Int32.max) else {
                 throw AnvilError(.invalidInput, "batch \(batch) is too large: \(batch) × \(pixels) pixels exceeds \(Int32.max), the limit of OpenBLAS's 32-bit sizes; split the batch")
             }
-            // Buffers of 2 MB or more sit in huge pages where the kernel allows them: a batch whose
-            // activations outgrow the caches then streams without a TLB miss every 4 KB.
-            let hugePage = 2 << 20
-            var aligned: UnsafeMutableRawPointer?
-            guard posix_memalign(&aligned, bytes >= hugePage ? hugePage : 64, bytes) == 0, let raw = aligned else {
+            guard let raw = LargeAllocation.allocate(bytes: bytes) else {
                 throw AnvilError(.invalidInput, "batch \(batch) needs more buffer memory than can be allocated (\(model.floatsPerImage) floats per image)")
             }
-            #if os(Linux)
-            if bytes >= hugePage { _ = madvise(raw, bytes / hugePage * hugePage, MADV_HUGEPAGE) }
-            #endif
             self.byteCount = bytes
             let memory = raw.bindMemory(to: Float.self, capacity: floats)
             memory.initialize(repeating: 0, count: floats)

