@@ -8,6 +8,18 @@
 # how long its build and its tests took.
 # Exit status: 0 when every requested pass is clean.
 #
+# Each pass runs the suite in two parts: first the suites whose threads meet (serving, the
+# batching runner, async prediction, concurrency, determinism, compile atomicity, the pools),
+# alone, so that their servers' handlers are not queued for many minutes behind the heavy
+# synchronous tests on Swift's 2-thread cooperative pool; then everything else. With extra
+# arguments, one run with those.
+#
+# A run that has not finished after SANITIZE_TEST_LIMIT seconds (default 2400; the whole
+# ThreadSanitizer suite takes about 1,000 s on the 2-core development machine) is a hang: the
+# stacks of every thread of the test process go into the log (gdb), the tests that started and
+# did not finish are printed, and the pass fails. Output is line-buffered into the log, so what
+# it shows is what had happened.
+#
 # Settings (override through the environment):
 # - ASan: allocator_may_return_null=1, so an impossible allocation fails the way it does
 #   without ASan (malloc returns NULL and Anvil throws) instead of aborting the run;
@@ -40,6 +52,56 @@ mkdir -p .build-tsan
 printf '%s\n' "$TSAN_SUPPRESSIONS" > .build-tsan/suppressions.txt
 export TSAN_OPTIONS="${TSAN_OPTIONS:-suppressions=$REPO/.build-tsan/suppressions.txt:halt_on_error=0:second_deadlock_stack=1}"
 
+LIMIT="${SANITIZE_TEST_LIMIT:-2400}"
+# The suites whose threads meet (a --filter / --skip regular expression over test identifiers).
+CONCURRENT='AnvilServeTests|ServeCommandTests|RunnerTests|AsyncPredictionTests|ConcurrencyTests|DeterminismTests|FailureCompileTests|PredictionThreadsTests|WorkspacePoolTests'
+
+# The tests (not test cases) of log $1 that started and did not finish.
+unfinished() {
+  python3 - "$1" <<'PY'
+import re, sys
+started, ended = [], set()
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"^◇ Test (.+?) started\.$", line.rstrip("\n"))
+    if m and not m.group(1).startswith("case ") and m.group(1) != "run":
+        started.append(m.group(1))
+    m = re.match(r"^[✔✘↷] Test (.+?) (passed|failed|skipped|with \d+ test cases?)", line)
+    if m:
+        ended.add(m.group(1))
+for name in started:
+    if name not in ended:
+        print("   still running:", name)
+PY
+}
+
+# run_tests SANITIZER SCRATCH LOG [swift test arguments]: one `swift test` run, stopped as a
+# hang after $LIMIT seconds. Returns its exit status (124 when stopped).
+run_tests() {
+  local sanitizer=$1 scratch=$2 log=$3
+  shift 3
+  stdbuf -oL -eL swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" "$@" >>"$log" 2>&1 &
+  local pid=$! start=$SECONDS
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ $((SECONDS - start)) -ge "$LIMIT" ]; then
+      echo "   HANG: tests still running after $LIMIT s; every thread's stack is in $log"
+      local test
+      for test in $(pgrep -f "$scratch/.*\.xctest"); do
+        echo "== stacks of process $test" >>"$log"
+        timeout 300 gdb -p "$test" -batch -ex "thread apply all bt 30" >"$scratch/hang-$test.txt" 2>&1
+        cat "$scratch/hang-$test.txt" >>"$log"
+        # CI shows the end of the output: the frames of Anvil's own code and the tests' first.
+        grep -E '^(Thread|#[0-9]+ )' "$scratch/hang-$test.txt" | grep -E '^Thread|Anvil|Runner|Serve|Test|Worker|Prediction' | cut -c1-200 | head -80
+      done
+      unfinished "$log"
+      pkill -KILL -f "$scratch/.*\.xctest"
+      wait "$pid"
+      return 124
+    fi
+    sleep 5
+  done
+  wait "$pid"
+}
+
 status=0
 report=()
 for sanitizer in "${SANITIZERS[@]}"; do
@@ -67,12 +129,22 @@ for sanitizer in "${SANITIZERS[@]}"; do
   built=$((SECONDS - start))
   echo "   built in ${built} s; testing"
   start=$SECONDS
-  swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" "${EXTRA[@]}" >>"$log" 2>&1
-  code=$?
+  if [ ${#EXTRA[@]} -gt 0 ]; then
+    run_tests "$sanitizer" "$scratch" "$log" "${EXTRA[@]}"
+    code=$?
+  else
+    run_tests "$sanitizer" "$scratch" "$log" --filter "$CONCURRENT"
+    code=$?
+    first=$((SECONDS - start))
+    run_tests "$sanitizer" "$scratch" "$log" --skip "$CONCURRENT"
+    rest=$?
+    [ "$code" -eq 0 ] && code=$rest
+    echo "   the concurrent suites took ${first} s, the rest $((SECONDS - start - first)) s"
+  fi
   tested=$((SECONDS - start))
   # A sanitizer report fails the pass even if the test that caused it passed.
   findings=$(grep -cE '^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Thread)Sanitizer)' "$log")
-  summary=$(grep -E '^(✔|✘|━) Test run with' "$log" | tail -1)
+  summary=$(grep -E '^(✔|✘|━) Test run with' "$log" | tail -2 | paste -sd ';' -)
   if [ "$code" -ne 0 ] || [ "$findings" -ne 0 ]; then
     status=1
     grep -m3 -A25 -E '^(==[0-9]+==ERROR|WARNING: ThreadSanitizer)' "$log"

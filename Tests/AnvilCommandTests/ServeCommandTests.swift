@@ -11,8 +11,9 @@ struct ServeCommandFailure: Error { let message: String }
 
 @Suite("anvil serve")
 struct ServeCommandTests {
-    /// Starts `anvil serve` with `arguments`; returns the process and the port from its first line.
-    static func start(_ arguments: [String]) throws -> (Process, Int, Pipe) {
+    /// Starts `anvil serve` with `arguments`; returns the process, the port from its first line,
+    /// and its standard error, read as it comes (a full pipe would stop the server).
+    static func start(_ arguments: [String]) throws -> (Process, Int, PipeDrain) {
         let process = Process()
         process.executableURL = try #require(AnvilTool.executable, "the anvil executable is not built next to the tests")
         process.arguments = ["serve"] + arguments
@@ -21,6 +22,7 @@ struct ServeCommandTests {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        let errorDrain = PipeDrain(errors)
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = output.fileHandleForReading.availableData
@@ -33,7 +35,7 @@ struct ServeCommandTests {
             process.waitUntilExit()
             throw ServeCommandFailure(message: "no port in '\(text)'")
         }
-        return (process, port, errors)
+        return (process, port, errorDrain)
     }
 
     static func get(_ port: Int, _ path: String) async throws -> (Int, Data) {
@@ -54,7 +56,7 @@ struct ServeCommandTests {
         process.terminate()  // SIGTERM
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let log = String(decoding: errors.wait(), as: UTF8.self)
         #expect(log.contains("path=/v2/models/mnist") && log.contains("status=404") && log.contains("stopped"))
     }
 

@@ -29,8 +29,9 @@ final class TestServer: Sendable {
         port = try await server.port()
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         // Generous: the server's handlers share Swift's cooperative pool with every other test
-        // running in parallel, and a busy CI machine can hold them off for a long while.
-        sessionConfiguration.timeoutIntervalForRequest = 3600
+        // running in parallel, and a busy CI machine can hold them off for a while. Short enough
+        // that a request that is never answered fails its test well inside CI's time limit.
+        sessionConfiguration.timeoutIntervalForRequest = 600
         // Concurrent clients are concurrent connections (Foundation's default is 6 per host).
         sessionConfiguration.httpMaximumConnectionsPerHost = 128
         session = URLSession(configuration: sessionConfiguration)
@@ -93,12 +94,13 @@ final class TestServer: Sendable {
 /// `predict` on the same input, called directly.
 enum ServeFixtures {
     /// The server's defaults with read and idle timeouts as long as the client's. The handlers run
-    /// on Swift's cooperative pool, which the suite's other tests can hold for many minutes on a
-    /// 2-core machine under ThreadSanitizer (about 1,050 s in one run); a handler starved past the default 30 s read timeout
-    /// answers 408 to a body that did arrive, and closes the connection under the client's upload.
+    /// on Swift's cooperative pool, which the suite's other tests can hold for minutes on a 2-core
+    /// machine; a handler starved past the default 30 s read timeout answers 408 to a body that
+    /// did arrive, and closes the connection under the client's upload. (Under the sanitizers the
+    /// hold was about 1,050 s, so `Scripts/dev/sanitize.sh` runs the serving suites on their own.)
     /// Only the tests of the timeouts themselves set short ones.
     static func patient(maximumBodyBytes: Int = ServeConfiguration().maximumBodyBytes) -> ServeConfiguration {
-        ServeConfiguration(maximumBodyBytes: maximumBodyBytes, readTimeout: .seconds(3600), idleTimeout: .seconds(4800))
+        ServeConfiguration(maximumBodyBytes: maximumBodyBytes, readTimeout: .seconds(600), idleTimeout: .seconds(900))
     }
 
     /// The Deep MNIST network with Anvil's trained weights (Weights/mnist/model.json).

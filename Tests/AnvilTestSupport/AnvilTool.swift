@@ -18,8 +18,9 @@ enum AnvilTool {
         process.standardOutput = output
         process.standardError = mergingErrors ? output : errors
         try process.run()
+        let errorDrain = mergingErrors ? nil : PipeDrain(errors)
         let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = mergingErrors ? Data() : errors.fileHandleForReading.readDataToEndOfFile()
+        let errData = errorDrain?.wait() ?? Data()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
