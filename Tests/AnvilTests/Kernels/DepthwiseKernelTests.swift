@@ -209,6 +209,12 @@ private let fixedCases: [DepthwiseCase] = [
     DepthwiseCase(batch: 1, height: 3, width: 30, channels: 8, kernel: (3, 1), dilation: (1, 2), padding: .valid),
     DepthwiseCase(batch: 1, height: 6, width: 6, channels: 16, multiplier: 2, kernel: (4, 4), stride: (3, 3),
                   padding: .explicit(top: 2, left: 0, bottom: 0, right: 3), activation: .hardSwish),
+    // 5×5 at stride 1, whole windows unrolled (EfficientNet, MobileNet v3): blocks of 4 and
+    // their remainders, 16-channel strips with an 8-channel tail, the peeled head of wide
+    // layers, dilation along y, stride 2 along y only.
+    DepthwiseCase(batch: 2, height: 11, width: 14, channels: 40, kernel: (5, 5), activation: .relu6),
+    DepthwiseCase(batch: 1, height: 9, width: 13, channels: 264, kernel: (5, 5), dilation: (2, 1), activation: .hardSwish),
+    DepthwiseCase(batch: 1, height: 10, width: 19, channels: 20, kernel: (5, 5), stride: (2, 1), padding: .valid),
 ]
 
 private let randomCount = 400
