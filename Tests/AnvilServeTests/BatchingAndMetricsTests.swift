@@ -26,7 +26,10 @@ struct BatchingAndMetricsTests {
     func coalescedAndCounted() async throws {
         let model = try ServeFixtures.convolutional()
         // A long wait: batches go when 8 images are waiting, so 24 single-image requests are 3 batches.
-        let served = try ServedModel(name: "net", model: model, maximumBatch: 8, maximumWait: .seconds(30))
+        // No timer flushes the batch within the test: the three stay waiting however slowly
+        // they arrive (with a 30 s wait, a loaded machine flushed the first before the third came,
+        // and the test waited forever for a queue depth of 3).
+        let served = try ServedModel(name: "net", model: model, maximumBatch: 8, maximumWait: .seconds(600))
         let server = try await TestServer([served])
         let tensors = try (0 ..< 24).map { try ServeFixtures.tensor(batch: 1, shape: model.inputShapes[0], seed: 100 + $0) }
         let replies = try await withThrowingTaskGroup(of: (Int, TestServer.Reply).self) { group in
@@ -64,13 +67,16 @@ struct BatchingAndMetricsTests {
     @Test("Queue depth shows requests waiting for a batch")
     func queueDepth() async throws {
         let model = try ServeFixtures.convolutional()
-        let served = try ServedModel(name: "net", model: model, maximumBatch: 8, maximumWait: .seconds(30))
+        // No timer flushes the batch within the test: the three stay waiting however slowly
+        // they arrive (with a 30 s wait, a loaded machine flushed the first before the third came,
+        // and the test waited forever for a queue depth of 3).
+        let served = try ServedModel(name: "net", model: model, maximumBatch: 8, maximumWait: .seconds(600))
         let server = try await TestServer([served])
         let tensor = try ServeFixtures.tensor(batch: 1, shape: model.inputShapes[0], seed: 5)
         let waiting = (0 ..< 3).map { _ in
             Task { try await server.infer("net", InferenceRequest(inputs: [ServeFixtures.input(model.inputNames[0], tensor)])) }
         }
-        while served.runner.statistics.waiting < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        try await ServeFixtures.waitUntil("three requests wait for their batch") { served.runner.statistics.waiting == 3 }
         let samples = Self.samples(String(decoding: try await server.get("/metrics").body, as: UTF8.self))
         #expect(samples[#"anvil_queue_depth{model="net"}"#] == 3)
         // Five more fill the batch of 8: all answered.

@@ -11,17 +11,25 @@ struct ShutdownTests {
     @Test("A request waiting for its batch is answered after shutdown begins; then the port is closed")
     func inFlightFinishes() async throws {
         let model = try ServeFixtures.convolutional()
-        let served = try ServedModel(name: "net", model: model, maximumBatch: 8, maximumWait: .milliseconds(800))
+        // A batch of 2 that no timer flushes within the test: the request is surely still
+        // waiting when the shutdown begins, however long the machine takes to get there (with a
+        // short wait, a loaded machine could flush it before the test saw it waiting, and the
+        // test then waited forever for a queue that stayed empty).
+        let served = try ServedModel(name: "net", model: model, maximumBatch: 2, maximumWait: .seconds(600))
         let server = try await TestServer([served])
         #expect(server.server.isReady)
         let tensor = try ServeFixtures.tensor(batch: 1, shape: model.inputShapes[0], seed: 61)
         let inFlight = Task { try await server.infer("net", InferenceRequest(inputs: [ServeFixtures.input(model.inputNames[0], tensor)])) }
-        while served.runner.statistics.waiting < 1 { try await Task.sleep(for: .milliseconds(2)) }
+        try await ServeFixtures.waitUntil("the request waits for its batch") { served.runner.statistics.waiting == 1 }
         let stopping = Task { try await server.stop() }
-        while server.server.isReady { try await Task.sleep(for: .milliseconds(2)) }
+        try await ServeFixtures.waitUntil("readiness turns false") { !server.server.isReady }
+        // The listener is closed: the batch's second image comes from inside the process.
+        let other = try ServeFixtures.tensor(batch: 1, shape: model.inputShapes[0], seed: 62)
+        let filler = Task { try await served.runner.prediction(for: other) }
         let reply = try await inFlight.value
         #expect(reply.status == 200)
         #expect(try reply.decoded(InferenceResponse.self).outputs[0].data?.values == model.predict(tensor).values)
+        #expect(try await filler.value == (try model.predict(other)))
         try await stopping.value
         #expect(!server.server.isReady)
         #expect(throws: (any Error).self) { _ = try RawConnection(port: server.port) }
