@@ -140,54 +140,42 @@ block_avx2(const int P, const int KH, const int KW, const int S, const anvil_dep
         masked_avx2(P, s, &k, win, bias, out, c, channels - c);
 }
 
+/// `n` (1 to PIXELS) pixels through `block_avx2` with the window constants `KH`, `KW`, `S`: the
+/// switch turns `n` into a constant too.
+static inline __attribute__((always_inline)) void
+blocks_avx2(const int KH, const int KW, const int S, const int head, const anvil_depthwise_shape *s, int n, window win,
+            ptrdiff_t pixel_step, const float *bias, float *out) {
+    switch (n) {
+    case 4: block_avx2(4, KH, KW, S, s, win, pixel_step, bias, out, head); return;
+    case 3: block_avx2(3, KH, KW, S, s, win, pixel_step, bias, out, head); return;
+    case 2: block_avx2(2, KH, KW, S, s, win, pixel_step, bias, out, head); return;
+    default: block_avx2(1, KH, KW, S, s, win, pixel_step, bias, out, head); return;
+    }
+}
+
 /// Interior pixels: up to PIXELS at once, with unrolled bodies for 3-tap rows, whole 3×3 windows at
 /// stride 2 and whole 5×5 windows at stride 1.
 static inline __attribute__((always_inline)) void
 interior_avx2(const int head, const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
               const float *bias, float *out) {
-    if (win.columns == 3 && s->dilation_width == 1 && s->stride_width == 1) {
-        switch (n) {
-        case 4: block_avx2(4, 0, 3, 1, s, win, pixel_step, bias, out, head); return;
-        case 3: block_avx2(3, 0, 3, 1, s, win, pixel_step, bias, out, head); return;
-        case 2: block_avx2(2, 0, 3, 1, s, win, pixel_step, bias, out, head); return;
-        default: block_avx2(1, 0, 3, 1, s, win, pixel_step, bias, out, head); return;
-        }
-    }
-    if (win.columns == 3 && win.rows == 3 && s->dilation_width == 1 && s->stride_width == 2) {
-        // All three rows unrolled too: with a row loop, the 18 input addresses a stride-2 block
-        // reads became 18 pointers rotated through registers and the stack every row (MobileNet
-        // v1's stride-2 layers alone: 0.66-0.83× the time). At stride 1 the row loop stays (no
-        // clear gain unrolled: 0.93-1.07×).
-        switch (n) {
-        case 4: block_avx2(4, 3, 3, 2, s, win, pixel_step, bias, out, head); return;
-        case 3: block_avx2(3, 3, 3, 2, s, win, pixel_step, bias, out, head); return;
-        case 2: block_avx2(2, 3, 3, 2, s, win, pixel_step, bias, out, head); return;
-        default: block_avx2(1, 3, 3, 2, s, win, pixel_step, bias, out, head); return;
-        }
-    }
-    if (win.columns == 3 && s->dilation_width == 1 && s->stride_width == 2) {
-        switch (n) {
-        case 4: block_avx2(4, 0, 3, 2, s, win, pixel_step, bias, out, head); return;
-        case 3: block_avx2(3, 0, 3, 2, s, win, pixel_step, bias, out, head); return;
-        case 2: block_avx2(2, 0, 3, 2, s, win, pixel_step, bias, out, head); return;
-        default: block_avx2(1, 0, 3, 2, s, win, pixel_step, bias, out, head); return;
-        }
-    }
-    if (win.columns == 5 && win.rows == 5 && s->dilation_width == 1 && s->stride_width == 1) {
+    const int dense = s->dilation_width == 1;
+    if (dense && win.columns == 3 && s->stride_width == 1) {
+        blocks_avx2(0, 3, 1, head, s, n, win, pixel_step, bias, out);
+    } else if (dense && win.columns == 3 && s->stride_width == 2) {
+        // Whole windows unrolled: with a loop over the rows, the 18 input addresses a stride-2
+        // block reads became 18 pointers rotated through registers and the stack every row
+        // (MobileNet v1's stride-2 layers alone: 0.66-0.83× the time). At stride 1 the row loop
+        // stays (no clear gain unrolled: 0.93-1.07×).
+        if (win.rows == 3)
+            blocks_avx2(3, 3, 2, head, s, n, win, pixel_step, bias, out);
+        else
+            blocks_avx2(0, 3, 2, head, s, n, win, pixel_step, bias, out);
+    } else if (dense && win.columns == 5 && win.rows == 5 && s->stride_width == 1) {
         // 5×5 at stride 1 unrolled whole (EfficientNet, MobileNet v3): 0.59-0.89× the time of
         // the row loop. At stride 2 the 22 input vectors of a block spill: 1.06-1.07×, so no.
-        switch (n) {
-        case 4: block_avx2(4, 5, 5, 1, s, win, pixel_step, bias, out, head); return;
-        case 3: block_avx2(3, 5, 5, 1, s, win, pixel_step, bias, out, head); return;
-        case 2: block_avx2(2, 5, 5, 1, s, win, pixel_step, bias, out, head); return;
-        default: block_avx2(1, 5, 5, 1, s, win, pixel_step, bias, out, head); return;
-        }
-    }
-    switch (n) {
-    case 4: block_avx2(4, 0, 0, 0, s, win, pixel_step, bias, out, head); return;
-    case 3: block_avx2(3, 0, 0, 0, s, win, pixel_step, bias, out, head); return;
-    case 2: block_avx2(2, 0, 0, 0, s, win, pixel_step, bias, out, head); return;
-    default: block_avx2(1, 0, 0, 0, s, win, pixel_step, bias, out, head); return;
+        blocks_avx2(5, 5, 1, head, s, n, win, pixel_step, bias, out);
+    } else {
+        blocks_avx2(0, 0, 0, head, s, n, win, pixel_step, bias, out);
     }
 }
 
