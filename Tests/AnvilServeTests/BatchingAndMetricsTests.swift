@@ -76,7 +76,7 @@ struct BatchingAndMetricsTests {
         let waiting = (0 ..< 3).map { _ in
             Task { try await server.infer("net", InferenceRequest(inputs: [ServeFixtures.input(model.inputNames[0], tensor)])) }
         }
-        try await ServeFixtures.waitUntil("three requests wait for their batch") { served.runner.statistics.waiting == 3 }
+        try await refWaitUntil("three requests wait for their batch") { served.runner.statistics.waiting == 3 }
         let samples = Self.samples(String(decoding: try await server.get("/metrics").body, as: UTF8.self))
         #expect(samples[#"anvil_queue_depth{model="net"}"#] == 3)
         // Five more fill the batch of 8: all answered.

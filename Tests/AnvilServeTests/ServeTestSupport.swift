@@ -90,12 +90,6 @@ final class TestServer: Sendable {
     }
 }
 
-/// A serving test waited past its limit for a state of the server.
-struct ServeTestTimeout: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
-}
-
 /// Models and inputs the serving tests share; the reference for every answer is the model's own
 /// `predict` on the same input, called directly.
 enum ServeFixtures {
@@ -107,16 +101,6 @@ enum ServeFixtures {
     /// Only the tests of the timeouts themselves set short ones.
     static func patient(maximumBodyBytes: Int = ServeConfiguration().maximumBodyBytes) -> ServeConfiguration {
         ServeConfiguration(maximumBodyBytes: maximumBodyBytes, readTimeout: .seconds(600), idleTimeout: .seconds(900))
-    }
-
-    /// Waits until `condition` holds, looking every few milliseconds; throws, naming `what`,
-    /// after `limit` instead of looking forever for a state that has come and gone.
-    static func waitUntil(_ what: String, limit: Duration = .seconds(600), _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + limit
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw ServeTestTimeout(message: "still waiting after \(limit): \(what)") }
-            try await Task.sleep(for: .milliseconds(2))
-        }
     }
 
     /// The Deep MNIST network with Anvil's trained weights (Weights/mnist/model.json).

@@ -20,9 +20,9 @@ struct ShutdownTests {
         #expect(server.server.isReady)
         let tensor = try ServeFixtures.tensor(batch: 1, shape: model.inputShapes[0], seed: 61)
         let inFlight = Task { try await server.infer("net", InferenceRequest(inputs: [ServeFixtures.input(model.inputNames[0], tensor)])) }
-        try await ServeFixtures.waitUntil("the request waits for its batch") { served.runner.statistics.waiting == 1 }
+        try await refWaitUntil("the request waits for its batch") { served.runner.statistics.waiting == 1 }
         let stopping = Task { try await server.stop() }
-        try await ServeFixtures.waitUntil("readiness turns false") { !server.server.isReady }
+        try await refWaitUntil("readiness turns false") { !server.server.isReady }
         // The listener is closed: the batch's second image comes from inside the process.
         let other = try ServeFixtures.tensor(batch: 1, shape: model.inputShapes[0], seed: 62)
         let filler = Task { try await served.runner.prediction(for: other) }

@@ -108,7 +108,7 @@ struct AsyncPredictionTests {
         let threads = Compute.maximumThreadCount
         let blocking = try Tensor(batch: 1, shape: input.shape, values: [RecordingLayer.blockValue, 0])
         let busy = (0 ..< threads).map { _ in Task { try await model.prediction(for: blocking) } }
-        while layer.passes.load(ordering: .relaxed) < threads { try await Task.sleep(for: .milliseconds(5)) }
+        try await refWaitUntil("every prediction thread runs a blocked pass") { layer.passes.load(ordering: .relaxed) == threads }
         let queued = Task { try await model.prediction(for: plain) }
         try await Task.sleep(for: .milliseconds(20))  // most likely queued by now; either way it must not run
         queued.cancel()

@@ -110,7 +110,7 @@ struct RunnerTests {
         var random = RefRandom(seed: 3_404)
         let request = try random.tensor(n: 1, h: 10, w: 12, c: 3).tensor()
         let waiting = Task { try await runner.prediction(for: request) }
-        while runner.statistics.waiting == 0 { try await Task.sleep(for: .milliseconds(2)) }
+        try await refWaitUntil("the request waits for its batch") { runner.statistics.waiting == 1 }
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
         #expect(runner.statistics.waiting == 0 && runner.statistics.batches == 0)
