@@ -27,5 +27,5 @@ void anvil_direct_convolution_scalar(const anvil_conv_shape *s, const float *inp
                                      const float *bias, const float *residual, float *output, int pixel_begin,
                                      int pixel_end, int block_begin, int block_end) {
     direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end, block_begin, block_end,
-                       tile_scalar);
+                       0, tile_scalar);
 }

@@ -3,7 +3,7 @@
 
 // Direct convolution with AVX2 + FMA: a tile of up to 6 pixels × 16 output channels in 12
 // ymm accumulators, each input value broadcast and multiplied by two weight vectors (one, for
-// a last block of 8 channels or fewer).
+// a last block of 8 channels or fewer, or three for up to 3 pixels of a 24-channel pair).
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
@@ -11,14 +11,15 @@
 static const int tail_masks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 /// One tile of `N` pixels × `H` vectors of 8 output channels (`H` = 1 when the block has at
-/// most 8 valid channels: a layer of 24 or 40 outputs then does no multiply-adds for the
-/// padding lanes). The last vector of a partial block is read and written through a lane mask
-/// (whole when its channels are a multiple of 8, as 24, 40 and 1000 are). `N` and `H` are
-/// constants at every call site so the loops unroll.
+/// most 8 valid channels, so the padding lanes cost no multiply-adds; `H` = 3 for a pair,
+/// whose third vector's weights are the second block's first 8 lanes, `t->weights2`). The last
+/// vector of a partial block is read and written through a lane mask (whole when its channels
+/// are a multiple of 8, as 24, 40 and 1000 are). `N` and `H` are constants at every call site
+/// so the loops unroll.
 static inline __attribute__((always_inline)) void
 tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE], float *out) {
     const anvil_conv_shape *s = t->s;
-    __m256 a[TILE][2];
+    __m256 a[TILE][3];
     const int tail = t->valid - 8 * (H - 1); // channels of the last vector, 1-8
     const int masked = tail < 8;
     const __m256i mask = _mm256_loadu_si256((const __m256i *)(tail_masks + 8 - tail));
@@ -32,25 +33,25 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE
         if (t->residual) {
             for (int i = 0; i < N; i++) {
                 const float *r = t->residual + (size_t)i * s->outputs;
-                if (H == 2) a[i][0] = _mm256_add_ps(a[i][0], _mm256_loadu_ps(r));
+                for (int h = 0; h < H - 1; h++) a[i][h] = _mm256_add_ps(a[i][h], _mm256_loadu_ps(r + 8 * h));
                 a[i][H - 1] = _mm256_add_ps(a[i][H - 1], LOAD_LAST(r + 8 * (H - 1)));
             }
         }
     } else {
         for (int i = 0; i < N; i++) {
             const float *o = out + (size_t)i * s->outputs;
-            if (H == 2) a[i][0] = _mm256_loadu_ps(o);
+            for (int h = 0; h < H - 1; h++) a[i][h] = _mm256_loadu_ps(o + 8 * h);
             a[i][H - 1] = LOAD_LAST(o + 8 * (H - 1));
         }
     }
 #undef LOAD_LAST
     if (t->window) {
         // One loop over the whole window (see window_offsets).
-        const float *w = t->weights;
+        const float *w = t->weights, *w2 = t->weights2;
         for (int e = 0; e < t->window_length; e++) {
             const int offset = t->window[e];
-            __m256 wv[2];
-            for (int h = 0; h < H; h++) wv[h] = _mm256_loadu_ps(w + (size_t)e * BLOCK + 8 * h);
+            __m256 wv[3];
+            for (int h = 0; h < H; h++) wv[h] = _mm256_loadu_ps(h < 2 ? w + (size_t)e * BLOCK + 8 * h : w2 + (size_t)e * BLOCK);
             for (int i = 0; i < N; i++) {
                 __m256 v = _mm256_broadcast_ss(origins[i] + offset);
                 for (int h = 0; h < H; h++) a[i][h] = _mm256_fmadd_ps(v, wv[h], a[i][h]);
@@ -62,11 +63,12 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE
         for (int kx = 0; kx < r.segments; kx++) {
             size_t offset = run_offset(t, ky, kx);
             const float *w = t->weights + run_offset_weights(t, ky, kx);
+            const float *w2 = H == 3 ? t->weights2 + run_offset_weights(t, ky, kx) : NULL;
             const float *x[TILE];
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
             for (int c = 0; c < r.length; c++) {
-                __m256 wv[2];
-                for (int h = 0; h < H; h++) wv[h] = _mm256_loadu_ps(w + (size_t)c * BLOCK + 8 * h);
+                __m256 wv[3];
+                for (int h = 0; h < H; h++) wv[h] = _mm256_loadu_ps(h < 2 ? w + (size_t)c * BLOCK + 8 * h : w2 + (size_t)c * BLOCK);
                 for (int i = 0; i < N; i++) {
                     __m256 v = _mm256_broadcast_ss(x[i] + c);
                     for (int h = 0; h < H; h++) a[i][h] = _mm256_fmadd_ps(v, wv[h], a[i][h]);
@@ -81,7 +83,7 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE
     }
     for (int i = 0; i < N; i++) {
         float *row = out + (size_t)i * s->outputs;
-        if (H == 2) _mm256_storeu_ps(row, a[i][0]);
+        for (int h = 0; h < H - 1; h++) _mm256_storeu_ps(row + 8 * h, a[i][h]);
         if (masked)
             _mm256_maskstore_ps(row + 8 * (H - 1), mask, a[i][H - 1]);
         else
@@ -100,19 +102,31 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE
     default: tile_avx2_n(1, H, t, origins, out); break;            \
     }
 
+/// A pair's `N` pixels (1-3) × 3 vectors: 9 accumulators. (4 × 3 would need all 16 ymm
+/// registers, and clang then shuffles and spills accumulators inside the loop.)
+#define PAIR_CASES                                                 \
+    switch (n) {                                                   \
+    case 3: tile_avx2_n(3, 3, t, origins, out); break;             \
+    case 2: tile_avx2_n(2, 3, t, origins, out); break;             \
+    default: tile_avx2_n(1, 3, t, origins, out); break;            \
+    }
+
 static void tile_avx2(const pass_t *t, const float *origins[TILE], int n, float *out) {
-    if (t->valid > 8)
+    if (t->weights2)
+        PAIR_CASES
+    else if (t->valid > 8)
         TILE_CASES(2)
     else
         TILE_CASES(1)
 }
 #undef TILE_CASES
+#undef PAIR_CASES
 
 void anvil_direct_convolution_avx2(const anvil_conv_shape *s, const float *input, const float *packed,
                                    const float *bias, const float *residual, float *output, int pixel_begin,
                                    int pixel_end, int block_begin, int block_end) {
     direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end, block_begin, block_end,
-                       tile_avx2);
+                       1, tile_avx2);
 }
 
 #pragma clang attribute pop

@@ -38,6 +38,12 @@ struct DirectConvolutionTests {
         Case(height: 1, width: 1, inputs: 64, outputs: 10, kernel: (1, 1), padding: .valid),
         // Few channels: chunks of the largest size, and a rest that joins the last one.
         Case(height: 30, width: 31, inputs: 16, outputs: 40, kernel: (1, 1), padding: .valid, activation: .relu6),
+        // A last block of at most 8 channels runs paired with the one before it, in tiles of 4
+        // pixels (rests of 1, 2 and 3): through the window table, in runs, and with a masked lane.
+        Case(height: 7, width: 9, inputs: 3, outputs: 24, kernel: (3, 3), activation: .relu),
+        Case(height: 5, width: 7, inputs: 144, outputs: 24, kernel: (1, 1), padding: .valid),
+        Case(batch: 2, height: 3, width: 11, inputs: 20, outputs: 37, kernel: (1, 1), padding: .valid, activation: .relu6),
+        Case(height: 6, width: 9, inputs: 32, outputs: 72, kernel: (3, 3), stride: (2, 2), bias: false),
     ]
 
     /// Runs the kernel on `input` (NHWC) with Forge-layout weights.
@@ -75,7 +81,7 @@ struct DirectConvolutionTests {
         }
     }
 
-    @Test("A fused residual, with last blocks of 8, 5 and 12 channels and a second pass, every body",
+    @Test("A fused residual, with last blocks of 8, 5 and 12 channels (paired or not) and a second pass, every body",
           arguments: refInstructionSets)
     func residual(isa: InstructionSet) throws {
         try refRequireSupported(isa)
@@ -85,6 +91,7 @@ struct DirectConvolutionTests {
             Case(height: 9, width: 10, inputs: 40, outputs: 24, kernel: (1, 1), padding: .valid, activation: .relu6),
             Case(batch: 2, height: 7, width: 8, inputs: 6, outputs: 21, kernel: (3, 3), activation: .relu),
             Case(height: 6, width: 5, inputs: 600, outputs: 28, kernel: (1, 1), padding: .valid, bias: false, activation: .hardSwish),
+            Case(height: 5, width: 7, inputs: 600, outputs: 40, kernel: (1, 1), padding: .valid, activation: .relu),
         ]
         for (index, c) in cases.enumerated() {
             var random = RefRandom(seed: 7_100 + index)
