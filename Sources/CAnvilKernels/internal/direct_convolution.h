@@ -123,9 +123,12 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
                       const float *residual, const int *window, int window_length, float *output, int pixel_begin,
                       int pixel_end, int b, int pair, int c0, int c1, tile_body tile) {
     const size_t depth = (size_t)s->kernel_height * s->kernel_width * s->channels;
-    pass_t t = { s, packed + (size_t)b * depth * BLOCK, pair ? packed + (size_t)(b + 1) * depth * BLOCK : NULL, NULL,
-                 NULL, window, window_length, c0, c1, c0 == 0, c1 == s->channels, s->outputs - b * BLOCK };
-    if (t.valid > (pair ? 2 * BLOCK : BLOCK)) t.valid = pair ? 2 * BLOCK : BLOCK;
+    const int rest = s->outputs - b * BLOCK; // channels from the block's first on
+    pass_t t = { .s = s, .weights = packed + (size_t)b * depth * BLOCK,
+                 .weights2 = pair ? packed + (size_t)(b + 1) * depth * BLOCK : NULL,
+                 .window = window, .window_length = window_length, .c0 = c0, .c1 = c1,
+                 .first = c0 == 0, .last = c1 == s->channels,
+                 .valid = pair || rest < BLOCK ? rest : BLOCK };
     // Only the last, partial block needs its bias padded (to 16, or 32 for a pair: a copy per
     // call cost layers of few input channels as much as a tile's multiply-adds).
     float padded_bias[2 * BLOCK];

@@ -10,6 +10,12 @@
 /// Lane masks for the block's last, partial vector: `tail_masks + 8 - n` enables `n` lanes.
 static const int tail_masks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
+/// Vector `h` of a tile's weights for (tap, channel) row `k`: the block's two halves, then, in a
+/// pair, the first half of the second block.
+static inline __attribute__((always_inline)) __m256 weight_vector(int h, const float *w, const float *w2, size_t k) {
+    return _mm256_loadu_ps(h < 2 ? w + k * BLOCK + 8 * h : w2 + k * BLOCK);
+}
+
 /// One tile of `N` pixels × `H` vectors of 8 output channels (`H` = 1 when the block has at
 /// most 8 valid channels, so the padding lanes cost no multiply-adds; `H` = 3 for a pair,
 /// whose third vector's weights are the second block's first 8 lanes, `t->weights2`). The last
@@ -51,7 +57,7 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE
         for (int e = 0; e < t->window_length; e++) {
             const int offset = t->window[e];
             __m256 wv[3];
-            for (int h = 0; h < H; h++) wv[h] = _mm256_loadu_ps(h < 2 ? w + (size_t)e * BLOCK + 8 * h : w2 + (size_t)e * BLOCK);
+            for (int h = 0; h < H; h++) wv[h] = weight_vector(h, w, w2, (size_t)e);
             for (int i = 0; i < N; i++) {
                 __m256 v = _mm256_broadcast_ss(origins[i] + offset);
                 for (int h = 0; h < H; h++) a[i][h] = _mm256_fmadd_ps(v, wv[h], a[i][h]);
@@ -68,7 +74,7 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
             for (int c = 0; c < r.length; c++) {
                 __m256 wv[3];
-                for (int h = 0; h < H; h++) wv[h] = _mm256_loadu_ps(h < 2 ? w + (size_t)c * BLOCK + 8 * h : w2 + (size_t)c * BLOCK);
+                for (int h = 0; h < H; h++) wv[h] = weight_vector(h, w, w2, (size_t)c);
                 for (int i = 0; i < N; i++) {
                     __m256 v = _mm256_broadcast_ss(x[i] + c);
                     for (int h = 0; h < H; h++) a[i][h] = _mm256_fmadd_ps(v, wv[h], a[i][h]);

@@ -38,10 +38,12 @@ struct DirectConvolutionTests {
         Case(height: 1, width: 1, inputs: 64, outputs: 10, kernel: (1, 1), padding: .valid),
         // Few channels: chunks of the largest size, and a rest that joins the last one.
         Case(height: 30, width: 31, inputs: 16, outputs: 40, kernel: (1, 1), padding: .valid, activation: .relu6),
-        // A last block of at most 8 channels runs paired with the one before it, in tiles of 4
-        // pixels (rests of 1, 2 and 3): through the window table, in runs, and with a masked lane.
-        Case(height: 7, width: 9, inputs: 3, outputs: 24, kernel: (3, 3), activation: .relu),
+        // A last block of at most 8 channels runs paired with the one before it, in tiles of 3
+        // pixels: through the window table (64 pixels: a rest of 4 as 2 + 2), in runs (chunks
+        // of 24 and 11: a rest of 2), with a masked lane, and a single pixel.
+        Case(height: 8, width: 8, inputs: 3, outputs: 24, kernel: (3, 3), activation: .relu),
         Case(height: 5, width: 7, inputs: 144, outputs: 24, kernel: (1, 1), padding: .valid),
+        Case(height: 1, width: 1, inputs: 64, outputs: 24, kernel: (1, 1), padding: .valid),
         Case(batch: 2, height: 3, width: 11, inputs: 20, outputs: 37, kernel: (1, 1), padding: .valid, activation: .relu6),
         Case(height: 6, width: 9, inputs: 32, outputs: 72, kernel: (3, 3), stride: (2, 2), bias: false),
     ]
