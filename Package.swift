@@ -90,6 +90,9 @@ let package = Package(
         ),
         // Test support only: counts heap allocations to prove `predict` makes none.
         .target(name: "CAllocationCounter"),
+        // Test support only: kernel bodies of instruction sets the CPU may lack (AVX-512), built
+        // from their own sources on emulated intrinsics so every machine's tests run them.
+        .target(name: "CAnvilKernelsEmulated", dependencies: ["CAnvilKernels"], path: "Tests/CAnvilKernelsEmulated"),
         // Helpers and fixtures the test targets share (not a product): paths, the shared fixtures
         // (mnist/, zoo/), the float64 reference implementation, the random generator, the
         // command runner, the failure helpers. Public API of Anvil only (it is built by a plain
@@ -109,7 +112,8 @@ let package = Package(
         // The engine: layers, kernels, compile, model files, parameters, errors.
         .testTarget(
             name: "AnvilTests",
-            dependencies: ["Anvil", "AnvilModels", "AnvilTestSupport", "CAllocationCounter", "CAnvilKernels"],
+            dependencies: ["Anvil", "AnvilModels", "AnvilTestSupport", "CAllocationCounter", "CAnvilKernels",
+                           "CAnvilKernelsEmulated"],
             resources: [.copy("Fixtures")]
         ),
         // The model zoo: catalog, zoo networks against PyTorch, ImageNet labels and weights, MNIST.

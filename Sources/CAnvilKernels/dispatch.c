@@ -59,11 +59,11 @@ static const anvil_kernel_table avx2_table = {
     anvil_activation_avx2,
 };
 
-// An AVX-512 body exists for max pooling; the other ops run their AVX2 bodies, which every
-// AVX-512 CPU also runs.
+// AVX-512 bodies exist for direct convolution and max pooling; the other ops run their AVX2
+// bodies, which every AVX-512 CPU also runs.
 static const anvil_kernel_table avx512_table = {
     ANVIL_ISA_AVX512,
-    anvil_direct_convolution_avx2,
+    anvil_direct_convolution_avx512,
     anvil_depthwise_convolution_avx2,
     anvil_dense_avx2,
     anvil_max_pooling_avx512,

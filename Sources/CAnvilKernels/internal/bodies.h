@@ -30,6 +30,7 @@ typedef void anvil_direct_convolution_body(const anvil_conv_shape *s, const floa
 anvil_direct_convolution_body anvil_direct_convolution_scalar;
 #if defined(__x86_64__)
 anvil_direct_convolution_body anvil_direct_convolution_avx2;
+anvil_direct_convolution_body anvil_direct_convolution_avx512;
 #endif
 
 /// The bodies, one per instruction set (`anvil_max_pool_lines` without the `isa`).

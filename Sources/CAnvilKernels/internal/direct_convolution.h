@@ -1,8 +1,9 @@
 #ifndef ANVIL_KERNELS_DIRECT_CONVOLUTION_H
 #define ANVIL_KERNELS_DIRECT_CONVOLUTION_H
 
-// Direct convolution: each output tile of up to 6 pixels × 16 channels lives in registers
-// (12 AVX accumulators in the AVX2 body) while the kernel walks the window taps and input channels,
+// Direct convolution: each output tile of a few pixels × 16 or 32 channels lives in registers
+// (6 × 16 in 12 ymm accumulators in the AVX2 body, 8 × 32 in 16 zmm in the AVX-512 one) while
+// the kernel walks the window taps and input channels,
 // reading the input in place — for a fixed tap, a pixel's channels are contiguous in NHWC —
 // so no im2col matrix is ever written. Weights are packed per block of 16 output channels
 // so the inner loop reads them as one sequential stream.
@@ -13,11 +14,12 @@
 #include "common.h"
 #include <string.h>
 
-enum { TILE = 6, BLOCK = ANVIL_CONV_BLOCK, PAIR_TILE = 3 };
+/// `TILE`: the pixels of the AVX2 and scalar bodies' tiles; `MAX_TILE`: of any body's.
+enum { TILE = 6, MAX_TILE = 8, BLOCK = ANVIL_CONV_BLOCK };
 
 /// The input address of each tile pixel's window origin (tap 0, channel 0).
 static inline void tile_origins(const anvil_conv_shape *s, const float *input, int first, int n,
-                                const float *origins[TILE]) {
+                                const float *origins[MAX_TILE]) {
     // One division per tile: small-depth layers (MNIST's first, 25 multiply-adds per
     // output) spent as long dividing as multiplying with one per pixel.
     int oy = first / s->output_width, ox = first - oy * s->output_width;
@@ -34,14 +36,14 @@ static inline void tile_origins(const anvil_conv_shape *s, const float *input, i
 typedef struct {
     const anvil_conv_shape *s;
     const float *weights;   ///< The block's packed weights, `[tap][channel][16]`.
-    const float *weights2;  ///< A pair's second block (see `run_blocks`): its packed weights, or NULL.
+    const float *weights2;  ///< A pair's second block (see `tile_shape`): its packed weights, or NULL.
     const float *bias;      ///< 16 biases (zero-padded), or NULL.
     const float *residual;  ///< Values added to the first pass's start (laid out like `out`), or NULL.
     const int *window;      ///< Input offsets of every (tap, channel) of the window, or NULL (see `window_offsets`).
     int window_length;
     int c0, c1;
     int first, last;
-    int valid;              ///< Output channels of the block that exist (16 but for the last block; 17–24 for a pair).
+    int valid;              ///< Output channels of the block that exist (16 but for the last block; 17–32 for a pair).
 } pass_t;
 
 /// The contiguous runs of (tap, channel) pairs a pass reads in one window row: in NHWC the
@@ -100,10 +102,10 @@ enum { SPARSE_ROW = 128 };
 /// otherwise be a miss the tile waits on. ResNet-50's 64 → 256 layers with a fused residual
 /// took twice ONNX Runtime's time; with this, 0.6–0.87× their time (A/B, `--layers`). Without
 /// a residual the output lines alone are not worth the instructions (measured: 5–15% slower).
-static inline void prefetch_tile_ends(const pass_t *t, const float *out, int n, int left) {
+static inline void prefetch_tile_ends(const pass_t *t, const float *out, int n, int left, int size) {
     const size_t row = (size_t)t->s->outputs;
     if (!t->first || !t->residual || row < SPARSE_ROW) return;
-    if (left > TILE) left = TILE;
+    if (left > size) left = size;
     for (int i = n; i < n + left; i++) {
         const float *o = out + (size_t)i * row, *r = t->residual + (size_t)i * row;
         __builtin_prefetch(r);
@@ -113,22 +115,39 @@ static inline void prefetch_tile_ends(const pass_t *t, const float *out, int n, 
     }
 }
 
-/// A body's tile: `n` (1 … TILE) pixels at `origins`, one pass, one block (or a pair), into `out`.
-typedef void (*tile_body)(const pass_t *t, const float *origins[TILE], int n, float *out);
+/// A body's tile: `n` (1 … the shape's pixels) pixels at `origins`, one pass, one block (or a
+/// pair), into `out`.
+typedef void (*tile_body)(const pass_t *t, const float *origins[MAX_TILE], int n, float *out);
+
+/// Which blocks a body's tile takes two at a time (`pass_t.weights2`).
+typedef enum {
+    PAIRS_NONE,
+    /// A last block of at most 8 channels with the block before it (see `run_blocks`).
+    PAIRS_LAST_HALF,
+    /// Every two neighbouring blocks: a 32-channel tile (two zmm registers per pixel).
+    PAIRS_ALL,
+} pairing;
+
+/// A body's tile and its size: what the shared walk needs to know of it.
+typedef struct {
+    tile_body tile;
+    int pixels;       ///< Pixels of a one-block tile (at most `MAX_TILE`).
+    int pair_pixels;  ///< Pixels of a two-block tile.
+    pairing pairs;
+} tile_shape;
 
 /// Runs one pass over the tiles of pixels `[pixel_begin, pixel_end)` for block `b`, or, with
-/// `pair`, for blocks `b` and `b + 1` together (the second one the layer's last, of at most 8
-/// channels) in tiles of `PAIR_TILE` pixels.
+/// `pair`, for blocks `b` and `b + 1` together in tiles of the shape's `pair_pixels`.
 ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                       const float *residual, const int *window, int window_length, float *output, int pixel_begin,
-                      int pixel_end, int b, int pair, int c0, int c1, tile_body tile) {
+                      int pixel_end, int b, int pair, int c0, int c1, const tile_shape *shape) {
     const size_t depth = (size_t)s->kernel_height * s->kernel_width * s->channels;
     const int rest = s->outputs - b * BLOCK; // channels from the block's first on
     pass_t t = { .s = s, .weights = packed + (size_t)b * depth * BLOCK,
                  .weights2 = pair ? packed + (size_t)(b + 1) * depth * BLOCK : NULL,
                  .window = window, .window_length = window_length, .c0 = c0, .c1 = c1,
                  .first = c0 == 0, .last = c1 == s->channels,
-                 .valid = pair || rest < BLOCK ? rest : BLOCK };
+                 .valid = rest < (pair ? 2 * BLOCK : BLOCK) ? rest : (pair ? 2 * BLOCK : BLOCK) };
     // Only the last, partial block needs its bias padded (to 16, or 32 for a pair: a copy per
     // call cost layers of few input channels as much as a tile's multiply-adds).
     float padded_bias[2 * BLOCK];
@@ -139,39 +158,41 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
         memcpy(padded_bias, bias + b * BLOCK, (size_t)t.valid * sizeof(float));
         t.bias = padded_bias;
     }
-    const int size = pair ? PAIR_TILE : TILE;
+    const int size = pair ? shape->pair_pixels : shape->pixels;
     for (int p = pixel_begin, n; p < pixel_end; p += n) {
-        // Tiles of 6 (3 for a pair); 7–9 pixels left become two tiles of 3–5 (49 pixels: 7 × 6,
-        // 3, 4 rather than 8 × 6, 1): a 1-pixel tile has two accumulators, waits on the
-        // multiply-add latency and costs 2/3 of a full one.
+        // Tiles of `size` pixels; a rest of 1–1.5 tiles becomes two tiles (with tiles of 6, 49
+        // pixels are 7 × 6, 3, 4 rather than 8 × 6, 1): a 1-pixel tile has two accumulators,
+        // waits on the multiply-add latency and costs 2/3 of a full one.
         const int left = pixel_end - p;
         n = left > size && left < size + size / 2 + 1 ? left / 2 : (left < size ? left : size);
-        const float *origins[TILE];
+        const float *origins[MAX_TILE];
         tile_origins(s, input, p, n, origins);
         float *out = output + (size_t)p * s->outputs + (size_t)b * BLOCK;
         t.residual = residual ? residual + (size_t)p * s->outputs + (size_t)b * BLOCK : NULL;
-        prefetch_tile_ends(&t, out, n, pixel_end - p - n);
-        tile(&t, origins, n, out);
+        prefetch_tile_ends(&t, out, n, pixel_end - p - n, size);
+        shape->tile(&t, origins, n, out);
     }
 }
 
 /// Runs one pass of blocks `[block_begin, block_end)` over pixels `[pixel_begin, pixel_end)`.
-/// With `pairs` (a body whose tile takes `weights2`), a last block of at most 8 channels runs
-/// together with the block before it as 24-channel tiles of 3 pixels: alone, its tile of 6
-/// pixels × 8 channels has 6 accumulators and waits on the multiply-add latency (a 144 → 8
-/// layer took 80% of a 144 → 16 one), while 3 × 24 keeps 9 in flight and broadcasts each input
-/// once for 24 channels (ShuffleNet's first layer, 3 → 24: 0.60× the time alone, 0.76× in the
-/// network). Each channel's sum is made in the same order either way, so the output does not
-/// depend on whether a split of the blocks (threads) left the pair together.
+/// With `PAIRS_LAST_HALF` (the AVX2 tile), a last block of at most 8 channels runs together
+/// with the block before it as 24-channel tiles of 3 pixels: alone, its tile of 6 pixels × 8
+/// channels has 6 accumulators and waits on the multiply-add latency (a 144 → 8 layer took 80%
+/// of a 144 → 16 one), while 3 × 24 keeps 9 in flight and broadcasts each input once for 24
+/// channels (ShuffleNet's first layer, 3 → 24: 0.60× the time alone, 0.76× in the network).
+/// With `PAIRS_ALL` (the AVX-512 tile) every two blocks run together, a last odd one alone.
+/// Each channel's sum is made in the same order either way, so the output does not depend on
+/// whether a split of the blocks (threads) left a pair together.
 ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                              const float *residual, const int *window, int window_length, float *output,
                              int pixel_begin, int pixel_end, int block_begin, int block_end, int c0, int c1,
-                             int pairs, tile_body tile) {
+                             const tile_shape *shape) {
     const int last = s->outputs - (block_end - 1) * BLOCK; // channels of the range's last block, if it is the layer's
     for (int b = block_begin; b < block_end; b++) {
-        const int pair = pairs && b + 2 == block_end && last >= 1 && last <= BLOCK / 2;
+        const int pair = shape->pairs == PAIRS_ALL ? b + 1 < block_end
+                       : shape->pairs == PAIRS_LAST_HALF && b + 2 == block_end && last >= 1 && last <= BLOCK / 2;
         run_block(s, input, packed, bias, residual, window, window_length, output, pixel_begin, pixel_end, b, pair,
-                  c0, c1, tile);
+                  c0, c1, shape);
         if (pair) b++;
     }
 }
@@ -185,15 +206,16 @@ ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, cons
 /// time, which stay in L2. Layers with more than `MAX_PASS_CHANNELS` input channels are split
 /// into passes of `PASS_CHANNELS`.
 enum {
-    CACHED_WEIGHTS = 256 * 1024, INPUT_SPAN = 96 * 1024, CHUNK_INPUT = 16 * 1024, MIN_CHUNK = 4 * TILE,
-    MAX_CHUNK = 32 * TILE, MAX_PASS_CHANNELS = 512, PASS_CHANNELS = 256, MAX_WINDOW = 1024
+    CACHED_WEIGHTS = 256 * 1024, INPUT_SPAN = 96 * 1024, CHUNK_INPUT = 16 * 1024, MIN_CHUNK_TILES = 4,
+    MAX_CHUNK_TILES = 32, MAX_PASS_CHANNELS = 512, PASS_CHANNELS = 256, MAX_WINDOW = 1024
 };
 
-/// Pixels per chunk of the cached-weights walk: a multiple of `TILE` whose input rows (each
-/// pixel's `pass_channels` in each of the window's rows) fit `CHUNK_INPUT`.
-static inline int pixel_chunk(const anvil_conv_shape *s, int pass_channels) {
-    int chunk = (int)(CHUNK_INPUT / ((size_t)pass_channels * s->kernel_height * sizeof(float))) / TILE * TILE;
-    return chunk < MIN_CHUNK ? MIN_CHUNK : chunk > MAX_CHUNK ? MAX_CHUNK : chunk;
+/// Pixels per chunk of the cached-weights walk: a multiple of the tile's `pixels` whose input
+/// rows (each pixel's `pass_channels` in each of the window's rows) fit `CHUNK_INPUT`.
+static inline int pixel_chunk(const anvil_conv_shape *s, int pass_channels, int pixels) {
+    int chunk = (int)(CHUNK_INPUT / ((size_t)pass_channels * s->kernel_height * sizeof(float))) / pixels * pixels;
+    return chunk < MIN_CHUNK_TILES * pixels ? MIN_CHUNK_TILES * pixels
+         : chunk > MAX_CHUNK_TILES * pixels ? MAX_CHUNK_TILES * pixels : chunk;
 }
 
 /// Small windows of few channels (first layers: 3×3 or 7×7 over 3 channels, 5×5 over 1) read
@@ -213,35 +235,35 @@ static int window_offsets(const anvil_conv_shape *s, int pass_channels, int tabl
     return length;
 }
 
-/// The whole of `anvil_conv_direct` but the tile, which each body brings (a constant at each
-/// call site, so the call is direct), and says with `pairs` whether it takes 24-channel pairs
-/// (`run_blocks`).
+/// The whole of `anvil_conv_direct` but the tile, which each body brings with its size and
+/// pairing (a constant at each call site, so the tile's call is direct).
 ANVIL_INLINE void direct_convolution(const anvil_conv_shape *s, const float *input, const float *packed,
                                      const float *bias, const float *residual, float *output, int pixel_begin,
-                                     int pixel_end, int block_begin, int block_end, int pairs, tile_body tile) {
+                                     int pixel_end, int block_begin, int block_end, const tile_shape *shape) {
     const int taps = s->kernel_height * s->kernel_width;
     const int pass_channels = s->channels <= MAX_PASS_CHANNELS ? s->channels : PASS_CHANNELS;
     const size_t pass_weights = (size_t)(block_end - block_begin) * taps * pass_channels * BLOCK * sizeof(float);
     int window_storage[MAX_WINDOW];
     const int window_length = window_offsets(s, pass_channels, window_storage);
     const int *window = window_length ? window_storage : NULL;
-    const int chunk = pixel_chunk(s, pass_channels);
-    int span = (int)(INPUT_SPAN / ((size_t)pass_channels * sizeof(float))) / TILE * TILE;
+    const int chunk = pixel_chunk(s, pass_channels, shape->pixels);
+    int span = (int)(INPUT_SPAN / ((size_t)pass_channels * sizeof(float))) / shape->pixels * shape->pixels;
     if (span < chunk) span = chunk;
     // A span or chunk of pixels is never followed by less than a chunk or a tile: that rest joins it.
+    const int tile = shape->pixels;
     for (int p0 = pixel_begin, p1; p0 < pixel_end; p0 = p1) {
         p1 = pixel_end - p0 < span + chunk ? pixel_end : p0 + span;
         for (int c0 = 0; c0 < s->channels; c0 += pass_channels) {
             int c1 = s->channels - c0 < pass_channels ? s->channels : c0 + pass_channels;
             if (pass_weights <= CACHED_WEIGHTS) {
                 for (int p = p0, end; p < p1; p = end) {
-                    end = p1 - p < chunk + TILE ? p1 : p + chunk;
+                    end = p1 - p < chunk + tile ? p1 : p + chunk;
                     run_blocks(s, input, packed, bias, residual, window, window_length, output, p, end, block_begin,
-                               block_end, c0, c1, pairs, tile);
+                               block_end, c0, c1, shape);
                 }
             } else {
                 run_blocks(s, input, packed, bias, residual, window, window_length, output, p0, p1, block_begin,
-                           block_end, c0, c1, pairs, tile);
+                           block_end, c0, c1, shape);
             }
         }
     }

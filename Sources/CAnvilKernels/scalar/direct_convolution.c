@@ -3,7 +3,7 @@
 // Direct convolution in plain C: the same passes and tiles as the vector bodies, each tile's
 // 6 × 16 sums in an array.
 
-static void tile_scalar(const pass_t *t, const float *origins[TILE], int n, float *out) {
+static void tile_scalar(const pass_t *t, const float *origins[MAX_TILE], int n, float *out) {
     const anvil_conv_shape *s = t->s;
     float acc[TILE][BLOCK];
     start_tile(t, acc, n, out);
@@ -26,6 +26,7 @@ static void tile_scalar(const pass_t *t, const float *origins[TILE], int n, floa
 void anvil_direct_convolution_scalar(const anvil_conv_shape *s, const float *input, const float *packed,
                                      const float *bias, const float *residual, float *output, int pixel_begin,
                                      int pixel_end, int block_begin, int block_end) {
+    static const tile_shape shape = { tile_scalar, TILE, TILE, PAIRS_NONE };
     direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end, block_begin, block_end,
-                       0, tile_scalar);
+                       &shape);
 }

@@ -23,7 +23,7 @@ static inline __attribute__((always_inline)) __m256 weight_vector(int h, const f
 /// are a multiple of 8, as 24, 40 and 1000 are). `N` and `H` are constants at every call site
 /// so the loops unroll.
 static inline __attribute__((always_inline)) void
-tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE], float *out) {
+tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[MAX_TILE], float *out) {
     const anvil_conv_shape *s = t->s;
     __m256 a[TILE][3];
     const int tail = t->valid - 8 * (H - 1); // channels of the last vector, 1-8
@@ -117,7 +117,7 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[TILE
     default: tile_avx2_n(1, 3, t, origins, out); break;            \
     }
 
-static void tile_avx2(const pass_t *t, const float *origins[TILE], int n, float *out) {
+static void tile_avx2(const pass_t *t, const float *origins[MAX_TILE], int n, float *out) {
     if (t->weights2)
         PAIR_CASES
     else if (t->valid > 8)
@@ -131,8 +131,9 @@ static void tile_avx2(const pass_t *t, const float *origins[TILE], int n, float 
 void anvil_direct_convolution_avx2(const anvil_conv_shape *s, const float *input, const float *packed,
                                    const float *bias, const float *residual, float *output, int pixel_begin,
                                    int pixel_end, int block_begin, int block_end) {
+    static const tile_shape shape = { tile_avx2, TILE, 3, PAIRS_LAST_HALF };
     direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end, block_begin, block_end,
-                       1, tile_avx2);
+                       &shape);
 }
 
 #pragma clang attribute pop

@@ -1,0 +1,18 @@
+#include "anvil_kernels_emulated.h"
+
+#if defined(__x86_64__)
+// The real body's source, with the intrinsics it names replaced by avx512_emulation.h's (after
+// <immintrin.h>, which common.h includes) and its function renamed (ANVIL_AVX512_EMULATED).
+#include "../../Sources/CAnvilKernels/internal/common.h"
+#include "avx512_emulation.h"
+#define ANVIL_AVX512_EMULATED 1
+#include "../../Sources/CAnvilKernels/x86_avx512/direct_convolution.c"
+
+int anvil_emulated_bodies_available(void) { return 1; }
+#else
+int anvil_emulated_bodies_available(void) { return 0; }
+
+void anvil_direct_convolution_avx512_emulated(const anvil_conv_shape *s, const float *input, const float *packed,
+                                              const float *bias, const float *residual, float *output,
+                                              int pixel_begin, int pixel_end, int block_begin, int block_end) {}
+#endif

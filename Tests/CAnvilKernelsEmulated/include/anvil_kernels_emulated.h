@@ -1,0 +1,28 @@
+#ifndef ANVIL_KERNELS_EMULATED_H
+#define ANVIL_KERNELS_EMULATED_H
+
+// Test support only: kernel bodies of instruction sets this CPU may lack, compiled from their
+// own source files against portable emulations of their intrinsics (avx512_emulation.h), so the
+// tests run their loops, tiles, masks and pairings on any x86-64 CPU. On a CPU that has the set,
+// the tests also run the real body through the dispatch table.
+
+#include "anvil_direct_convolution.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// 1 when this build has the emulated bodies (x86-64), else 0.
+int anvil_emulated_bodies_available(void);
+
+/// `x86_avx512/direct_convolution.c` on emulated AVX-512: `anvil_conv_direct`'s arguments without
+/// the `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
+void anvil_direct_convolution_avx512_emulated(const anvil_conv_shape *s, const float *input, const float *packed,
+                                              const float *bias, const float *residual, float *output,
+                                              int pixel_begin, int pixel_end, int block_begin, int block_end);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
