@@ -59,8 +59,8 @@ static const anvil_kernel_table avx2_table = {
     anvil_activation_avx2,
 };
 
-// AVX-512 bodies exist for direct convolution and max pooling; the other ops run their AVX2
-// bodies, which every AVX-512 CPU also runs.
+// AVX-512 bodies exist for direct convolution, max pooling and the Winograd products; the
+// other ops run their AVX2 bodies, which every AVX-512 CPU also runs.
 static const anvil_kernel_table avx512_table = {
     ANVIL_ISA_AVX512,
     anvil_direct_convolution_avx512,
@@ -68,7 +68,7 @@ static const anvil_kernel_table avx512_table = {
     anvil_dense_avx2,
     anvil_max_pooling_avx512,
     anvil_winograd_5x5_avx2,
-    anvil_winograd_products_avx2,
+    anvil_winograd_products_avx512,
     anvil_winograd3_input_avx2,
     anvil_winograd3_output_avx2,
     anvil_winograd3_filters_avx2,

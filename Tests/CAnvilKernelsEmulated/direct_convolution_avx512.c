@@ -2,7 +2,8 @@
 
 #if defined(__x86_64__)
 // The real body's source, with the intrinsics it names replaced by avx512_emulation.h's (after
-// <immintrin.h>, which common.h includes) and its function renamed (ANVIL_AVX512_EMULATED).
+// <immintrin.h>, which common.h includes) and its function renamed (ANVIL_AVX512_EMULATED). One
+// body per file: each op's internal header defines its own `BLOCK`-style names.
 #include "../../Sources/CAnvilKernels/internal/common.h"
 #include "avx512_emulation.h"
 #define ANVIL_AVX512_EMULATED 1

@@ -54,6 +54,7 @@ typedef void anvil_winograd_products_body(const anvil_winograd_products_shape *s
 anvil_winograd_products_body anvil_winograd_products_scalar;
 #if defined(__x86_64__)
 anvil_winograd_products_body anvil_winograd_products_avx2;
+anvil_winograd_products_body anvil_winograd_products_avx512;
 #endif
 
 /// The bodies, one per instruction set (`anvil_winograd3_transform_input` without the `isa`).

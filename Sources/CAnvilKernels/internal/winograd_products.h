@@ -10,8 +10,9 @@
 // leave ONNX's rtol 1e-3 on one CPU's BLAS kernel and not another's. Here every body sums in
 // the same order: runs of ANVIL_WINOGRAD_CHUNK channels in registers, each run added into M.
 //
-// Register tile: 6 tiles × 16 output channels (12 AVX accumulators), the 16 filter values of
-// a channel one sequential stream (packed `[block][channel][16]`), one broadcast per tile.
+// Register tile: 6 tiles × 16 output channels (12 AVX accumulators; with AVX-512, 8 tiles × 32
+// channels of two blocks in 16 zmm), the 16 filter values of a channel one sequential stream
+// (packed `[block][channel][16]`), one broadcast per tile.
 
 // What the bodies share: the tile grouping. Each body file brings its register tile.
 
@@ -19,9 +20,16 @@
 
 enum { GROUP = 6, BLOCK = ANVIL_WINOGRAD_BLOCK, CHUNK = ANVIL_WINOGRAD_CHUNK };
 
-/// Rows of `n` tiles starting at tile `t`; rows past `n` repeat the last one (computed, never stored).
+/// Rows of `n` tiles starting at tile `t`, `group` of them; rows past `n` repeat the last one
+/// (computed, never stored).
+ANVIL_INLINE void tile_rows_of(const anvil_winograd_products_shape *s, const float *v, int t, int n, int group,
+                               const float *rows[]) {
+    for (int i = 0; i < group; i++) rows[i] = v + (size_t)(t + (i < n ? i : n - 1)) * s->v_tile_stride;
+}
+
+/// `tile_rows_of` for the `GROUP` tiles of the AVX2 and scalar bodies.
 ANVIL_INLINE void tile_rows(const anvil_winograd_products_shape *s, const float *v, int t, int n, const float *rows[GROUP]) {
-    for (int i = 0; i < GROUP; i++) rows[i] = v + (size_t)(t + (i < n ? i : n - 1)) * s->v_tile_stride;
+    tile_rows_of(s, v, t, n, GROUP, rows);
 }
 
 #endif

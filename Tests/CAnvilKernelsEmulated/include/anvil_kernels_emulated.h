@@ -7,6 +7,7 @@
 // the tests also run the real body through the dispatch table.
 
 #include "anvil_direct_convolution.h"
+#include "anvil_winograd_products.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +21,11 @@ int anvil_emulated_bodies_available(void);
 void anvil_direct_convolution_avx512_emulated(const anvil_conv_shape *s, const float *input, const float *packed,
                                               const float *bias, const float *residual, float *output,
                                               int pixel_begin, int pixel_end, int block_begin, int block_end);
+
+/// `x86_avx512/winograd_products.c` on emulated AVX-512: `anvil_winograd_products`'s arguments
+/// without the `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
+void anvil_winograd_products_avx512_emulated(const anvil_winograd_products_shape *s, const float *v, const float *u,
+                                             float *m, int block_begin, int block_end);
 
 #ifdef __cplusplus
 }

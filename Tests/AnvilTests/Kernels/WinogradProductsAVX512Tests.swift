@@ -1,0 +1,121 @@
+import CAnvilKernels
+import CAnvilKernelsEmulated
+import Foundation
+import Testing
+@testable import Anvil
+@testable import AnvilTestSupport
+
+/// The AVX-512 body of Winograd's products (`x86_avx512/winograd_products.c`) on every machine:
+/// its own source built on emulated intrinsics (Tests/CAnvilKernelsEmulated) against a float64
+/// GEMM, bit for bit against the AVX2 body (the same runs of channels summed in the same order),
+/// and where the CPU has AVX-512 the real body against the emulated one. The cases reach its
+/// 8 × 32 tiles and a last odd block (8 × 16), a last group of fewer than 8 tiles, runs of
+/// channels that end short of 32, padded rows, and block ranges that start or end inside a pair.
+@Suite("Winograd products, AVX-512 body")
+struct WinogradProductsAVX512Tests {
+    struct Case: CustomStringConvertible, Sendable {
+        var tiles: Int, channels: Int, outputs: Int
+        var blocks: Range<Int>? = nil
+
+        var blockCount: Int { (outputs + 15) / 16 }
+        var range: Range<Int> { blocks ?? 0 ..< blockCount }
+        var vStride: Int { channels + 3 }
+        var mStride: Int { blockCount * 16 + 16 }
+        var description: String { "\(tiles) tiles × \(channels) channels → \(outputs), blocks \(range)" }
+        var shape: anvil_winograd_products_shape {
+            anvil_winograd_products_shape(tiles: Int32(tiles), channels: Int32(channels), outputs: Int32(outputs),
+                                          v_tile_stride: vStride, m_tile_stride: mStride)
+        }
+    }
+
+    static let cases: [Case] = [
+        Case(tiles: 13, channels: 70, outputs: 48),               // 8 + 5 tiles; runs 32, 32, 6; a pair and one block
+        Case(tiles: 1, channels: 1, outputs: 16),                 // one tile, one channel, one block
+        Case(tiles: 30, channels: 256, outputs: 64, blocks: 1 ..< 4), // a range starting at an odd block
+        Case(tiles: 8, channels: 33, outputs: 100),               // 3 pairs and a zero-padded last block
+        Case(tiles: 17, channels: 64, outputs: 40, blocks: 0 ..< 2), // a range ending inside the layer
+    ]
+
+    typealias Body = @Sendable (UnsafePointer<anvil_winograd_products_shape>, UnsafePointer<Float>, UnsafePointer<Float>,
+                                UnsafeMutablePointer<Float>, Int32, Int32) -> Void
+
+    static let emulated: Body = { anvil_winograd_products_avx512_emulated($0, $1, $2, $3, $4, $5) }
+    static func dispatched(_ isa: anvil_isa) -> Body { { anvil_winograd_products(isa, $0, $1, $2, $3, $4, $5) } }
+
+    /// A case's V (padded rows), W[channel][output], U packed `[block][channel][16]`.
+    struct Data {
+        let v: [Float], w: [Float], u: [Float]
+
+        init(_ c: Case, seed: Int) {
+            var random = RefRandom(seed: seed)
+            v = random.floats(c.tiles * c.vStride)
+            w = random.floats(c.channels * c.outputs)
+            var u = [Float](repeating: 0, count: c.blockCount * c.channels * 16)
+            for b in 0 ..< c.blockCount {
+                for ch in 0 ..< c.channels {
+                    for j in 0 ..< 16 where b * 16 + j < c.outputs { u[(b * c.channels + ch) * 16 + j] = w[ch * c.outputs + b * 16 + j] }
+                }
+            }
+            self.u = u
+        }
+
+        /// M (NaN where nothing is written) after `body` over the block ranges `cuts` make of the case's range.
+        func run(_ c: Case, _ body: Body, cuts: [Int] = []) -> [Float] {
+            var m = [Float](repeating: .nan, count: c.tiles * c.mStride)
+            var shape = c.shape
+            let bounds = [c.range.lowerBound] + cuts + [c.range.upperBound]
+            v.withUnsafeBufferPointer { vp in
+                u.withUnsafeBufferPointer { up in
+                    m.withUnsafeMutableBufferPointer { mp in
+                        for i in 0 ..< bounds.count - 1 {
+                            body(&shape, vp.baseAddress!, up.baseAddress!, mp.baseAddress!, Int32(bounds[i]), Int32(bounds[i + 1]))
+                        }
+                    }
+                }
+            }
+            return m
+        }
+    }
+
+    /// How many values of `a` and `b` differ in their bits (NaN patterns included).
+    static func differences(_ a: [Float], _ b: [Float]) -> Int {
+        guard a.count == b.count else { return max(a.count, b.count) }
+        return zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
+    }
+
+    @Test("The emulated AVX-512 body matches a float64 GEMM and the AVX2 body bit for bit, however the blocks are split")
+    func emulatedBody() throws {
+        try #require(anvil_emulated_bodies_available() == 1, "the emulated bodies are built on x86-64 only")
+        for (index, c) in Self.cases.enumerated() {
+            let data = Data(c, seed: 9_000 + index)
+            let actual = data.run(c, Self.emulated)
+            let tolerance = 2e-6 * Double(c.channels).squareRoot() * 4
+            var worst = 0.0, unwritten = 0
+            for t in 0 ..< c.tiles {
+                for o in c.range.lowerBound * 16 ..< min(c.outputs, c.range.upperBound * 16) {
+                    var sum = 0.0
+                    for ch in 0 ..< c.channels { sum += Double(data.v[t * c.vStride + ch]) * Double(data.w[ch * c.outputs + o]) }
+                    let value = actual[t * c.mStride + o]
+                    if value.isNaN { unwritten += 1 } else { worst = max(worst, abs(Double(value) - sum) / max(1, abs(sum))) }
+                }
+            }
+            #expect(unwritten == 0 && worst <= tolerance, "\(c): \(unwritten) outputs unwritten, worst relative error \(worst)")
+            if anvil_isa_supported(ANVIL_ISA_AVX2) != 0 {
+                #expect(Self.differences(data.run(c, Self.dispatched(ANVIL_ISA_AVX2)), actual) == 0, "\(c): AVX2 differs")
+            }
+            if c.range.count > 1 {
+                #expect(Self.differences(data.run(c, Self.emulated, cuts: [c.range.lowerBound + 1]), actual) == 0,
+                        "\(c): split after the first block")
+            }
+        }
+    }
+
+    @Test("The real AVX-512 body equals the emulated one bit for bit")
+    func realBody() throws {
+        try refRequireSupported(.avx512)
+        for (index, c) in Self.cases.enumerated() {
+            let data = Data(c, seed: 9_000 + index)
+            #expect(Self.differences(data.run(c, Self.dispatched(ANVIL_ISA_AVX512)), data.run(c, Self.emulated)) == 0, "\(c)")
+        }
+    }
+}
