@@ -6,7 +6,8 @@
 // the real one computes, bit for bit:
 // - multiply-add is fused (one rounding: C's fmaf, as VFMADD231PS);
 // - max/min return the second operand when the comparison is false or unordered (VMAXPS/VMINPS);
-// - masked loads and stores neither read nor write masked-off lanes (zeroing them on load).
+// - masked loads and stores neither read nor write masked-off lanes (a load zeroes them, or
+//   keeps `src`'s).
 // Include after <immintrin.h>: the names below replace the real ones from here on.
 
 #include <math.h>
@@ -27,6 +28,11 @@ static inline emulated_m512 emulated_maskz_loadu_ps(emulated_mask16 k, const flo
     emulated_m512 r;
     for (int i = 0; i < 16; i++) r.f[i] = (k >> i & 1) ? p[i] : 0.0f;
     return r;
+}
+static inline emulated_m512 emulated_mask_loadu_ps(emulated_m512 src, emulated_mask16 k, const float *p) {
+    for (int i = 0; i < 16; i++)
+        if (k >> i & 1) src.f[i] = p[i];
+    return src;
 }
 static inline void emulated_mask_storeu_ps(float *p, emulated_mask16 k, emulated_m512 a) {
     for (int i = 0; i < 16; i++)
@@ -60,6 +66,7 @@ static inline emulated_m512 emulated_min_ps(emulated_m512 a, emulated_m512 b) {
 #define _mm512_loadu_ps emulated_loadu_ps
 #define _mm512_storeu_ps emulated_storeu_ps
 #define _mm512_maskz_loadu_ps emulated_maskz_loadu_ps
+#define _mm512_mask_loadu_ps emulated_mask_loadu_ps
 #define _mm512_mask_storeu_ps emulated_mask_storeu_ps
 #define _mm512_set1_ps emulated_set1_ps
 #define _mm512_setzero_ps emulated_setzero_ps

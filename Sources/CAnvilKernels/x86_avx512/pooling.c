@@ -6,7 +6,16 @@
 // channels through a lane mask instead of a scalar loop (masked-off lanes are neither read,
 // so they cannot fault past the end of a row, nor written).
 
+//
+// `ANVIL_AVX512_EMULATED` (Tests/CAnvilKernelsEmulated) compiles this file on emulated
+// intrinsics under another name.
+
+#ifdef ANVIL_AVX512_EMULATED
+#define MAX_POOLING_AVX512_NAME anvil_max_pooling_avx512_emulated
+#else
+#define MAX_POOLING_AVX512_NAME anvil_max_pooling_avx512
 #pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
+#endif
 
 static void pixel_avx512(const anvil_pool_shape *s, const float *image, float *out, int oy, int ox) {
     const float *cells[ANVIL_POOL_MAX_CELLS];
@@ -42,9 +51,11 @@ static void pixel_avx512(const anvil_pool_shape *s, const float *image, float *o
     }
 }
 
-void anvil_max_pooling_avx512(const anvil_pool_shape *s, const float *input, float *output, int line_begin, int line_end) {
+void MAX_POOLING_AVX512_NAME(const anvil_pool_shape *s, const float *input, float *output, int line_begin, int line_end) {
     anvil_pool_lines(s, input, output, line_begin, line_end, pixel_avx512);
 }
 
+#ifndef ANVIL_AVX512_EMULATED
 #pragma clang attribute pop
+#endif
 #endif

@@ -8,6 +8,7 @@
 
 #include "anvil_direct_convolution.h"
 #include "anvil_winograd_products.h"
+#include "anvil_pooling.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,11 @@ void anvil_direct_convolution_avx512_emulated(const anvil_conv_shape *s, const f
 /// without the `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
 void anvil_winograd_products_avx512_emulated(const anvil_winograd_products_shape *s, const float *v, const float *u,
                                              float *m, int block_begin, int block_end);
+
+/// `x86_avx512/pooling.c` on emulated AVX-512: `anvil_max_pool_lines`'s arguments without the
+/// `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
+void anvil_max_pooling_avx512_emulated(const anvil_pool_shape *s, const float *input, float *output, int line_begin,
+                                       int line_end);
 
 #ifdef __cplusplus
 }
