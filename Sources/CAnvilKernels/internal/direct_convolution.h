@@ -37,7 +37,7 @@ typedef struct {
     const anvil_conv_shape *s;
     const float *weights;   ///< The block's packed weights, `[tap][channel][16]`.
     const float *weights2;  ///< A pair's second block (see `tile_shape`): its packed weights, or NULL.
-    const float *bias;      ///< 16 biases (zero-padded), or NULL.
+    const float *bias;      ///< 16 biases (32 for a pair; zero-padded), or NULL.
     const float *residual;  ///< Values added to the first pass's start (laid out like `out`), or NULL.
     const int *window;      ///< Input offsets of every (tap, channel) of the window, or NULL (see `window_offsets`).
     int window_length;
@@ -143,11 +143,12 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
                       int pixel_end, int b, int pair, int c0, int c1, const tile_shape *shape) {
     const size_t depth = (size_t)s->kernel_height * s->kernel_width * s->channels;
     const int rest = s->outputs - b * BLOCK; // channels from the block's first on
+    const int width = pair ? 2 * BLOCK : BLOCK;
     pass_t t = { .s = s, .weights = packed + (size_t)b * depth * BLOCK,
                  .weights2 = pair ? packed + (size_t)(b + 1) * depth * BLOCK : NULL,
                  .window = window, .window_length = window_length, .c0 = c0, .c1 = c1,
                  .first = c0 == 0, .last = c1 == s->channels,
-                 .valid = rest < (pair ? 2 * BLOCK : BLOCK) ? rest : (pair ? 2 * BLOCK : BLOCK) };
+                 .valid = rest < width ? rest : width };
     // Only the last, partial block needs its bias padded (to 16, or 32 for a pair: a copy per
     // call cost layers of few input channels as much as a tile's multiply-adds).
     float padded_bias[2 * BLOCK];
