@@ -69,11 +69,6 @@ struct DirectConvolutionAVX512Tests {
     typealias Body = @Sendable (UnsafePointer<anvil_conv_shape>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>?,
                       UnsafePointer<Float>?, UnsafeMutablePointer<Float>, Int32, Int32, Int32, Int32) -> Void
 
-    /// How many values of `a` and `b` differ in their bits (all when the counts differ).
-    static func differences(_ a: [Float], _ b: [Float]) -> Int {
-        guard a.count == b.count else { return max(a.count, b.count) }
-        return zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
-    }
 
     static let emulated: Body = { anvil_direct_convolution_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8, $9) }
     static func dispatched(_ isa: anvil_isa) -> Body {
@@ -158,16 +153,16 @@ struct DirectConvolutionAVX512Tests {
             var worst = 0.0
             for (a, e) in zip(actual, data.expected) { worst = max(worst, abs(Double(a) - e) / max(1, abs(e))) }
             #expect(!actual.contains { $0.isNaN } && worst <= tolerance, "\(c): worst relative error \(worst) > \(tolerance)")
-            if anvil_isa_supported(ANVIL_ISA_AVX2) != 0 {
-                #expect(Self.differences(data.run(c, Self.dispatched(ANVIL_ISA_AVX2)), actual) == 0,
+            if InstructionSet.avx2.isSupported {
+                #expect(refBitDifferences(data.run(c, Self.dispatched(ANVIL_ISA_AVX2)), actual) == 0,
                         "\(c): AVX2 and emulated AVX-512 differ")
             }
             // Threads' splits: pixels at odd places, and blocks so that pairs break.
-            #expect(Self.differences(data.run(c, Self.emulated, pixelCuts: [c.pixels / 3, c.pixels / 3 + 1]), actual) == 0,
+            #expect(refBitDifferences(data.run(c, Self.emulated, pixelCuts: [c.pixels / 3, c.pixels / 3 + 1]), actual) == 0,
                     "\(c): pixel split")
             if c.blocks > 1 {
-                #expect(Self.differences(data.run(c, Self.emulated, blockCuts: [1]), actual) == 0, "\(c): block split at 1")
-                #expect(Self.differences(data.run(c, Self.emulated, blockCuts: Array(stride(from: 3, to: c.blocks, by: 3))),
+                #expect(refBitDifferences(data.run(c, Self.emulated, blockCuts: [1]), actual) == 0, "\(c): block split at 1")
+                #expect(refBitDifferences(data.run(c, Self.emulated, blockCuts: Array(stride(from: 3, to: c.blocks, by: 3))),
                                          actual) == 0, "\(c): block splits every 3")
             }
         }
@@ -179,9 +174,9 @@ struct DirectConvolutionAVX512Tests {
         for (index, c) in Self.cases.enumerated() {
             let data = Data(c, seed: 8_000 + index)
             let emulated = data.run(c, Self.emulated)
-            #expect(Self.differences(data.run(c, Self.dispatched(ANVIL_ISA_AVX512)), emulated) == 0, "\(c)")
+            #expect(refBitDifferences(data.run(c, Self.dispatched(ANVIL_ISA_AVX512)), emulated) == 0, "\(c)")
             if c.blocks > 1 {
-                #expect(Self.differences(data.run(c, Self.dispatched(ANVIL_ISA_AVX512), blockCuts: [1]), emulated) == 0,
+                #expect(refBitDifferences(data.run(c, Self.dispatched(ANVIL_ISA_AVX512), blockCuts: [1]), emulated) == 0,
                         "\(c): block split at 1")
             }
         }

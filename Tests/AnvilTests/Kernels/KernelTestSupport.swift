@@ -6,6 +6,13 @@ import Testing
 /// shows which bodies ran and which this CPU skipped.
 let refInstructionSets = InstructionSet.allCases
 
+/// How many values of `a` and `b` differ in their bits (NaN patterns included; all of them when
+/// the counts differ): for bodies that must agree bit for bit.
+func refBitDifferences(_ a: [Float], _ b: [Float]) -> Int {
+    guard a.count == b.count else { return max(a.count, b.count) }
+    return zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
+}
+
 /// Skips (cancels) the current test case when this CPU cannot run `isa`'s bodies, saying so in
 /// the log, e.g. "skipped: CPU has no avx512 (avx2+fma+avx512f)".
 func refRequireSupported(_ isa: InstructionSet) throws {

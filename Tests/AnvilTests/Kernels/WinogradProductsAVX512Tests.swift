@@ -77,11 +77,6 @@ struct WinogradProductsAVX512Tests {
         }
     }
 
-    /// How many values of `a` and `b` differ in their bits (NaN patterns included).
-    static func differences(_ a: [Float], _ b: [Float]) -> Int {
-        guard a.count == b.count else { return max(a.count, b.count) }
-        return zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
-    }
 
     @Test("The emulated AVX-512 body matches a float64 GEMM and the AVX2 body bit for bit, however the blocks are split")
     func emulatedBody() throws {
@@ -100,11 +95,11 @@ struct WinogradProductsAVX512Tests {
                 }
             }
             #expect(unwritten == 0 && worst <= tolerance, "\(c): \(unwritten) outputs unwritten, worst relative error \(worst)")
-            if anvil_isa_supported(ANVIL_ISA_AVX2) != 0 {
-                #expect(Self.differences(data.run(c, Self.dispatched(ANVIL_ISA_AVX2)), actual) == 0, "\(c): AVX2 differs")
+            if InstructionSet.avx2.isSupported {
+                #expect(refBitDifferences(data.run(c, Self.dispatched(ANVIL_ISA_AVX2)), actual) == 0, "\(c): AVX2 differs")
             }
             if c.range.count > 1 {
-                #expect(Self.differences(data.run(c, Self.emulated, cuts: [c.range.lowerBound + 1]), actual) == 0,
+                #expect(refBitDifferences(data.run(c, Self.emulated, cuts: [c.range.lowerBound + 1]), actual) == 0,
                         "\(c): split after the first block")
             }
         }
@@ -115,7 +110,7 @@ struct WinogradProductsAVX512Tests {
         try refRequireSupported(.avx512)
         for (index, c) in Self.cases.enumerated() {
             let data = Data(c, seed: 9_000 + index)
-            #expect(Self.differences(data.run(c, Self.dispatched(ANVIL_ISA_AVX512)), data.run(c, Self.emulated)) == 0, "\(c)")
+            #expect(refBitDifferences(data.run(c, Self.dispatched(ANVIL_ISA_AVX512)), data.run(c, Self.emulated)) == 0, "\(c)")
         }
     }
 }
