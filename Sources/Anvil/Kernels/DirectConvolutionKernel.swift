@@ -1,8 +1,9 @@
 import CAnvilKernels
 
 /// Ungrouped convolution computed directly from the NHWC input by Anvil's C kernel
-/// (`anvil_conv_direct`): tiles of 6 output pixels × 16 output channels (AVX2; 8 × 32 with
-/// AVX-512) accumulate in registers over the window, so no im2col matrix is written; 1×1 layers read the input as
+/// (`anvil_conv_direct`): tiles of 3 output pixels × 32 output channels (AVX2, or 6 × 16 for a
+/// block of 16 alone; 8 × 32 with AVX-512) accumulate in registers over the window, so no im2col
+/// matrix is written; 1×1 layers read the input as
 /// it is. Padded inputs are first copied into a zero-bordered image in scratch memory. A second
 /// input, when the compiler fuses a residual `Add` into the layer, is added to each output
 /// before the activation, while the sums are still in registers.
@@ -59,7 +60,7 @@ struct DirectConvolutionKernel: Kernel {
     var pixels: Int { geometry.outputHeight * geometry.outputWidth }
     var depth: Int { geometry.kernelHeight * geometry.kernelWidth * inputChannels }
 
-    /// Output pixels per parallel work item: a multiple of the 6-pixel (AVX2) and 8-pixel (AVX-512) tiles.
+    /// Output pixels per parallel work item: a multiple of the AVX2 tiles' 3 and 6 pixels and the AVX-512 tile's 8.
     static let chunkPixels = 24
 
     /// Saturates rather than traps for absurd batches, which the workspace then refuses.

@@ -2,7 +2,7 @@
 #define ANVIL_KERNELS_DIRECT_CONVOLUTION_H
 
 // Direct convolution: each output tile of a few pixels × 16 or 32 channels lives in registers
-// (6 × 16 in 12 ymm accumulators in the AVX2 body, 8 × 32 in 16 zmm in the AVX-512 one) while
+// (3 × 32 or 6 × 16 in 12 ymm accumulators in the AVX2 body, 8 × 32 in 16 zmm in the AVX-512 one) while
 // the kernel walks the window taps and input channels,
 // reading the input in place — for a fixed tap, a pixel's channels are contiguous in NHWC —
 // so no im2col matrix is ever written. Weights are packed per block of 16 output channels
@@ -122,9 +122,7 @@ typedef void (*tile_body)(const pass_t *t, const float *origins[MAX_TILE], int n
 /// Which blocks a body's tile takes two at a time (`pass_t.weights2`).
 typedef enum {
     PAIRS_NONE,
-    /// A last block of at most 8 channels with the block before it (see `run_blocks`).
-    PAIRS_LAST_HALF,
-    /// Every two neighbouring blocks: a 32-channel tile (two zmm registers per pixel).
+    /// Every two neighbouring blocks: a 32-channel tile (see `run_blocks`).
     PAIRS_ALL,
 } pairing;
 
@@ -176,22 +174,27 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
 }
 
 /// Runs one pass of blocks `[block_begin, block_end)` over pixels `[pixel_begin, pixel_end)`.
-/// With `PAIRS_LAST_HALF` (the AVX2 tile), a last block of at most 8 channels runs together
-/// with the block before it as 24-channel tiles of 3 pixels: alone, its tile of 6 pixels × 8
-/// channels has 6 accumulators and waits on the multiply-add latency (a 144 → 8 layer took 80%
-/// of a 144 → 16 one), while 3 × 24 keeps 9 in flight and broadcasts each input once for 24
-/// channels (ShuffleNet's first layer, 3 → 24: 0.60× the time alone, 0.76× in the network).
-/// With `PAIRS_ALL` (the AVX-512 tile) every two blocks run together, a last odd one alone.
-/// Each channel's sum is made in the same order either way, so the output does not depend on
+/// With `PAIRS_ALL` every two neighbouring blocks run together as one tile of 32 channels
+/// (AVX2: 3 pixels × 4 ymm, each input broadcast once for 32 channels where the 6 × 16 tile
+/// broadcasts it for 16: 1.3–1.7× the speed of 1×1 layers, the broadcasts competing with the
+/// multiply-adds for the FP pipes on Zen 3). With an odd number of blocks one runs alone: the
+/// last, unless it has at most 8 channels; then it pairs with the block before it and the
+/// block before that pair runs alone. Alone, such a block's tile (6 pixels × 8 channels in
+/// AVX2) has 6 accumulators and waits on the multiply-add latency (a 144 → 8 layer took 80% of a
+/// 144 → 16 one); paired, its 24-channel tile broadcasts each input once for 24 channels
+/// (ShuffleNet's first layer, 3 → 24: 0.60× the time alone, 0.76× in the network). Each
+/// channel's sum is made in the same order either way, so the output does not depend on
 /// whether a split of the blocks (threads) left a pair together.
 ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                              const float *residual, const int *window, int window_length, float *output,
                              int pixel_begin, int pixel_end, int block_begin, int block_end, int c0, int c1,
                              const tile_shape *shape) {
     const int last = s->outputs - (block_end - 1) * BLOCK; // channels of the range's last block, if it is the layer's
+    const int count = block_end - block_begin;
+    // The block that runs alone (none for an even count).
+    const int single = count % 2 == 0 ? -1 : count > 1 && last <= BLOCK / 2 ? block_end - 3 : block_end - 1;
     for (int b = block_begin; b < block_end; b++) {
-        const int pair = shape->pairs == PAIRS_ALL ? b + 1 < block_end
-                       : shape->pairs == PAIRS_LAST_HALF && b + 2 == block_end && last >= 1 && last <= BLOCK / 2;
+        const int pair = shape->pairs == PAIRS_ALL && b != single && b + 1 < block_end;
         run_block(s, input, packed, bias, residual, window, window_length, output, pixel_begin, pixel_end, b, pair,
                   c0, c1, shape);
         if (pair) b++;

@@ -1,9 +1,10 @@
 #if defined(__x86_64__)
 #include "../internal/direct_convolution.h"
 
-// Direct convolution with AVX2 + FMA: a tile of up to 6 pixels × 16 output channels in 12
-// ymm accumulators, each input value broadcast and multiplied by two weight vectors (one, for
-// a last block of 8 channels or fewer, or three for up to 3 pixels of a 24-channel pair).
+// Direct convolution with AVX2 + FMA: a tile of up to 3 pixels × 32 output channels (a pair of
+// blocks) or 6 pixels × 16 (a block alone) in 12 ymm accumulators, each input value broadcast
+// once and multiplied by four or two weight vectors (three for a pair whose second block has 8
+// channels or fewer, one for such a block alone).
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
@@ -11,21 +12,47 @@
 static const int tail_masks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 /// Vector `h` of a tile's weights for (tap, channel) row `k`: the block's two halves, then, in a
-/// pair, the first half of the second block.
+/// pair, the second block's.
 static inline __attribute__((always_inline)) __m256 weight_vector(int h, const float *w, const float *w2, size_t k) {
-    return _mm256_loadu_ps(h < 2 ? w + k * BLOCK + 8 * h : w2 + k * BLOCK);
+    return _mm256_loadu_ps(h < 2 ? w + k * BLOCK + 8 * h : w2 + k * BLOCK + 8 * (h - 2));
 }
 
-/// One tile of `N` pixels × `H` vectors of 8 output channels (`H` = 1 when the block has at
-/// most 8 valid channels, so the padding lanes cost no multiply-adds; `H` = 3 for a pair,
-/// whose third vector's weights are the second block's first 8 lanes, `t->weights2`). The last
+/// One (tap, channel) row of a tile: `N` inputs, each multiplied by the row's `H` weight vectors.
+/// With 4 vectors (3 pixels × 32 channels) the 3 broadcasts come first and each weight vector
+/// is loaded just before its 3 multiply-adds: 12 accumulators, 3 inputs and 1 weight vector
+/// fill the 16 ymm registers exactly, where holding all 4 weight vectors made clang spill
+/// (the tile ran at 0.6× the 6 × 16 one's speed).
+static inline __attribute__((always_inline)) void
+multiply_row(const int N, const int H, __m256 a[TILE][4], const float *const x[TILE], size_t input, const float *w,
+             const float *w2, size_t k) {
+    if (H == 4) {
+        __m256 v[TILE];
+        for (int i = 0; i < N; i++) v[i] = _mm256_broadcast_ss(x[i] + input);
+        for (int h = 0; h < H; h++) {
+            const __m256 wv = weight_vector(h, w, w2, k);
+            for (int i = 0; i < N; i++) a[i][h] = _mm256_fmadd_ps(v[i], wv, a[i][h]);
+        }
+    } else {
+        __m256 wv[4];
+        for (int h = 0; h < H; h++) wv[h] = weight_vector(h, w, w2, k);
+        for (int i = 0; i < N; i++) {
+            const __m256 v = _mm256_broadcast_ss(x[i] + input);
+            for (int h = 0; h < H; h++) a[i][h] = _mm256_fmadd_ps(v, wv[h], a[i][h]);
+        }
+    }
+}
+
+/// One tile of `N` pixels × `H` vectors of 8 output channels (`H` = 1 when a block alone has at
+/// most 8 valid channels, so the padding lanes cost no multiply-adds; `H` = 4 for a pair, whose
+/// third and fourth vectors' weights are the second block's, `t->weights2`, or 3 when that block
+/// has at most 8 valid channels). The last
 /// vector of a partial block is read and written through a lane mask (whole when its channels
 /// are a multiple of 8, as 24, 40 and 1000 are). `N` and `H` are constants at every call site
 /// so the loops unroll.
 static inline __attribute__((always_inline)) void
 tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[MAX_TILE], float *out) {
     const anvil_conv_shape *s = t->s;
-    __m256 a[TILE][3];
+    __m256 a[TILE][4];
     const int tail = t->valid - 8 * (H - 1); // channels of the last vector, 1-8
     const int masked = tail < 8;
     const __m256i mask = _mm256_loadu_si256((const __m256i *)(tail_masks + 8 - tail));
@@ -54,32 +81,18 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[MAX_
     if (t->window) {
         // One loop over the whole window (see window_offsets).
         const float *w = t->weights, *w2 = t->weights2;
-        for (int e = 0; e < t->window_length; e++) {
-            const int offset = t->window[e];
-            __m256 wv[3];
-            for (int h = 0; h < H; h++) wv[h] = weight_vector(h, w, w2, (size_t)e);
-            for (int i = 0; i < N; i++) {
-                __m256 v = _mm256_broadcast_ss(origins[i] + offset);
-                for (int h = 0; h < H; h++) a[i][h] = _mm256_fmadd_ps(v, wv[h], a[i][h]);
-            }
-        }
+        for (int e = 0; e < t->window_length; e++)
+            multiply_row(N, H, a, origins, (size_t)t->window[e], w, w2, (size_t)e);
     }
     const run_t r = runs(t);
     for (int ky = 0; ky < (t->window ? 0 : s->kernel_height); ky++) {
         for (int kx = 0; kx < r.segments; kx++) {
             size_t offset = run_offset(t, ky, kx);
             const float *w = t->weights + run_offset_weights(t, ky, kx);
-            const float *w2 = H == 3 ? t->weights2 + run_offset_weights(t, ky, kx) : NULL;
+            const float *w2 = H >= 3 ? t->weights2 + run_offset_weights(t, ky, kx) : NULL;
             const float *x[TILE];
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
-            for (int c = 0; c < r.length; c++) {
-                __m256 wv[3];
-                for (int h = 0; h < H; h++) wv[h] = weight_vector(h, w, w2, (size_t)c);
-                for (int i = 0; i < N; i++) {
-                    __m256 v = _mm256_broadcast_ss(x[i] + c);
-                    for (int h = 0; h < H; h++) a[i][h] = _mm256_fmadd_ps(v, wv[h], a[i][h]);
-                }
-            }
+            for (int c = 0; c < r.length; c++) multiply_row(N, H, a, x, (size_t)c, w, w2, (size_t)c);
         }
     }
     if (t->last) {
@@ -108,18 +121,21 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[MAX_
     default: tile_avx2_n(1, H, t, origins, out); break;            \
     }
 
-/// A pair's `N` pixels (1-3) × 3 vectors: 9 accumulators. (4 × 3 would need all 16 ymm
-/// registers, and clang then shuffles and spills accumulators inside the loop.)
-#define PAIR_CASES                                                 \
+/// A pair's `N` pixels (1-3) × `H` vectors (4, or 3 when the second block has at most 8
+/// channels): 12 or 9 accumulators. (4 pixels × 3 vectors would need all 16 ymm registers, and
+/// clang then shuffles and spills accumulators inside the loop.)
+#define PAIR_CASES(H)                                              \
     switch (n) {                                                   \
-    case 3: tile_avx2_n(3, 3, t, origins, out); break;             \
-    case 2: tile_avx2_n(2, 3, t, origins, out); break;             \
-    default: tile_avx2_n(1, 3, t, origins, out); break;            \
+    case 3: tile_avx2_n(3, H, t, origins, out); break;             \
+    case 2: tile_avx2_n(2, H, t, origins, out); break;             \
+    default: tile_avx2_n(1, H, t, origins, out); break;            \
     }
 
 static void tile_avx2(const pass_t *t, const float *origins[MAX_TILE], int n, float *out) {
-    if (t->weights2)
-        PAIR_CASES
+    if (t->weights2 && t->valid > 3 * 8)
+        PAIR_CASES(4)
+    else if (t->weights2)
+        PAIR_CASES(3)
     else if (t->valid > 8)
         TILE_CASES(2)
     else
@@ -131,7 +147,7 @@ static void tile_avx2(const pass_t *t, const float *origins[MAX_TILE], int n, fl
 void anvil_direct_convolution_avx2(const anvil_conv_shape *s, const float *input, const float *packed,
                                    const float *bias, const float *residual, float *output, int pixel_begin,
                                    int pixel_end, int block_begin, int block_end) {
-    static const tile_shape shape = { tile_avx2, TILE, 3, PAIRS_LAST_HALF };
+    static const tile_shape shape = { tile_avx2, TILE, 3, PAIRS_ALL };
     direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end, block_begin, block_end,
                        &shape);
 }

@@ -3,8 +3,10 @@
 
 // Direct convolution with AVX-512F: a tile of up to 8 pixels × 32 output channels (two
 // neighbouring blocks, `PAIRS_ALL`) in 16 zmm accumulators, each input value broadcast once and
-// multiplied by two weight vectors of 16 — against the AVX2 tile's 6 × 16 that is half the loads
-// per multiply-add, with 32 registers to hold it. A layer's last odd block runs alone (8 × 16).
+// multiplied by two weight vectors of 16 — against the AVX2 tile's 3 × 32 (4 weight loads and 3
+// broadcasts per 12 multiply-adds of 8 lanes) 2 loads and 8 broadcasts per 16 multiply-adds of
+// 16 lanes, with 32 registers to hold it. With an odd number of blocks one runs alone (8 × 16;
+// see `run_blocks`).
 // Each lane's sum is made in the AVX2 tile's order (bias, residual, then one multiply-add per
 // (tap, channel) in the same sequence), so the two bodies' outputs agree bit for bit.
 //

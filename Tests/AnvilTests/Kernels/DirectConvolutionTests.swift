@@ -46,6 +46,15 @@ struct DirectConvolutionTests {
         Case(height: 1, width: 1, inputs: 64, outputs: 24, kernel: (1, 1), padding: .valid),
         Case(batch: 2, height: 3, width: 11, inputs: 20, outputs: 37, kernel: (1, 1), padding: .valid, activation: .relu6),
         Case(height: 6, width: 9, inputs: 32, outputs: 72, kernel: (3, 3), stride: (2, 2), bias: false),
+        // Every two blocks run as one tile of 32 channels (3 pixels × 4 vectors in AVX2): one and
+        // two pixels, a masked fourth vector (28 outputs), an odd block count whose last block
+        // runs alone (3 blocks of 16) or pairs while the first runs alone (40 = 16 + 16 + 8), and
+        // a 3×3 window read in runs.
+        Case(height: 1, width: 1, inputs: 40, outputs: 32, kernel: (1, 1), padding: .valid),
+        Case(height: 1, width: 2, inputs: 48, outputs: 64, kernel: (1, 1), padding: .valid, activation: .relu),
+        Case(height: 4, width: 5, inputs: 33, outputs: 28, kernel: (1, 1), padding: .valid),
+        Case(height: 7, width: 5, inputs: 24, outputs: 48, kernel: (1, 1), padding: .valid, activation: .relu6),
+        Case(height: 9, width: 8, inputs: 40, outputs: 40, kernel: (3, 3), bias: true),
     ]
 
     /// Runs the kernel on `input` (NHWC) with Forge-layout weights.
