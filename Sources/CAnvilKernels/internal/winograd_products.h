@@ -10,9 +10,9 @@
 // leave ONNX's rtol 1e-3 on one CPU's BLAS kernel and not another's. Here every body sums in
 // the same order: runs of ANVIL_WINOGRAD_CHUNK channels in registers, each run added into M.
 //
-// Register tile: 6 tiles × 16 output channels (12 AVX accumulators; with AVX-512, 8 tiles × 32
-// channels of two blocks in 16 zmm), the 16 filter values of a channel one sequential stream
-// (packed `[block][channel][16]`), one broadcast per tile.
+// Register tile: 3 tiles × 32 output channels of two blocks (12 AVX accumulators; 6 tiles × 16
+// for a last odd block; with AVX-512, 8 tiles × 32 in 16 zmm), each block's filter values of a
+// channel one sequential stream (packed `[block][channel][16]`), one broadcast per tile.
 
 // What the bodies share: the tile grouping. Each body file brings its register tile.
 
