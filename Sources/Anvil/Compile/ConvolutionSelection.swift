@@ -158,7 +158,9 @@ enum ConvolutionCostModel {
     ///   block's tiles rounded up to a multiple of 8, filter floats streamed once per block and
     ///   position, elements moved by the transforms (input channels past a multiple of 8 cost
     ///   extra), a fixed cost per position.
-    /// - The direct kernel: multiply-adds of whole register tiles (6 pixels × 16 channels), and
+    /// - The direct kernel: multiply-adds of whole register tiles (6 pixels × 16 channels, the
+    ///   tile of the fit: the 3 × 32 pair tile that replaced it sped up this kernel and Winograd's
+    ///   products alike, and the model is not refitted yet), and
     ///   input and output elements; a non-negative least-squares fit (relative error) to 39
     ///   single-thread timings of 3×3 layers (1×1 … 224×224, 8 … 512 channels) on the 2-core
     ///   Zen 3 machine, made while other builds ran (median error 22%). With it the choice
