@@ -96,14 +96,7 @@ enum Failure {
 
     /// Writes ``tensors`` back to back into one blob and returns its index.
     static func writeBlob(_ url: URL) throws -> [String: BlobParameterSource.Entry] {
-        var all: [Float] = []
-        var index: [String: BlobParameterSource.Entry] = [:]
-        for (name, values) in tensors {
-            index[name] = BlobParameterSource.Entry(offset: all.count * 4, count: values.count)
-            all += values
-        }
-        try write(all, to: url)
-        return index
+        try Fixtures.writeBlob(tensors, to: url)
     }
 
     /// A batch of two inputs for ``model()``.

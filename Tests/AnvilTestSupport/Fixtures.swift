@@ -1,3 +1,4 @@
+import Anvil
 import Foundation
 
 /// Locations of committed fixtures and optional external data, and raw float I/O, for every test
@@ -66,5 +67,18 @@ enum Fixtures {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
+    }
+
+    /// Writes `tensors` back to back, in this order, into the file at `url` (as the converters
+    /// write weights.bin) and returns the index that reads them back (``BlobParameterSource``).
+    static func writeBlob(_ tensors: [(name: String, values: [Float])], to url: URL) throws -> [String: BlobParameterSource.Entry] {
+        var blob: [Float] = []
+        var index: [String: BlobParameterSource.Entry] = [:]
+        for (name, values) in tensors {
+            index[name] = BlobParameterSource.Entry(offset: blob.count * 4, count: values.count)
+            blob += values
+        }
+        try blob.withUnsafeBytes { try Data($0).write(to: url) }
+        return index
     }
 }

@@ -21,22 +21,16 @@ import Testing
             --> Convolution(kernel: (3, 3), channels: 256, name: "c3")
         let model = try Model(input: input, output: output)
         var random = RefRandom(seed: 41)
-        var tensors: [String: [Float]] = [:]
-        var index: [String: BlobParameterSource.Entry] = [:]
-        var blob: [Float] = []
-        for layer in ["c1", "c2", "c3"] {
-            for (name, count) in [("\(layer)_W", 256 * 9 * 256), ("\(layer)_b", 256)] {
-                let values = random.floats(count, -0.05, 0.05)
-                tensors[name] = values
-                index[name] = .init(offset: blob.count * 4, count: count)
-                blob += values
-            }
+        let named = ["c1", "c2", "c3"].flatMap { layer in
+            [(name: "\(layer)_W", values: random.floats(256 * 9 * 256, -0.05, 0.05)),
+             (name: "\(layer)_b", values: random.floats(256, -0.05, 0.05))]
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("anvil-release-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let tensors = Dictionary(uniqueKeysWithValues: named.map { ($0.name, $0.values) })
+        let directory = try Fixtures.temporaryDirectory(prefix: "anvil-release")
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("weights.bin")
-        try blob.withUnsafeBytes { try Data($0).write(to: url) }
+        let index = try Fixtures.writeBlob(named, to: url)
+        let mappedKilobytes = named.reduce(0) { $0 + $1.values.count } * 4 / 1024
         let image = try Tensor(batch: 1, shape: shape, values: random.floats(shape.count, -1, 1))
 
         try model.compile(layout: .pytorch, from: ArrayParameterSource(tensors))
@@ -48,7 +42,7 @@ import Testing
         #if os(Linux)
         // What may stay: the pages holding the three 1 kB biases, read once to copy them.
         if let resident = residentKilobytes(of: url.path) {
-            #expect(resident <= 32, "\(resident) kB of the \(blob.count * 4 / 1024) kB mapped file still resident")
+            #expect(resident <= 32, "\(resident) kB of the \(mappedKilobytes) kB mapped file still resident")
         }
         #endif
     }

@@ -426,20 +426,12 @@ struct WinogradTests {
         let model = try Model(input: input, output: output)
         var random = RefRandom.winograd(seed: 77)
         let names = ["c1_W": 64 * 9 * 64, "c1_b": 64, "c2_W": 32 * 9 * 64, "c2_b": 32]
-        var tensors: [String: [Float]] = [:]
-        var index: [String: BlobParameterSource.Entry] = [:]
-        var blob: [Float] = []
-        for name in names.keys.sorted() {
-            let values = random.floats(names[name]!, -0.1, 0.1)
-            tensors[name] = values
-            index[name] = .init(offset: blob.count * 4, count: values.count)
-            blob += values
-        }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("anvil-winograd-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let named = names.keys.sorted().map { (name: $0, values: random.floats(names[$0]!, -0.1, 0.1)) }
+        let tensors = Dictionary(uniqueKeysWithValues: named.map { ($0.name, $0.values) })
+        let directory = try Fixtures.temporaryDirectory(prefix: "anvil-winograd")
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("weights.bin")
-        try blob.withUnsafeBytes { try Data($0).write(to: url) }
+        let index = try Fixtures.writeBlob(named, to: url)
         let values = random.floats(2 * shape.count)
         let image = try Tensor(batch: 2, shape: shape, values: values)
 

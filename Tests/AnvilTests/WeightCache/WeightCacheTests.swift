@@ -13,18 +13,10 @@ private struct MappedWeights {
     init(_ sizes: [String: Int], seed: UInt64) throws {
         directory = try Fixtures.temporaryDirectory(prefix: "anvil-weight-cache")
         var random = RefRandom(seed: Int(seed))
-        var tensors: [String: [Float]] = [:]
-        var index: [String: BlobParameterSource.Entry] = [:]
-        var blob: [Float] = []
-        for name in sizes.keys.sorted() {
-            let values = random.floats(sizes[name]!, -0.2, 0.2)
-            tensors[name] = values
-            index[name] = .init(offset: blob.count * 4, count: values.count)
-            blob += values
-        }
+        let named = sizes.keys.sorted().map { (name: $0, values: random.floats(sizes[$0]!, -0.2, 0.2)) }
         let url = directory.appendingPathComponent("weights.bin")
-        try blob.withUnsafeBytes { try Data($0).write(to: url) }
-        self.tensors = tensors
+        let index = try Fixtures.writeBlob(named, to: url)
+        self.tensors = Dictionary(uniqueKeysWithValues: named.map { ($0.name, $0.values) })
         source = try BlobParameterSource(url: url, index: index)
     }
 
