@@ -11,7 +11,7 @@ extension ModelFile {
     /// ```
     public init(onnx url: URL, inputShape: (channels: Int, height: Int, width: Int)? = nil) throws {
         let conversion = try ONNXConversion(contentsOf: url, inputShape: inputShape)
-        try self.init(json: conversion.json, source: url.path, layout: .pytorch, parameters: conversion.parameterSource)
+        self = try (consume conversion).takeModelFile(source: url.path)
     }
 
     /// Opens a model file by path: an `.onnx` file (converted in memory) or an Anvil model file

@@ -10,8 +10,8 @@ import Foundation
 /// become placeholders of the shape the file records for them (`value_info`), or are blocked,
 /// and the nodes after it are still checked. At the end one error lists every blocker.
 final class ONNXConverter {
-    /// The ONNX graph.
-    let graph: Onnx_GraphProto
+    /// The ONNX graph; its initializers are emptied as they are decoded (see ``convert()``).
+    private(set) var graph: Onnx_GraphProto
     /// The default-domain opset.
     let opset: Int
     /// The model file being written.
@@ -249,7 +249,12 @@ final class ONNXConverter {
     /// Converts every node in graph order; returns the writer with outputs set and pruned, or
     /// throws one ``ONNXImportError`` listing every blocker.
     func convert() throws -> ModelDocumentWriter {
-        for initializer in graph.initializer {
+        for position in graph.initializer.indices {
+            // Taken out of the graph first, so each initializer's bytes are freed once decoded
+            // rather than held beside the decoded values to the end (the converter owns the only
+            // copy of the graph).
+            let initializer = graph.initializer[position]
+            graph.initializer[position] = Onnx_TensorProto()
             do {
                 values[initializer.name] = .constant(try decoding.constant(initializer, what: "initializer '\(initializer.name)'"))
             } catch let failure as ImportFailure {

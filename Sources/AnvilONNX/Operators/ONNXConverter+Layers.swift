@@ -174,8 +174,10 @@ extension ONNXConverter {
             if weights.shape[1] == count && !source.isStandard {
                 let onnxDims = source.onnxShape.dropFirst().map { $0! }
                 let anvilAxes = (1 ... 3).map { j in source.permutation.firstIndex(of: j)! }
-                let w = try weights.reshaped([weights.shape[0]] + onnxDims).transposed([0] + anvilAxes)
-                weights = try w.transposed([0, 3, 1, 2]).reshaped([weights.shape[0], count])
+                // Anvil's axes, then channels first: one permutation, so one copy of the weights.
+                let toAnvil = [0] + anvilAxes
+                weights = try weights.reshaped([weights.shape[0]] + onnxDims)
+                    .transposed([0, 3, 1, 2].map { toAnvil[$0] }).reshaped([weights.shape[0], count])
             }
             return (source.name, count, weights)
         }
@@ -232,7 +234,7 @@ extension ONNXConverter {
         guard weights.rank == 2 else { throw fail(node, "B must be a 2-D constant, got shape \(weights.shape)") }
         if try a.int("transB", 0) == 0 { weights = try weights.transposed() }
         let alpha = try a.float("alpha", 1.0)
-        weights = weights.mapped { $0 * alpha }
+        if alpha != 1 { weights = weights.mapped { $0 * alpha } }
         var bias: [Float]?
         if let c = try const(node, 2, required: false) {
             guard c.count == 1 || c.count == weights.shape[0] else { throw fail(node, "C of shape \(c.shape) is not a per-output bias") }

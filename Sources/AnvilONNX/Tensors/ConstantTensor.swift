@@ -138,6 +138,9 @@ struct ConstantTensor {
     }
 
     /// The axes permuted: result axis i is axis `permutation[i]` (NumPy's transpose).
+    ///
+    /// Walks the result in row-major order with a running source offset (no per-element index
+    /// or offset arrays): a fully connected layer's weights can be hundreds of megabytes.
     func transposed(_ permutation: [Int]? = nil) throws -> ConstantTensor {
         let permutation = permutation ?? Array((0 ..< rank).reversed())
         guard permutation.sorted() == Array(0 ..< rank) else {
@@ -145,14 +148,41 @@ struct ConstantTensor {
         }
         let newShape = permutation.map { shape[$0] }
         let strides = Self.strides(shape)
-        var offsets: [Int] = []
-        offsets.reserveCapacity(count)
-        Self.forEachIndex(newShape) { index in
-            var offset = 0
-            for (i, axis) in permutation.enumerated() { offset += index[i] * strides[axis] }
-            offsets.append(offset)
+        let steps = permutation.map { strides[$0] }
+        func permute<T>(_ values: [T]) -> [T] {
+            guard !values.isEmpty, !newShape.contains(0) else { return [] }
+            guard rank > 1 else { return values }
+            let last = rank - 1, inner = newShape[last], innerStep = steps[last]
+            return [T](unsafeUninitializedCapacity: values.count) { result, initialized in
+                var index = [Int](repeating: 0, count: rank)
+                var base = 0, written = 0
+                values.withUnsafeBufferPointer { source in
+                    while written < values.count {
+                        var offset = base
+                        for j in 0 ..< inner {
+                            (result.baseAddress! + written + j).initialize(to: source[offset])
+                            offset += innerStep
+                        }
+                        written += inner
+                        // Odometer over the outer axes, moving the base offset by each axis's step.
+                        var axis = last - 1
+                        while axis >= 0 {
+                            index[axis] += 1
+                            base += steps[axis]
+                            if index[axis] < newShape[axis] { break }
+                            base -= steps[axis] * newShape[axis]
+                            index[axis] = 0
+                            axis -= 1
+                        }
+                    }
+                }
+                initialized = values.count
+            }
         }
-        return picking(offsets, shape: newShape)
+        switch storage {
+        case .integers(let v): return ConstantTensor(shape: newShape, integers: permute(v))
+        case .floats(let v): return ConstantTensor(shape: newShape, floats: permute(v))
+        }
     }
 
     /// The values broadcast to `target` (NumPy's broadcast_to); an error when they do not fit.
@@ -240,6 +270,10 @@ struct ConstantTensor {
 
     /// The values converted by `body` (unary folding), keeping the storage kind for floats.
     func mapped(_ body: (Double) -> Double) -> ConstantTensor {
-        ConstantTensor(shape: shape, floats: doubles.map { Float(body($0)) })
+        // Element by element, without a Double copy of the whole tensor.
+        switch storage {
+        case .integers(let v): return ConstantTensor(shape: shape, floats: v.map { Float(body(Double($0))) })
+        case .floats(let v): return ConstantTensor(shape: shape, floats: v.map { Float(body(Double($0))) })
+        }
     }
 }

@@ -112,14 +112,14 @@ struct ModelDocumentWriter {
         }
     }
 
-    /// The model-file JSON and the weights blob (little-endian float32, tensors in order).
-    func document(blobName: String = "weights.bin") throws -> (json: JSONValue, blob: [Float]) {
+    /// The model-file JSON; its blob index places ``tensors`` one after another, in order.
+    func document(blobName: String = "weights.bin") throws -> JSONValue {
         guard !outputs.isEmpty else { throw ImportFailure("the model has no outputs") }
         var index: [(String, JSONValue)] = []
-        var blob: [Float] = []
+        var offset = 0
         for (name, values) in tensors {
-            index.append((name, .object([("offset", .int(blob.count * 4)), ("count", .int(values.count))])))
-            blob += values
+            index.append((name, .object([("offset", .int(offset * 4)), ("count", .int(values.count))])))
+            offset += values.count
         }
         var root: [(String, JSONValue)] = [
             ("format", .string("anvil.model")), ("version", .int(1)), ("name", .string(name)),
@@ -133,6 +133,6 @@ struct ModelDocumentWriter {
                 ("source", .object([("type", .string("blob")), ("path", .string(blobName)), ("tensors", .object(index))])),
             ])))
         }
-        return (.object(root), blob)
+        return .object(root)
     }
 }
