@@ -134,6 +134,6 @@ final class CompiledModel: Sendable {
             outputs = model.outputTensors.map { UnsafePointer(buffer($0)) }
         }
 
-        deinit { free(memory) }
+        deinit { LargeAllocation.release(memory, bytes: byteCount) }
     }
 }

@@ -14,10 +14,13 @@ struct Compiler {
         guard plan.floatsPerImage < Int.max / 16 else {
             throw AnvilError(.invalidShape, "the activations of one image are too large to allocate")
         }
+        FreedHeapMemory.release()
         let parameters = try loadParameters(source)
-        return CompiledModel(graph: graph, plan: plan, steps: try Self.buildSteps(
+        let compiled = CompiledModel(graph: graph, plan: plan, steps: try Self.buildSteps(
             graph: graph, plan: plan, layout: layout, parameters: parameters, shared: nil, reusing: [],
             weightCache: weightCache))
+        FreedHeapMemory.release()
+        return compiled
     }
 
     /// Compiles a graph with open inputs: checks that no layer's parameters depend on the open

@@ -83,7 +83,9 @@ final class WinogradFilters: @unchecked Sendable {
     }
 
     deinit {
-        if case .owned(let pointer) = storage { free(pointer) }
+        if case .owned(let pointer) = storage {
+            LargeAllocation.release(pointer, bytes: max(count, 1) * MemoryLayout<Float>.stride)
+        }
     }
 }
 

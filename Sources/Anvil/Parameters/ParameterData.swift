@@ -64,11 +64,13 @@ final class FloatBox: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<Float>
     let count: Int
 
+    /// `count` zeros (in ``LargeAllocation``'s memory: large boxes are mapped, not on the heap).
     init(count: Int) {
         self.count = count
-        pointer = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1) * MemoryLayout<Float>.stride, alignment: 64)
-            .bindMemory(to: Float.self, capacity: max(count, 1))
-        pointer.initialize(repeating: 0, count: max(count, 1))
+        let bytes = max(count, 1) * MemoryLayout<Float>.stride
+        guard let raw = LargeAllocation.allocate(bytes: bytes) else { fatalError("cannot allocate \(bytes) bytes of weights") }
+        pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
+        if !LargeAllocation.startsZeroed(bytes: bytes) { pointer.initialize(repeating: 0, count: max(count, 1)) }
     }
 
     convenience init(_ values: [Float]) {
@@ -81,5 +83,5 @@ final class FloatBox: @unchecked Sendable {
     var buffer: UnsafeBufferPointer<Float> { UnsafeBufferPointer(start: pointer, count: count) }
     var mutableBuffer: UnsafeMutableBufferPointer<Float> { UnsafeMutableBufferPointer(start: pointer, count: count) }
 
-    deinit { UnsafeMutableRawPointer(pointer).deallocate() }
+    deinit { LargeAllocation.release(UnsafeMutableRawPointer(pointer), bytes: max(count, 1) * MemoryLayout<Float>.stride) }
 }
