@@ -71,7 +71,7 @@ public final class MappedFile: @unchecked Sendable {
     /// memory (`madvise(MADV_DONTNEED)`). The mapping is private and read-only, so its pages are
     /// never modified: they stay in the page cache and come back, unchanged, on the next read.
     /// For weights the compile step has transformed into a copy and will not read again.
-    func releasePages(_ range: UnsafeRawBufferPointer) {
+    public func releasePages(_ range: UnsafeRawBufferPointer) {
         #if os(Linux)
         guard let start = range.baseAddress, let base = bytes.baseAddress,
               start >= base, start + range.count <= base + bytes.count else { return }

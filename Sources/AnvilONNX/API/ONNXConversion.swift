@@ -29,10 +29,9 @@ public struct ONNXConversion: Sendable {
 
     private init(file: consuming ONNXFile, name: String?, inputShape: (channels: Int, height: Int, width: Int)?) throws {
         let source = file.source, directory = file.directory
-        // The converter gets the only reference to the parsed model, so it can free each
-        // initializer's bytes as it decodes them, rather than hold them beside the decoded
-        // values (with VGG16's 528 MB of weights, a gigabyte).
-        let converter = ONNXConverter(model: (consume file).model, name: name,
+        // The converter gets the only reference to the initializers, so each one's bytes are
+        // freed as it is decoded, rather than held beside the decoded values.
+        let converter = ONNXConverter(model: file.model, initializers: (consume file).initializers, name: name,
                                       inputShape: inputShape.map { ($0.channels, $0.height, $0.width) }, directory: directory)
         let writer: ModelDocumentWriter
         do {

@@ -10,8 +10,10 @@ import Foundation
 /// become placeholders of the shape the file records for them (`value_info`), or are blocked,
 /// and the nodes after it are still checked. At the end one error lists every blocker.
 final class ONNXConverter {
-    /// The ONNX graph; its initializers are emptied as they are decoded (see ``convert()``).
-    private(set) var graph: Onnx_GraphProto
+    /// The ONNX graph (its initializers apart, in ``initializers``).
+    let graph: Onnx_GraphProto
+    /// The graph's initializers, decoded one at a time by ``convert()``.
+    let initializers: ONNXInitializers
     /// The default-domain opset.
     let opset: Int
     /// The model file being written.
@@ -70,8 +72,9 @@ final class ONNXConverter {
     ]
 
     /// A converter for `model`; `directory` resolves external data.
-    init(model: Onnx_ModelProto, name: String?, inputShape: (Int, Int, Int)?, directory: URL?) {
+    init(model: Onnx_ModelProto, initializers: ONNXInitializers, name: String?, inputShape: (Int, Int, Int)?, directory: URL?) {
         graph = model.graph
+        self.initializers = initializers
         opset = Int(model.opsetImport.first { $0.domain == "" || $0.domain == "ai.onnx" }?.version ?? 13)
         let graphName = model.graph.name
         writer = ModelDocumentWriter(name: name ?? (graphName.isEmpty ? "onnx" : graphName), layout: "pytorch")
@@ -249,17 +252,15 @@ final class ONNXConverter {
     /// Converts every node in graph order; returns the writer with outputs set and pruned, or
     /// throws one ``ONNXImportError`` listing every blocker.
     func convert() throws -> ModelDocumentWriter {
-        for position in graph.initializer.indices {
-            // Taken out of the graph first, so each initializer's bytes are freed once decoded
-            // rather than held beside the decoded values to the end (the converter owns the only
-            // copy of the graph).
-            let initializer = graph.initializer[position]
-            graph.initializer[position] = Onnx_TensorProto()
-            do {
-                values[initializer.name] = .constant(try decoding.constant(initializer, what: "initializer '\(initializer.name)'"))
-            } catch let failure as ImportFailure {
-                blockers.append(failure.message)
-                values[initializer.name] = .blocked
+        for position in 0 ..< initializers.count {
+            try initializers.take(position) { initializer, rawData in
+                do {
+                    values[initializer.name] = .constant(try decoding.constant(initializer, what: "initializer '\(initializer.name)'",
+                                                                               rawData: rawData))
+                } catch let failure as ImportFailure {
+                    blockers.append(failure.message)
+                    values[initializer.name] = .blocked
+                }
             }
         }
         for (index, node) in graph.node.enumerated() {

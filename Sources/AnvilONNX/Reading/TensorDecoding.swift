@@ -45,8 +45,9 @@ struct TensorDecoding {
         return names[type] ?? "type \(type)"
     }
 
-    /// The tensor's values; `what` names it in errors ("initializer 'conv1.weight'").
-    func constant(_ tensor: Onnx_TensorProto, what: String) throws -> ConstantTensor {
+    /// The tensor's values; `what` names it in errors ("initializer 'conv1.weight'"). `rawData`,
+    /// when given, is the tensor's `raw_data` read in place (``ONNXInitializers``).
+    func constant(_ tensor: Onnx_TensorProto, what: String, rawData: UnsafeRawBufferPointer? = nil) throws -> ConstantTensor {
         let shape = try tensor.dims.map { dim -> Int in
             guard dim >= 0, dim <= Int64(Int32.max) else { throw ImportFailure("\(what) has dimension \(dim) in its shape \(tensor.dims)") }
             return Int(dim)
@@ -60,6 +61,12 @@ struct TensorDecoding {
         if tensor.hasDataLocation, tensor.dataLocation == .external {
             let bytes = try externalBytes(tensor, count: count, size: size, what: what)
             return try Self.fromRaw(bytes, type: type, shape: shape)
+        }
+        if let rawData {
+            guard rawData.count == count * size else {
+                throw ImportFailure("\(what) has \(rawData.count) bytes of raw_data for shape \(shape) of \(Self.typeName(type)) (\(count * size) expected)")
+            }
+            return try Self.fromRaw(rawData, type: type, shape: shape)
         }
         if tensor.hasRawData {
             guard tensor.rawData.count == count * size else {
