@@ -59,8 +59,10 @@ struct TensorDecoding {
             throw ImportFailure("\(what) holds \(Self.typeName(type)) values, which Anvil does not read")
         }
         if tensor.hasDataLocation, tensor.dataLocation == .external {
-            let bytes = try externalBytes(tensor, count: count, size: size, what: what)
-            return try Self.fromRaw(bytes, type: type, shape: shape)
+            let (file, bytes) = try externalBytes(tensor, count: count, size: size, what: what)
+            let constant = try Self.fromRaw(bytes, type: type, shape: shape)
+            file.releasePages(bytes)  // decoded: the file's pages need not stay resident
+            return constant
         }
         if let rawData {
             guard rawData.count == count * size else {
@@ -99,9 +101,9 @@ struct TensorDecoding {
         }
     }
 
-    /// The bytes of an external tensor: `location` (relative, inside the model's folder),
-    /// `offset` and `length` checked against the file.
-    private func externalBytes(_ tensor: Onnx_TensorProto, count: Int, size: Int, what: String) throws -> UnsafeRawBufferPointer {
+    /// The bytes of an external tensor and the mapped file they are in: `location` (relative,
+    /// inside the model's folder), `offset` and `length` checked against the file.
+    private func externalBytes(_ tensor: Onnx_TensorProto, count: Int, size: Int, what: String) throws -> (MappedFile, UnsafeRawBufferPointer) {
         var fields: [String: String] = [:]
         for entry in tensor.externalData { fields[entry.key] = entry.value }
         guard let location = fields["location"], !location.isEmpty else {
@@ -136,7 +138,7 @@ struct TensorDecoding {
         guard offset <= file.bytes.count, length <= file.bytes.count - offset else {
             throw ImportFailure("\(what): external data at offset \(offset) with length \(length) runs past the end of '\(location)' (\(file.bytes.count) bytes)")
         }
-        return UnsafeRawBufferPointer(rebasing: file.bytes[offset ..< offset + length])
+        return (file, UnsafeRawBufferPointer(rebasing: file.bytes[offset ..< offset + length]))
     }
 
     /// Values from little-endian bytes.
