@@ -69,17 +69,18 @@ enum ConvolutionOverride: String, Sendable, CaseIterable {
 enum ConvolutionSelection {
     /// What a megabyte of convolution weights held in memory costs, in milliseconds per image,
     /// when Winograd is weighed against the direct kernel: the direct kernel keeps the weights
-    /// as they are, the Winograd filters take 16/9 (F(2×2)) or 4 (F(4×4)) times their memory.
-    /// That memory is resident for as long as the model lives, and making it costs load time:
-    /// the kernel zeroes every fresh page (0.2 ms per MB on the reference VM at best, several
-    /// times that when the host must back the pages first). At 0.4 (per 10⁶ bytes), VGG16
-    /// keeps F(4×4) for its large layers and takes F(2×2) for the 28×28 and 14×14 ones, which
-    /// hold 90% of its convolution weights (peak memory 773 → 660 thousand kB, load + compile
-    /// 70 → 41 ms against 0, measured when the choice was made).
+    /// as they are, the Winograd filters take 16/9 (F(2×2)) or 4 (F(4×4)) times their memory,
+    /// resident for as long as the model lives (the weight cache keeps them out of the load time).
+    /// At 0.2 (per 10⁶ bytes) a layer takes F(4×4) where each extra megabyte buys 0.2 ms or more:
+    /// ResNet-50's 28×28 128 → 128 layers (0.39 ms per MB; 0.67–0.71 of F(2×2)'s time measured)
+    /// and VGG16's 28×28 ones (0.31–0.34; 0.62–0.63 of the time, the whole network 0.86–0.89 on
+    /// 1 and 2 threads, peak memory 663 → 714 thousand kB), not VGG16's 14×14 ones (0.05: 21 MB
+    /// each for 1 ms). At 0.4, the price before (2026-11-27), those layers kept F(2×2); at 0,
+    /// VGG16 peaks at 776 thousand kB.
     /// `ANVIL_WINOGRAD_MS_PER_MB` sets it; 0 picks the fastest algorithm whatever its memory.
     static let millisecondsPerMegabyte: Double = {
         guard let text = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_MS_PER_MB"], let value = Double(text),
-              value >= 0 else { return 0.4 }
+              value >= 0 else { return 0.2 }
         return value
     }()
 

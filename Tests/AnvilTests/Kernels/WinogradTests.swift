@@ -329,6 +329,16 @@ struct WinogradTests {
             }
             #expect(try picks(0) == [.f4x4, .f4x4, .f2x2, nil])
             #expect(try picks(0.4) == [.f2x2, .f2x2, nil, nil])
+            // At the default 0.2: F(4×4) at 28×28 (21 MB more for 6–7 ms less), F(2×2) at 14×14.
+            #expect(try picks(0.2) == [.f4x4, .f2x2, nil, nil])
+            // ResNet-50's 28×28 128 → 128 layers: F(4×4) from 0.39 ms per MB down.
+            let resnet28 = try WindowGeometry(input: Shape(height: 28, width: 28, channels: 128), kernel: (3, 3), stride: (1, 1),
+                                              dilation: (1, 1), padding: .same)
+            let resnetPicks = [0.4, 0.2].map { rate in
+                ConvolutionSelection.algorithm(geometry: resnet28, inputChannels: 128, outputChannels: 128, groups: 1,
+                                               override: .auto, millisecondsPerMegabyte: rate).winogradVariant
+            }
+            #expect(resnetPicks == [.f2x2, .f4x4])
             // VGG16's 56×56×256 layers keep F(4×4) at 0.4 (9 MB of filters, 7 ms faster than F(2×2)).
             let vgg56 = try WindowGeometry(input: Shape(height: 56, width: 56, channels: 256), kernel: (3, 3), stride: (1, 1),
                                            dilation: (1, 1), padding: .same)
