@@ -40,6 +40,7 @@ struct Compiler {
                 throw AnvilError(.invalidShape, "layer '\(node.name)' (\(node.layer.typeName)) cannot take an open input size: the size of its parameters depends on the size of its input \(inputs); fix the input's height and width, or pool globally before it")
             }
         }
+        FreedHeapMemory.release()
         let parameters = try loadParameters(source)
         return OpenCompiledModel(graph: graph, layout: layout, parameters: parameters, cachedSizes: cachedSizes,
                                  weightCache: weightCache)

@@ -64,7 +64,9 @@ final class WinogradFilters: @unchecked Sendable {
         self.storage = .owned(pointer)
         self.count = count
         self.layout = layout
-        if layout.paddedOutputs != layout.outputs { pointer.initialize(repeating: 0, count: count) }
+        if layout.paddedOutputs != layout.outputs && !LargeAllocation.startsZeroed(bytes: bytes) {
+            pointer.initialize(repeating: 0, count: count)
+        }
     }
 
     /// Filters mapped from a cache entry of exactly `positions` positions in `layout`.

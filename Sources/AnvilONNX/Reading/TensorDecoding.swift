@@ -64,18 +64,14 @@ struct TensorDecoding {
             file.releasePages(bytes)  // decoded: the file's pages need not stay resident
             return constant
         }
-        if let rawData {
-            guard rawData.count == count * size else {
-                throw ImportFailure("\(what) has \(rawData.count) bytes of raw_data for shape \(shape) of \(Self.typeName(type)) (\(count * size) expected)")
+        func fromRawData(_ bytes: UnsafeRawBufferPointer) throws -> ConstantTensor {
+            guard bytes.count == count * size else {
+                throw ImportFailure("\(what) has \(bytes.count) bytes of raw_data for shape \(shape) of \(Self.typeName(type)) (\(count * size) expected)")
             }
-            return try Self.fromRaw(rawData, type: type, shape: shape)
+            return try Self.fromRaw(bytes, type: type, shape: shape)
         }
-        if tensor.hasRawData {
-            guard tensor.rawData.count == count * size else {
-                throw ImportFailure("\(what) has \(tensor.rawData.count) bytes of raw_data for shape \(shape) of \(Self.typeName(type)) (\(count * size) expected)")
-            }
-            return try tensor.rawData.withUnsafeBytes { try Self.fromRaw($0, type: type, shape: shape) }
-        }
+        if let rawData { return try fromRawData(rawData) }
+        if tensor.hasRawData { return try tensor.rawData.withUnsafeBytes(fromRawData) }
         func check(_ found: Int, _ field: String) throws {
             guard found == count else { throw ImportFailure("\(what) has \(found) values in \(field) for shape \(shape) (\(count) expected)") }
         }
