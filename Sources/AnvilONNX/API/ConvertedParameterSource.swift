@@ -2,8 +2,8 @@ import Anvil
 
 /// The parameter tensors of an ``ONNXConversion`` moved into the aligned storage `compile`
 /// reads, one tensor at a time: the arrays are freed as their copies are made, so opening an
-/// `.onnx` file never holds the weights twice (``ArrayParameterSource`` copies each tensor
-/// when `compile` asks for it, while the arrays stay alive).
+/// `.onnx` file holds at most one tensor twice (``ArrayParameterSource`` copies each tensor
+/// when `compile` asks for it, while all the arrays stay alive).
 struct ConvertedParameterSource: ParameterSource {
     /// The tensors by name.
     private let tensors: [String: ParameterData]
