@@ -58,4 +58,37 @@ import Testing
         }
         #expect(written == weights)
     }
+
+    /// Raw bytes decoded a stretch at a time: the stretches handed back tile the bytes in
+    /// order (so every page can be released once its values are read), and every
+    /// value across the stretches' edges is the one its bytes hold, for each element size.
+    @Test(arguments: [(Int32(1), 4), (Int32(10), 2), (Int32(16), 2), (Int32(7), 8), (Int32(3), 1)])
+    func rawBytesDecodeInStretches(_ type: Int32, _ size: Int) throws {
+        let count = (2 << 20) / size + 12_345  // over two stretches of a megabyte
+        let bytes = (0 ..< count * size).map { UInt8(truncatingIfNeeded: ($0 * 131 + $0 / 7) & 0x7F) }
+        var stretches: [Range<Int>] = []
+        let constant = try bytes.withUnsafeBytes { raw in
+            try TensorDecoding.fromRaw(raw, type: type, shape: [count]) { stretch in
+                let start = stretch.baseAddress! - raw.baseAddress!
+                stretches.append(start ..< start + stretch.count)
+            }
+        }
+        #expect(stretches.count > 1)
+        #expect(stretches.first?.lowerBound == 0 && stretches.last?.upperBound == bytes.count)
+        #expect(zip(stretches, stretches.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+        // Each value from its own bytes, assembled little-endian here (half floats through the
+        // converter's own halfToFloat, tested apart: the stretches are what is tested here).
+        func word(_ i: Int) -> UInt64 {
+            (0 ..< size).reduce(UInt64(0)) { $0 | UInt64(bytes[i * size + $1]) << (8 * UInt64($1)) }
+        }
+        switch type {
+        case 1: #expect(constant.floats.enumerated().allSatisfy { $1.bitPattern == UInt32(word($0)) })
+        case 10, 16:
+            #expect(constant.floats.enumerated().allSatisfy {
+                $1.bitPattern == TensorDecoding.halfToFloat(UInt16(word($0)), brain: type == 16).bitPattern
+            })
+        case 7: #expect(try constant.integers().enumerated().allSatisfy { $1 == Int(Int64(bitPattern: word($0))) })
+        default: #expect(try constant.integers().enumerated().allSatisfy { $1 == Int(Int8(bitPattern: UInt8(word($0)))) })
+        }
+    }
 }

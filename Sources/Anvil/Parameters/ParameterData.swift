@@ -1,3 +1,5 @@
+import Foundation
+
 /// The values of one parameter tensor, wherever they live: a Swift array, a memory-mapped
 /// file, a buffer you manage.
 ///
@@ -19,6 +21,43 @@ public struct ParameterData: @unchecked Sendable {
         let box = FloatBox(values)
         self.buffer = box.buffer
         self.owner = box
+    }
+
+    /// Moves an array's values into Anvil's aligned storage and leaves `values` empty. The array's
+    /// pages go back to the system a megabyte at a time as they are copied, so a tensor of
+    /// hundreds of megabytes (VGG16's first fully connected layer: 411 MB) is never held twice,
+    /// as it is for a moment with ``init(_:)``. When the array's storage is shared with another
+    /// array, the shared storage is left alone: this is then an ordinary copy.
+    public init(moving values: inout [Float]) {
+        let box = FloatBox(count: values.count)
+        let chunk = 1 << 18  // floats: 1 MB
+        values.withUnsafeMutableBufferPointer { source in
+            guard let base = source.baseAddress else { return }
+            var released = 0  // bytes from `base` whose pages were given back
+            for start in stride(from: 0, to: source.count, by: chunk) {
+                let end = min(start + chunk, source.count)
+                (box.pointer + start).update(from: base + start, count: end - start)
+                released = Self.releasePages(of: UnsafeMutableRawPointer(base), from: released, to: end * MemoryLayout<Float>.stride)
+            }
+        }
+        values = []
+        self.buffer = box.buffer
+        self.owner = box
+    }
+
+    /// Gives back the whole pages of `base[from ..< to]` (bytes) that are already copied;
+    /// returns the new watermark. The contents become zero; nothing reads them again.
+    private static func releasePages(of base: UnsafeMutableRawPointer, from: Int, to: Int) -> Int {
+        #if os(Linux)
+        let page = LargeAllocation.pageSize
+        let first = (Int(bitPattern: base) + from + page - 1) / page * page
+        let end = (Int(bitPattern: base) + to) / page * page
+        guard end > first, let address = UnsafeMutableRawPointer(bitPattern: first) else { return from }
+        _ = madvise(address, end - first, MADV_DONTNEED)
+        return end - Int(bitPattern: base)
+        #else
+        return to
+        #endif
     }
 
     /// Wraps memory that `owner` keeps alive (for example a mapped file).

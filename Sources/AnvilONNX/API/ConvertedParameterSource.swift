@@ -1,9 +1,10 @@
 import Anvil
 
 /// The parameter tensors of an ``ONNXConversion`` moved into the aligned storage `compile`
-/// reads, one tensor at a time: the arrays are freed as their copies are made, so opening an
-/// `.onnx` file holds at most one tensor twice (``ArrayParameterSource`` copies each tensor
-/// when `compile` asks for it, while all the arrays stay alive).
+/// reads, one tensor at a time, each array's pages given back as they are copied
+/// (`ParameterData(moving:)`): opening an `.onnx` file never holds a tensor twice
+/// (``ArrayParameterSource`` copies each tensor when `compile` asks for it, while all the
+/// arrays stay alive).
 struct ConvertedParameterSource: ParameterSource {
     /// The tensors by name.
     private let tensors: [String: ParameterData]
@@ -15,7 +16,7 @@ struct ConvertedParameterSource: ParameterSource {
         byName.reserveCapacity(tensors.count)
         for position in tensors.indices {
             let name = tensors[position].name
-            if byName[name] == nil { byName[name] = ParameterData(tensors[position].values) }
+            if byName[name] == nil { byName[name] = ParameterData(moving: &tensors[position].values) }
             tensors[position].values = []
         }
         tensors = []

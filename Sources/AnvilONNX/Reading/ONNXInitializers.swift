@@ -8,7 +8,8 @@ import SwiftProtobuf
 /// file and leaves them out of what swift-protobuf parses, and each is parsed only when the
 /// converter decodes it, its `raw_data` read in place. swift-protobuf copies every `bytes` field,
 /// so a model parsed whole held its weights twice (the file's pages and the copy) before the
-/// first was decoded. Once decoded, an initializer's pages of a mapped file are released.
+/// first was decoded. An initializer's pages of a mapped file are released a megabyte at a
+/// time as they are decoded (``InPlaceBytes``), so a large tensor is not resident twice.
 /// A model whose layout the split does not expect (two graph fields, a malformed message) is
 /// parsed whole, as before, and swift-protobuf names what is wrong.
 final class ONNXInitializers {
@@ -51,7 +52,7 @@ final class ONNXInitializers {
     /// Calls `decode` with initializer `index` and its `raw_data` when it was left in the file
     /// (nil: read the tensor's own fields), then lets go of the initializer's bytes. Throws
     /// ``ONNXImportError`` when its message is not a valid TensorProto.
-    func take<R>(_ index: Int, _ decode: (Onnx_TensorProto, UnsafeRawBufferPointer?) throws -> R) throws -> R {
+    func take<R>(_ index: Int, _ decode: (Onnx_TensorProto, InPlaceBytes?) throws -> R) throws -> R {
         switch storage {
         case .parsed(var tensors):
             // Out of the list first, so the bytes are freed once decoded (the list holds the only copy).
@@ -80,7 +81,7 @@ final class ONNXInitializers {
                 } catch {
                     throw ONNXImportError("'\(source)' is not a valid ONNX model: \(ONNXFile.describe(error)) (in initializer \(index + 1))")
                 }
-                let result = try decode(tensor, raw.map { UnsafeRawBufferPointer(rebasing: all[$0]) })
+                let result = try decode(tensor, raw.map { InPlaceBytes(bytes: UnsafeRawBufferPointer(rebasing: all[$0]), release: bytes.release) })
                 bytes.release(UnsafeRawBufferPointer(rebasing: all[range]))
                 return result
             }

@@ -46,8 +46,9 @@ struct TensorDecoding {
     }
 
     /// The tensor's values; `what` names it in errors ("initializer 'conv1.weight'"). `rawData`,
-    /// when given, is the tensor's `raw_data` read in place (``ONNXInitializers``).
-    func constant(_ tensor: Onnx_TensorProto, what: String, rawData: UnsafeRawBufferPointer? = nil) throws -> ConstantTensor {
+    /// when given, is the tensor's `raw_data` read in place (``ONNXInitializers``), with what
+    /// gives its decoded pages back.
+    func constant(_ tensor: Onnx_TensorProto, what: String, rawData: InPlaceBytes? = nil) throws -> ConstantTensor {
         let shape = try tensor.dims.map { dim -> Int in
             guard dim >= 0, dim <= Int64(Int32.max) else { throw ImportFailure("\(what) has dimension \(dim) in its shape \(tensor.dims)") }
             return Int(dim)
@@ -60,18 +61,19 @@ struct TensorDecoding {
         }
         if tensor.hasDataLocation, tensor.dataLocation == .external {
             let (file, bytes) = try externalBytes(tensor, count: count, size: size, what: what)
-            let constant = try Self.fromRaw(bytes, type: type, shape: shape)
-            file.releasePages(bytes)  // decoded: the file's pages need not stay resident
+            // Decoded stretches of the file need not stay resident.
+            let constant = try Self.fromRaw(bytes, type: type, shape: shape, consumed: file.releasePages)
+            file.releasePages(bytes)  // the pages a stretch's edges shared
             return constant
         }
-        func fromRawData(_ bytes: UnsafeRawBufferPointer) throws -> ConstantTensor {
+        func fromRawData(_ bytes: UnsafeRawBufferPointer, consumed: ((UnsafeRawBufferPointer) -> Void)?) throws -> ConstantTensor {
             guard bytes.count == count * size else {
                 throw ImportFailure("\(what) has \(bytes.count) bytes of raw_data for shape \(shape) of \(Self.typeName(type)) (\(count * size) expected)")
             }
-            return try Self.fromRaw(bytes, type: type, shape: shape)
+            return try Self.fromRaw(bytes, type: type, shape: shape, consumed: consumed)
         }
-        if let rawData { return try fromRawData(rawData) }
-        if tensor.hasRawData { return try tensor.rawData.withUnsafeBytes(fromRawData) }
+        if let rawData { return try fromRawData(rawData.bytes, consumed: rawData.release) }
+        if tensor.hasRawData { return try tensor.rawData.withUnsafeBytes { try fromRawData($0, consumed: nil) } }
         func check(_ found: Int, _ field: String) throws {
             guard found == count else { throw ImportFailure("\(what) has \(found) values in \(field) for shape \(shape) (\(count) expected)") }
         }
@@ -137,24 +139,39 @@ struct TensorDecoding {
         return (file, UnsafeRawBufferPointer(rebasing: file.bytes[offset ..< offset + length]))
     }
 
-    /// Values from little-endian bytes.
-    static func fromRaw(_ bytes: UnsafeRawBufferPointer, type: Int32, shape: [Int]) throws -> ConstantTensor {
-        let count = bytes.count / (elementSize(type) ?? 1)
+    /// Values from little-endian bytes. `consumed`, when given, is called with each stretch of
+    /// `bytes` (a megabyte or so) once it is decoded, so the pages of a mapped file can leave
+    /// resident memory while the rest is read: a 411 MB tensor is then not held twice.
+    static func fromRaw(_ bytes: UnsafeRawBufferPointer, type: Int32, shape: [Int],
+                        consumed: ((UnsafeRawBufferPointer) -> Void)? = nil) throws -> ConstantTensor {
+        let size = elementSize(type) ?? 1
+        let count = bytes.count / size
         func load<T: FixedWidthInteger>(_: T.Type, _ i: Int) -> T {
             T(littleEndian: bytes.loadUnaligned(fromByteOffset: i * MemoryLayout<T>.size, as: T.self))
         }
+        func values<T>(_ value: (Int) -> T) -> [T] {
+            let chunk = max((1 << 20) / size, 1)
+            return [T](unsafeUninitializedCapacity: count) { result, initialized in
+                for start in stride(from: 0, to: count, by: chunk) {
+                    let end = min(start + chunk, count)
+                    for i in start ..< end { (result.baseAddress! + i).initialize(to: value(i)) }
+                    consumed?(UnsafeRawBufferPointer(rebasing: bytes[start * size ..< end * size]))
+                }
+                initialized = count
+            }
+        }
         switch type {
-        case 1: return ConstantTensor(shape: shape, floats: (0 ..< count).map { Float(bitPattern: load(UInt32.self, $0)) })
-        case 11: return ConstantTensor(shape: shape, floats: (0 ..< count).map { Float(Double(bitPattern: load(UInt64.self, $0))) })
-        case 10, 16: return ConstantTensor(shape: shape, floats: (0 ..< count).map { halfToFloat(load(UInt16.self, $0), brain: type == 16) })
-        case 2, 9: return ConstantTensor(shape: shape, integers: (0 ..< count).map { Int64(load(UInt8.self, $0)) })
-        case 3: return ConstantTensor(shape: shape, integers: (0 ..< count).map { Int64(load(Int8.self, $0)) })
-        case 4: return ConstantTensor(shape: shape, integers: (0 ..< count).map { Int64(load(UInt16.self, $0)) })
-        case 5: return ConstantTensor(shape: shape, integers: (0 ..< count).map { Int64(load(Int16.self, $0)) })
-        case 6: return ConstantTensor(shape: shape, integers: (0 ..< count).map { Int64(load(Int32.self, $0)) })
-        case 12: return ConstantTensor(shape: shape, integers: (0 ..< count).map { Int64(load(UInt32.self, $0)) })
-        case 7: return ConstantTensor(shape: shape, integers: (0 ..< count).map { load(Int64.self, $0) })
-        case 13: return ConstantTensor(shape: shape, integers: (0 ..< count).map { Int64(truncatingIfNeeded: load(UInt64.self, $0)) })
+        case 1: return ConstantTensor(shape: shape, floats: values { Float(bitPattern: load(UInt32.self, $0)) })
+        case 11: return ConstantTensor(shape: shape, floats: values { Float(Double(bitPattern: load(UInt64.self, $0))) })
+        case 10, 16: return ConstantTensor(shape: shape, floats: values { halfToFloat(load(UInt16.self, $0), brain: type == 16) })
+        case 2, 9: return ConstantTensor(shape: shape, integers: values { Int64(load(UInt8.self, $0)) })
+        case 3: return ConstantTensor(shape: shape, integers: values { Int64(load(Int8.self, $0)) })
+        case 4: return ConstantTensor(shape: shape, integers: values { Int64(load(UInt16.self, $0)) })
+        case 5: return ConstantTensor(shape: shape, integers: values { Int64(load(Int16.self, $0)) })
+        case 6: return ConstantTensor(shape: shape, integers: values { Int64(load(Int32.self, $0)) })
+        case 12: return ConstantTensor(shape: shape, integers: values { Int64(load(UInt32.self, $0)) })
+        case 7: return ConstantTensor(shape: shape, integers: values { load(Int64.self, $0) })
+        case 13: return ConstantTensor(shape: shape, integers: values { Int64(truncatingIfNeeded: load(UInt64.self, $0)) })
         default: throw ImportFailure("\(typeName(type)) values are not read")
         }
     }
