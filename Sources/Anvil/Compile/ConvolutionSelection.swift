@@ -73,8 +73,8 @@ enum ConvolutionSelection {
     /// resident for as long as the model lives (the weight cache keeps them out of the load time).
     /// At 0.2 (per 10⁶ bytes) a layer takes F(4×4) where each extra megabyte buys 0.2 ms or more:
     /// ResNet-50's 28×28 128 → 128 layers (0.39 ms per MB; 0.67–0.71 of F(2×2)'s time measured)
-    /// and VGG16's 28×28 ones (0.31–0.34; 0.62–0.63 of the time, the whole network 0.86–0.89 on
-    /// 1 and 2 threads, peak memory 663 → 714 thousand kB), not VGG16's 14×14 ones (0.05: 21 MB
+    /// and VGG16's 28×28 ones (0.31–0.34; 0.62–0.63 of the time, the whole network 0.79–0.92 on
+    /// 1 and 2 threads and batch 8, peak memory 663 → 714 thousand kB), not VGG16's 14×14 ones (0.05: 21 MB
     /// each for 1 ms). At 0.4, the price before (2026-11-27), those layers kept F(2×2); at 0,
     /// VGG16 peaks at 776 thousand kB.
     /// `ANVIL_WINOGRAD_MS_PER_MB` sets it; 0 picks the fastest algorithm whatever its memory.

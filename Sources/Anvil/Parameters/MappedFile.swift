@@ -72,15 +72,9 @@ public final class MappedFile: @unchecked Sendable {
     /// never modified: they stay in the page cache and come back, unchanged, on the next read.
     /// For weights the compile step has transformed into a copy and will not read again.
     public func releasePages(_ range: UnsafeRawBufferPointer) {
-        #if os(Linux)
         guard let start = range.baseAddress, let base = bytes.baseAddress,
               start >= base, start + range.count <= base + bytes.count else { return }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let first = (Int(bitPattern: start) + page - 1) / page * page
-        let end = (Int(bitPattern: start) + range.count) / page * page
-        guard end > first, let address = UnsafeMutableRawPointer(bitPattern: first) else { return }
-        _ = madvise(address, end - first, MADV_DONTNEED)
-        #endif
+        LargeAllocation.releaseWholePages(range)
     }
 
     deinit {

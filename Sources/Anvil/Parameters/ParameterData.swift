@@ -1,5 +1,3 @@
-import Foundation
-
 /// The values of one parameter tensor, wherever they live: a Swift array, a memory-mapped
 /// file, a buffer you manage.
 ///
@@ -33,31 +31,20 @@ public struct ParameterData: @unchecked Sendable {
         let chunk = 1 << 18  // floats: 1 MB
         values.withUnsafeMutableBufferPointer { source in
             guard let base = source.baseAddress else { return }
-            var released = 0  // bytes from `base` whose pages were given back
+            let raw = UnsafeRawPointer(base), page = LargeAllocation.pageSize
+            var released = raw  // the copied bytes before this are given back
             for start in stride(from: 0, to: source.count, by: chunk) {
                 let end = min(start + chunk, source.count)
                 (box.pointer + start).update(from: base + start, count: end - start)
-                released = Self.releasePages(of: UnsafeMutableRawPointer(base), from: released, to: end * MemoryLayout<Float>.stride)
+                let copied = UnsafeRawPointer(base + end)
+                LargeAllocation.releaseWholePages(UnsafeRawBufferPointer(start: released, count: copied - released))
+                // The page the copied bytes end in is given back with the next stretch.
+                released = max(released, UnsafeRawPointer(bitPattern: Int(bitPattern: copied) / page * page)!)
             }
         }
         values = []
         self.buffer = box.buffer
         self.owner = box
-    }
-
-    /// Gives back the whole pages of `base[from ..< to]` (bytes) that are already copied;
-    /// returns the new watermark. The contents become zero; nothing reads them again.
-    private static func releasePages(of base: UnsafeMutableRawPointer, from: Int, to: Int) -> Int {
-        #if os(Linux)
-        let page = LargeAllocation.pageSize
-        let first = (Int(bitPattern: base) + from + page - 1) / page * page
-        let end = (Int(bitPattern: base) + to) / page * page
-        guard end > first, let address = UnsafeMutableRawPointer(bitPattern: first) else { return from }
-        _ = madvise(address, end - first, MADV_DONTNEED)
-        return end - Int(bitPattern: base)
-        #else
-        return to
-        #endif
     }
 
     /// Wraps memory that `owner` keeps alive (for example a mapped file).

@@ -56,5 +56,18 @@ enum LargeAllocation {
     /// Whether a block of `bytes` from ``allocate(bytes:)`` is zero already (it is mapped).
     static func startsZeroed(bytes: Int) -> Bool { bytes >= mappedFrom }
 
+    /// Takes the whole pages inside `range` out of resident memory (`madvise(MADV_DONTNEED)`):
+    /// anonymous memory reads as zero afterwards, a private file mapping as the file again.
+    /// The partial pages at either end stay. Nothing off Linux.
+    static func releaseWholePages(_ range: UnsafeRawBufferPointer) {
+        #if os(Linux)
+        guard let start = range.baseAddress else { return }
+        let first = (Int(bitPattern: start) + pageSize - 1) / pageSize * pageSize
+        let end = (Int(bitPattern: start) + range.count) / pageSize * pageSize
+        guard end > first, let address = UnsafeMutableRawPointer(bitPattern: first) else { return }
+        _ = madvise(address, end - first, MADV_DONTNEED)
+        #endif
+    }
+
     private static func roundedToPages(_ bytes: Int) -> Int { (bytes + pageSize - 1) / pageSize * pageSize }
 }

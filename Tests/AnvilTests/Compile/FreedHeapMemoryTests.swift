@@ -1,3 +1,4 @@
+import CAllocationCounter
 import Foundation
 import Testing
 @testable import Anvil
@@ -5,21 +6,12 @@ import Testing
 /// `FreedHeapMemory` trims glibc's heap, and not under a sanitizer:
 /// under AddressSanitizer (which replaces `malloc`) glibc's `malloc_trim` crashed a compile.
 @Suite struct FreedHeapMemoryTests {
-    /// Whether a sanitizer runtime is linked into this process (from the symbols each one defines).
-    static var allocatorReplaced: Bool {
+    /// Trimming is on exactly when no sanitizer is linked in (the allocation counter's
+    /// compile-time check of the same, `__has_feature`, is the reference), and `release()` is
+    /// safe either way.
+    @Test func trimsOnlyWithoutASanitizer() {
         #if os(Linux)
-        let everywhere = UnsafeMutableRawPointer(bitPattern: 0)
-        let runtimes: [String] = ["__asan_init", "__hwasan_init", "__tsan_init", "__msan_init"]
-        return runtimes.contains { name in name.withCString { dlsym(everywhere, $0) != nil } }
-        #else
-        return true
-        #endif
-    }
-
-    /// Trimming is on exactly when no sanitizer is linked in, and `release()` is safe either way.
-    @Test func trimsOnlyUnderGlibcMalloc() {
-        #if os(Linux)
-        #expect(FreedHeapMemory.trims == !Self.allocatorReplaced)
+        #expect(FreedHeapMemory.trims == (anvil_allocation_counting_enabled() == 1))
         #endif
         FreedHeapMemory.release()
     }
