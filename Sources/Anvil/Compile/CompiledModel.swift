@@ -2,7 +2,8 @@ import Foundation
 
 /// A model ready to run: kernels in order and a buffer plan. Immutable, so any number of
 /// threads can run it at once; each run borrows a ``Workspace`` for its batch size from a
-/// pool, so after the first call at a batch size `run` allocates nothing.
+/// pool, so after the first call at a batch size `run` allocates nothing. A large batch runs its
+/// first steps a few images at a time (``BatchPasses``).
 final class CompiledModel: Sendable {
     struct Step: Sendable {
         let kernel: any Kernel
@@ -23,6 +24,9 @@ final class CompiledModel: Sendable {
     let slot: [Int]
     let slotOffsets: [Int]
     let floatsPerImage: Int
+    /// Floats per image each step reads and writes, and its parameter floats (for ``BatchPasses``).
+    let stepFootprints: [Int]
+    let stepParameters: [Int]
     /// Idle workspaces of the batch sizes used lately (bounded in count and bytes).
     let pool = WorkspacePool()
 
@@ -42,6 +46,17 @@ final class CompiledModel: Sendable {
         for size in plan.slotSizes { offsets.append(total); total += (size + 15) / 16 * 16 }
         self.slotOffsets = offsets
         self.floatsPerImage = total
+        self.stepFootprints = steps.map { saturatingSum($0.inputShapes.map(\.count) + [$0.outputShape.count]) }
+        self.stepParameters = plan.steps.map { step in
+            let node = graph.nodes[step.node]
+            return saturatingSum(node.layer.parameters(for: node.inputs.map { graph.shapes[$0] }).map(\.count))
+        }
+    }
+
+    /// How a batch of `batch` images runs: which first steps go a few images at a time.
+    func passes(batch: Int) -> BatchPasses? {
+        BatchPasses.plan(footprints: stepFootprints, parameters: stepParameters, batch: batch,
+                         budgetBytes: BatchPasses.budgetOverride ?? BatchPasses.defaultBudgetBytes)
     }
 
     /// Runs the model. `fill` copies the inputs into the workspace's input buffers, `drain`
@@ -49,23 +64,36 @@ final class CompiledModel: Sendable {
     func run(batch: Int, fill: ([UnsafeMutablePointer<Float>]) -> Void, drain: ([UnsafePointer<Float>]) -> Void) throws {
         let workspace = try take(batch: batch)
         fill(workspace.inputs)
-        for index in steps.indices { steps[index].kernel.run(workspace.io[index]) }
+        execute(workspace) { index, io in steps[index].kernel.run(io) }
         drain(workspace.outputs)
         give(workspace)
     }
 
+    /// Calls `runStep` with every step's index and arguments in order, the first steps pass by
+    /// pass when the workspace has passes.
+    private func execute(_ workspace: Workspace, _ runStep: (Int, KernelIO) -> Void) {
+        var first = 0
+        if let passes = workspace.passes {
+            passes.run(runStep)
+            first = passes.passes.stepCount
+        }
+        for index in first ..< steps.count { runStep(index, workspace.io[index]) }
+    }
+
     /// Runs the steps `iterations` times on a workspace for `batch` and returns each step's
-    /// median time in seconds (inputs are whatever the workspace holds).
+    /// median time in seconds, summed over its passes (inputs are whatever the workspace holds).
     func profile(batch: Int, iterations: Int) throws -> [Double] {
         let workspace = try take(batch: batch)
         defer { give(workspace) }
         var samples = Array(repeating: [Double](), count: steps.count)
         let clock = ContinuousClock()
         for _ in 0 ..< max(1, iterations) {
-            for (index, (step, io)) in zip(steps, workspace.io).enumerated() {
-                let elapsed = clock.measure { step.kernel.run(io) }
-                samples[index].append(Double(elapsed.components.attoseconds) * 1e-18 + Double(elapsed.components.seconds))
+            var times = Array(repeating: 0.0, count: steps.count)
+            execute(workspace) { index, io in
+                let elapsed = clock.measure { steps[index].kernel.run(io) }
+                times[index] += Double(elapsed.components.attoseconds) * 1e-18 + Double(elapsed.components.seconds)
             }
+            for index in times.indices { samples[index].append(times[index]) }
         }
         return samples.map { $0.sorted()[$0.count / 2] }
     }
@@ -91,12 +119,14 @@ final class CompiledModel: Sendable {
         // done, so no two threads ever touch its memory at once; its fields are `let`s.
 
         let batch: Int
-        /// The bytes of `memory`.
+        /// The bytes of `memory` and of the pass buffers.
         let byteCount: Int
         let memory: UnsafeMutablePointer<Float>
         let io: [KernelIO]
         let inputs: [UnsafeMutablePointer<Float>]
         let outputs: [UnsafePointer<Float>]
+        /// The buffers that run the first steps a few images at a time, if the batch does.
+        let passes: PassWorkspace?
 
         /// Allocates the buffers; throws when they would not fit in memory (a huge batch).
         init(model: CompiledModel, batch: Int) throws {
@@ -118,7 +148,6 @@ final class CompiledModel: Sendable {
             guard let raw = LargeAllocation.allocate(bytes: bytes) else {
                 throw AnvilError(.invalidInput, "batch \(batch) needs more buffer memory than can be allocated (\(model.floatsPerImage) floats per image)")
             }
-            self.byteCount = bytes
             let memory = raw.bindMemory(to: Float.self, capacity: floats)
             memory.initialize(repeating: 0, count: floats)
             self.memory = memory
@@ -132,8 +161,19 @@ final class CompiledModel: Sendable {
             }
             inputs = model.inputTensors.map(buffer)
             outputs = model.outputTensors.map { UnsafePointer(buffer($0)) }
+            do {
+                passes = try model.passes(batch: batch).map { try PassWorkspace(model: model, passes: $0, batch: batch, whole: buffer) }
+            } catch {
+                LargeAllocation.release(memory, bytes: bytes)
+                throw error
+            }
+            self.wholeBytes = bytes
+            self.byteCount = bytes + (passes?.byteCount ?? 0)
         }
 
-        deinit { LargeAllocation.release(memory, bytes: byteCount) }
+        /// The bytes of `memory` alone.
+        private let wholeBytes: Int
+
+        deinit { LargeAllocation.release(memory, bytes: wholeBytes) }
     }
 }

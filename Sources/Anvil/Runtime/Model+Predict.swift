@@ -84,6 +84,20 @@ extension Model {
         }
     }
 
+    /// How `predict` runs a batch of `batch` images at `inputShapes` (needed with an open input
+    /// size): `nil` when every step runs on the whole batch at once, else the first steps that run a
+    /// few images at a time (``BatchPasses``). Compiles the size's kernels if they are not yet.
+    public func batchPasses(batch: Int, inputShapes shapes: [Shape]? = nil) throws -> BatchPasses? {
+        guard shapes != nil || !graph.isOpen else {
+            throw AnvilError(.invalidInput, "the model has an open input size \(openInputShapes.map(\.description).joined(separator: ", ")); give the input shapes")
+        }
+        guard batch >= 1 else { throw AnvilError(.invalidInput, "batch must be at least 1, got \(batch)") }
+        for (i, shape) in (shapes ?? []).enumerated() where i < graph.inputCount {
+            try checkInput(i, shape: shape, batch: batch, count: shape.count * batch, expectedBatch: batch)
+        }
+        return try compilation().model(for: shapes ?? inputShapes).passes(batch: batch)
+    }
+
     /// Frees the per-batch-size buffers kept between calls (of every cached size, with open inputs).
     public func releaseWorkspaces() {
         switch try? compilation() {

@@ -95,6 +95,7 @@ struct BenchCommand: ParsableCommand {
             let flops = 2 * Double(try model.macs(forInputShapes: [shape])) * Double(batch)
             print("model: \(model.outputNames.joined(separator: ", ")) from \(self.model); batch \(batch); threads \(Compute.threadCount)")
             print(String(format: "load+compile_ms: %.1f", milliseconds(compileTime)))
+            print("batch_passes: \(try model.batchPasses(batch: batch, inputShapes: [shape]).map(\.description) ?? "none (every step on the whole batch)")")
             if let cache = WeightCache.standard {
                 let s = cache.statistics
                 print("weight_cache: \(s.hits) mapped, \(s.misses + s.rejected) made (\(s.rejected) refused), \(s.written) written in \(cache.directory.path)")

@@ -1,7 +1,7 @@
 import CAllocationCounter
 import Foundation
 import Testing
-import Anvil
+@testable import Anvil
 import AnvilModels
 @testable import AnvilTestSupport
 
@@ -30,6 +30,34 @@ import AnvilModels
             for _ in 0 ..< 20 { try predict() }
             let allocations = anvil_allocation_count() - before
             exit(allocations == 0 ? 0 : Int32(min(allocations, 200)))
+        }
+    }
+
+    /// The same for a batch whose first steps run a few images at a time (``BatchPasses``): each
+    /// pass's copies and kernel arguments are made with the workspace.
+    @Test func warmPredictionInPassesAllocatesNothing() async {
+        guard anvil_allocation_counting_enabled() == 1 else { return }
+        await #expect(processExitsWith: .success) {
+            let model = try MNISTNetwork.deep()
+            try model.compile(from: RandomParameterSource(seed: 3))
+            let batch = 5
+            let input = [Float](repeating: 0.5, count: batch * 784)
+            var output = [Float](repeating: 0, count: batch * 10)
+            // Two images of the largest step, the first pooling (28 × 28 × 32 in, 14 × 14 × 32 out),
+            // fit: passes of 2, 2 and 1.
+            try BatchPasses.$budgetOverride.withValue(2 * (28 * 28 * 32 + 14 * 14 * 32) * 4) {
+                guard try model.batchPasses(batch: batch)?.size == 2 else { exit(255) }
+                func predict() throws {
+                    try input.withUnsafeBufferPointer { source in
+                        try output.withUnsafeMutableBufferPointer { try model.predict(source, batch: batch, into: $0) }
+                    }
+                }
+                try predict()
+                let before = anvil_allocation_count()
+                for _ in 0 ..< 20 { try predict() }
+                let allocations = anvil_allocation_count() - before
+                exit(allocations == 0 ? 0 : Int32(min(allocations, 200)))
+            }
         }
     }
 
