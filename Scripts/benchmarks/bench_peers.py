@@ -315,6 +315,7 @@ ANVIL_LOAD = re.compile(r"^load\+compile_ms: ([0-9.]+)", re.M)
 ANVIL_GFLOPS = re.compile(r"^gflops: ([0-9.]+)", re.M)
 ANVIL_THREADS = re.compile(r"; threads (\d+)$", re.M)
 ANVIL_ISA = re.compile(r"^isa: (.*)$", re.M)
+ANVIL_PASSES = re.compile(r"^batch_passes: (.*)$", re.M)
 
 
 def run_anvil(binary, model, batch, threads, iterations, warmup, extra=(), warmup_ms=0.0):
@@ -357,6 +358,7 @@ class Bench:
         if "anvil" in args.engines:
             self.engines += [f"anvil:{isa}" for isa in args.isa] if args.isa else ["anvil"]
         self.isa_seen = {}         # Anvil engine -> the `isa:` lines `anvil bench` printed
+        self.passes_seen = {}      # (network, batch) -> `anvil bench`'s `batch_passes:` line, when it has passes
         self.user_results = {}     # (torchvision name, threads) -> {"onnxruntime": Timing, "anvil": Timing}
         self.user_info = {}        # torchvision name -> (input size, FLOPs per image, status text)
 
@@ -441,6 +443,9 @@ class Bench:
         timing, _, gflops, out = run_anvil(self.anvil, self.network.name, batch, threads, self.args.iterations,
                                            self.args.warmup, extra=extra, warmup_ms=self.args.warmup_ms)
         self.note_isa(engine, out)
+        passes = ANVIL_PASSES.search(out or "")
+        if passes and not passes.group(1).startswith("none"):
+            self.passes_seen[(self.network.name, batch)] = passes.group(1)
         if timing.ok and gflops and self.network.name not in self.anvil_flops:
             self.anvil_flops[self.network.name] = gflops * 1e9 * timing.median_ms / 1000 / batch
         return timing
@@ -958,6 +963,9 @@ def isa_section(bench):
             out.append(f"- {engine_name(engine)}: `anvil bench` reported `isa: {seen}`")
     for isa in bench.isa_skipped:
         out.append(f"- `--isa {isa}` skipped: this CPU lacks {', '.join(ISA_FLAGS[isa])}")
+    passes = "; ".join(f"{name} batch {batch}: {text}" for (name, batch), text in sorted(bench.passes_seen.items()))
+    out.append("- Batch passes (`anvil bench`'s `batch_passes:`; every other configuration runs each step on the "
+               f"whole batch): {passes or 'none'}")
     peaks = ", ".join(f"{isa.upper().replace('AVX512', 'AVX-512')} {value:.1f} GFLOP/s" for isa, value in bench.peaks.items())
     out += [f"- FMA peak per core (Scripts/benchmarks/fma_peak.c, one thread, independent FMA chains in registers, "
             f"compiled here with the system cc): {peaks or 'not measured'}", ""]
