@@ -86,6 +86,38 @@ import Testing
         #expect(planned > 200, "the random cases exercise the passes (\(planned) of 2,000)")
     }
 
+    @Test("Model.batchPasses: an open input size needs its shapes, the batch must be positive, and a larger size gets longer passes")
+    func modelBatchPasses() throws {
+        let input = Input(channels: 3)
+        let model = try Model(input: input, output: input
+            --> Convolution(kernel: (3, 3), channels: 16, activation: .relu, name: "a")
+            --> DepthwiseConvolution(kernel: (3, 3), name: "b")
+            --> Convolution(kernel: (1, 1), channels: 8, name: "c")
+            --> DepthwiseConvolution(kernel: (3, 3), name: "d"))
+        try model.compile(from: RandomParameterSource(seed: 2))
+        #expect {
+            _ = try model.batchPasses(batch: 4)
+        } throws: { error in
+            (error as? AnvilError)?.message.contains("open input size") == true
+        }
+        let small = Shape(height: 8, width: 8, channels: 3), large = Shape(height: 32, width: 32, channels: 3)
+        #expect {
+            _ = try model.batchPasses(batch: 0, inputShapes: [small])
+        } throws: { error in
+            (error as? AnvilError)?.message.contains("batch must be at least 1") == true
+        }
+        // The largest step, the first depthwise convolution, reads and writes 16 floats per pixel.
+        // A budget of two 8 × 8 images of it puts batch 8 of 8 × 8 images in passes of 2, and of
+        // 32 × 32 images in passes of 1.
+        let plans = try BatchPasses.$budgetOverride.withValue(2 * 8 * 8 * 32 * 4) {
+            try [(8, small), (8, large), (1, large), (3, small)].map { try model.batchPasses(batch: $0, inputShapes: [$1]) }
+        }
+        #expect(plans[0] == BatchPasses(stepCount: 4, size: 2))
+        #expect(plans[1] == BatchPasses(stepCount: 4, size: 1))
+        #expect(plans[2] == nil)
+        #expect(plans[3] == nil, "a pass of 2 is more than half of 3")
+    }
+
     @Test("Cache sizes as sysfs writes them")
     func cacheSizes() {
         #expect(BatchPasses.parseCacheSize("32768K") == 33_554_432)
