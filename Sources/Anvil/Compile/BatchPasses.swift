@@ -7,7 +7,8 @@ import Foundation
 /// those steps on one or two images at a time keeps one step's output in cache for the next
 /// (Zen 3, batch 8, time in passes ÷ time on the whole batch, 1 / 2 threads: MobileNet v2
 /// 0.86 / 0.84, EfficientNet-B0 0.90 / 0.93, DenseNet-121 0.91 / 0.91, MobileNet v3 large
-/// 0.91 / 0.95, MobileNet v1 0.96 / 0.97, ResNet-50 0.97 / 0.97, VGG16 0.98 / 0.97). The later,
+/// 0.91 / 0.95, MobileNet v1 0.96 / 0.97, ResNet-50 0.97 / 0.97, VGG16 0.98 / 0.97; Inception v3
+/// 0.95–0.97 / 0.91–1.16 in three A/Bs, within the VM's noise). The later,
 /// smaller layers run on the whole batch, where their GEMMs are widest and their weights are
 /// read once.
 ///
@@ -51,7 +52,7 @@ public struct BatchPasses: Equatable, Sendable, CustomStringConvertible {
     /// The fewest steps worth running in passes. With fewer, copying the inputs in and the results
     /// out costs about what the passes save (batch 8, Zen 3: ShuffleNet v2's first 2 steps in passes
     /// of 4 took 1.03 of the whole batch's time on 1 and 2 threads; the networks with 11 or more
-    /// passed steps 0.84–0.98, above).
+    /// passed steps 0.84–0.98 but Inception v3's noisy two-thread figure, above).
     static let minimumSteps = 4
 
     /// The number of passes for `batch` images.

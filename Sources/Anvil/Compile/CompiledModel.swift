@@ -75,7 +75,7 @@ final class CompiledModel: Sendable {
         var first = 0
         if let passes = workspace.passes {
             passes.run(runStep)
-            first = passes.passes.stepCount
+            first = passes.plan.stepCount
         }
         for index in first ..< steps.count { runStep(index, workspace.io[index]) }
     }

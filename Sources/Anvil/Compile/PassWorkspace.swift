@@ -16,12 +16,12 @@ final class PassWorkspace: @unchecked Sendable {
         let whole: UnsafeMutablePointer<Float>
     }
 
-    let passes: BatchPasses
+    let plan: BatchPasses
     let batch: Int
     /// The bytes of `memory`.
     let byteCount: Int
     let memory: UnsafeMutablePointer<Float>
-    /// The arguments of steps `0 ..< passes.stepCount` for `passes.size` images.
+    /// The arguments of steps `0 ..< plan.stepCount` for `plan.size` images.
     let io: [KernelIO]
     /// The same for the last pass's images (equal to `io` when the batch divides evenly).
     let lastIO: [KernelIO]
@@ -35,7 +35,7 @@ final class PassWorkspace: @unchecked Sendable {
 
     /// Allocates the pass buffers. `whole` gives a tensor's buffer in the whole batch's workspace.
     init(model: CompiledModel, passes: BatchPasses, batch: Int, whole: (Int) -> UnsafeMutablePointer<Float>) throws {
-        self.passes = passes
+        self.plan = passes
         self.batch = batch
         let size = passes.size
         let lastSize = batch - (passes.count(batch: batch) - 1) * size
@@ -57,7 +57,8 @@ final class PassWorkspace: @unchecked Sendable {
         // The whole batch's workspace has checked these products against overflow for more images.
         let activations = model.floatsPerImage * size
         let staging = staged.map { batch * model.shapes[$0].count }
-        let floats = activations + staging.reduce(0, +) + scratch + 1
+        let scratchOffset = activations + staging.reduce(0, +)
+        let floats = scratchOffset + scratch + 1
         let bytes = floats * MemoryLayout<Float>.stride
         guard let raw = LargeAllocation.allocate(bytes: bytes) else {
             throw AnvilError(.invalidInput, "batch \(batch) needs more buffer memory than can be allocated (passes of \(size) images)")
@@ -66,7 +67,7 @@ final class PassWorkspace: @unchecked Sendable {
         let memory = raw.bindMemory(to: Float.self, capacity: floats)
         memory.initialize(repeating: 0, count: floats)
         self.memory = memory
-        let scratchStart = memory + activations + staging.reduce(0, +)
+        let scratchStart = memory + scratchOffset
         func buffer(_ tensor: Int) -> UnsafeMutablePointer<Float> {
             memory + model.slotOffsets[model.slot[tensor]] * size
         }
@@ -95,14 +96,14 @@ final class PassWorkspace: @unchecked Sendable {
             let copy = stagedInputs[index]
             copy.pass.update(from: copy.whole, count: batch * copy.floatsPerImage)
         }
-        for pass in 0 ..< passes.count(batch: batch) {
-            let start = pass * passes.size, images = min(passes.size, batch - start)
+        for pass in 0 ..< plan.count(batch: batch) {
+            let start = pass * plan.size, images = min(plan.size, batch - start)
             // Index loops: a debug build's `for copy in inputCopies` allocates an iterator box.
             for index in inputCopies.indices {
                 let copy = inputCopies[index]
                 copy.pass.update(from: copy.whole + start * copy.floatsPerImage, count: images * copy.floatsPerImage)
             }
-            let arguments = images == passes.size ? io : lastIO
+            let arguments = images == plan.size ? io : lastIO
             for index in arguments.indices { runStep(index, arguments[index]) }
             for index in outputCopies.indices {
                 let copy = outputCopies[index]

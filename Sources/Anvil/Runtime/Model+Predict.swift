@@ -71,14 +71,7 @@ extension Model {
     /// inputs) and returns the medians, in execution order. A model with open inputs needs
     /// `inputShapes`, the size to time.
     public func profile(batch: Int = 1, iterations: Int = 10, inputShapes shapes: [Shape]? = nil) throws -> [LayerTiming] {
-        guard shapes != nil || !graph.isOpen else {
-            throw AnvilError(.invalidInput, "the model has an open input size \(openInputShapes.map(\.description).joined(separator: ", ")); give the input shapes to profile")
-        }
-        for (i, shape) in (shapes ?? []).enumerated() where i < graph.inputCount {
-            try checkInput(i, shape: shape, batch: max(batch, 1), count: shape.count * max(batch, 1), expectedBatch: max(batch, 1))
-        }
-        let model = try compilation().model(for: shapes ?? inputShapes)
-        guard batch >= 1 else { throw AnvilError(.invalidInput, "batch must be at least 1, got \(batch)") }
+        let model = try compiledModel(batch: batch, inputShapes: shapes, purpose: "profile")
         return zip(model.stepNodes, try model.profile(batch: batch, iterations: iterations)).map { node, seconds in
             LayerTiming(name: graph.nodes[node].name, typeName: graph.nodes[node].layer.typeName, seconds: seconds)
         }
@@ -88,14 +81,21 @@ extension Model {
     /// size): `nil` when every step runs on the whole batch at once, else the first steps that run a
     /// few images at a time (``BatchPasses``). Compiles the size's kernels if they are not yet.
     public func batchPasses(batch: Int, inputShapes shapes: [Shape]? = nil) throws -> BatchPasses? {
+        try compiledModel(batch: batch, inputShapes: shapes, purpose: "plan a batch").passes(batch: batch)
+    }
+
+    /// The compiled model at `shapes` (the fixed size if `nil`), for `profile` and `batchPasses`:
+    /// checks that an open size has its shapes, that they fit the model, and that `batch` ≥ 1.
+    private func compiledModel(batch: Int, inputShapes shapes: [Shape]?, purpose: String) throws -> CompiledModel {
         guard shapes != nil || !graph.isOpen else {
-            throw AnvilError(.invalidInput, "the model has an open input size \(openInputShapes.map(\.description).joined(separator: ", ")); give the input shapes")
+            throw AnvilError(.invalidInput, "the model has an open input size \(openInputShapes.map(\.description).joined(separator: ", ")); give the input shapes to \(purpose)")
         }
-        guard batch >= 1 else { throw AnvilError(.invalidInput, "batch must be at least 1, got \(batch)") }
         for (i, shape) in (shapes ?? []).enumerated() where i < graph.inputCount {
-            try checkInput(i, shape: shape, batch: batch, count: shape.count * batch, expectedBatch: batch)
+            try checkInput(i, shape: shape, batch: max(batch, 1), count: shape.count * max(batch, 1), expectedBatch: max(batch, 1))
         }
-        return try compilation().model(for: shapes ?? inputShapes).passes(batch: batch)
+        let model = try compilation().model(for: shapes ?? inputShapes)
+        guard batch >= 1 else { throw AnvilError(.invalidInput, "batch must be at least 1, got \(batch)") }
+        return model
     }
 
     /// Frees the per-batch-size buffers kept between calls (of every cached size, with open inputs).
