@@ -44,6 +44,11 @@ threads): the multiplies Winograd saves count as done (so a share can pass 100%)
 body is measured against its own set's peak, everything else against the widest set's. A table of
 two-thread scaling (time on the fewest --threads / time on the most) per network, batch and engine.
 
+Issue #13's targets (with ONNX Runtime among the engines): for each Anvil engine, every configuration's
+ratio against its target (0.85; VGG16 0.55), the ratio in each round (its spread is the machine's noise
+on that row: the engines ran minutes apart at most), ONNX Runtime's share of the FMA peak and the share
+Anvil would need to meet the target; and two-thread scaling at batch 1 against 1.9.
+
 --quick is a smoke run: 1 timed run, no warm-up, 1 load repeat, sweep batches 1,2, and the user
 path at the small input sizes of torchvision_onnx_check.py --fast; its figures mean nothing. The
 default full run is aimed at under 30 minutes on 2 cores with --rounds 1.
@@ -346,6 +351,7 @@ class Bench:
         self.args = args
         self.anvil = anvil_binary
         self.results = {}          # (network, batch, threads) -> {engine: Timing}
+        self.round_results = {}    # (network, batch, threads) -> {engine: [Timing of each round]}
         self.flops = {}            # network -> (counted FLOPs per image, parameters)
         self.anvil_flops = {}      # network -> FLOPs per image from Anvil's gflops line
         self.exporters = {}        # network -> exporter that wrote its ONNX file
@@ -418,6 +424,7 @@ class Bench:
                 else:
                     log(f"  median {timing.median_ms:.3f} ms (min {timing.min_ms:.3f}, max {timing.max_ms:.3f})")
                 rounds[engine].append(timing)
+        self.round_results[key] = rounds
         self.results[key] = {engine: combine(timings) for engine, timings in rounds.items()}
         return self.results[key]
 
@@ -906,6 +913,7 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
                 rows.append([NETWORKS[key[0]].title, key[1], key[2], engine_name(engine), "failed", "–", "–"])
     out += [table(["network", "batch", "threads", "engine", "median ms (min–max)", "images/s", "GFLOP/s"], rows), ""]
 
+    out += targets_section(bench, configs, engines)
     out += scaling_section(bench, configs, engines)
     out += peak_section(bench, configs, engines)
     out += user_path_section(args, bench, anvils)
@@ -969,6 +977,90 @@ def isa_section(bench):
     peaks = ", ".join(f"{isa.upper().replace('AVX512', 'AVX-512')} {value:.1f} GFLOP/s" for isa, value in bench.peaks.items())
     out += [f"- FMA peak per core (Scripts/benchmarks/fma_peak.c, one thread, independent FMA chains in registers, "
             f"compiled here with the system cc): {peaks or 'not measured'}", ""]
+    return out
+
+
+# Issue #13's speed targets: Anvil's time ÷ ONNX Runtime's at most this (VGG16: its own), and
+# two-thread scaling at batch 1 at least this.
+TARGET_RATIO = 0.85
+TARGET_RATIOS = {"vgg16": 0.55}
+TARGET_SCALING = 1.9
+
+
+def round_ratios(bench, key, engine, peer):
+    """Anvil's time ÷ the peer's in each round where both ran: the two ran minutes apart at most, so
+    the spread of these is the run's own measure of the machine's noise on this row."""
+    rounds = bench.round_results.get(key, {})
+    return [a.median_ms / p.median_ms for a, p in zip(rounds.get(engine, []), rounds.get(peer, []))
+            if a.ok and p.ok]
+
+
+def share_of_peak(bench, key, engine, timing):
+    """Nominal FLOPs ÷ time ÷ (per-core peak × threads), or None when something is missing."""
+    peak = peak_for(engine, bench)
+    if not (timing and timing.ok and peak and key[0] in bench.flops):
+        return None
+    return bench.flops[key[0]][0] * key[1] / (timing.median_ms / 1000) / (peak * 1e9 * key[2])
+
+
+def target_rows(bench, configs, anvil, peer="onnxruntime"):
+    """One row per configuration: (key, ratio, round ratios, target, met, peer share, needed share,
+    Anvil share). The needed share is the share of the FMA peak Anvil would have to reach, at the
+    peer's measured time × the target, with the same nominal FLOPs: above ~1 the target needs
+    fewer multiplies (Winograd) or a wider instruction set, not a faster kernel."""
+    rows = []
+    for key in configs:
+        result = bench.results.get(key, {})
+        mine, theirs = result.get(anvil), result.get(peer)
+        if not (mine and theirs and mine.ok and theirs.ok):
+            continue
+        target = TARGET_RATIOS.get(key[0], TARGET_RATIO)
+        ratio = mine.median_ms / theirs.median_ms
+        peer_share = share_of_peak(bench, key, anvil, theirs)
+        rows.append((key, ratio, round_ratios(bench, key, anvil, peer), target, ratio <= target, peer_share,
+                     peer_share / target if peer_share is not None else None,
+                     share_of_peak(bench, key, anvil, mine)))
+    return rows
+
+
+def targets_section(bench, configs, engines):
+    """Issue #13's targets 1 and 2 for each Anvil engine against ONNX Runtime: every configuration's
+    ratio with its spread over the rounds and the share of the FMA peak the target asks for."""
+    if "onnxruntime" not in engines:
+        return []
+    out = []
+    for anvil in [e for e in engines if is_anvil(e)]:
+        rows = target_rows(bench, configs, anvil)
+        if not rows:
+            continue
+        met = sum(1 for row in rows if row[4])
+        within = [row for row in rows if not row[4] and row[2] and min(row[2]) <= row[3]]
+        beyond = [row for row in rows if not row[4] and row[6] is not None and row[6] > 1]
+        percent = lambda v: f"{100 * v:.0f}%" if v is not None else "–"
+        table_rows = [[NETWORKS[key[0]].title, key[1], key[2], f"{ratio:.2f}",
+                       f"{min(spread):.2f}–{max(spread):.2f}" if spread else "–", f"{target:.2f}",
+                       "met" if ok else "not met", percent(peer_share), percent(needed), percent(share)]
+                      for key, ratio, spread, target, ok, peer_share, needed, share in rows]
+        out += [f"### Against issue #13's targets: {engine_name(anvil)} ÷ ONNX Runtime", "",
+                f"Target 1: {met} of {len(rows)} configurations at or below their target ({TARGET_RATIO:g}; VGG16 "
+                f"{TARGET_RATIOS['vgg16']:g}). Of the {len(rows) - met} not met, {len(within)} reached the target in "
+                f"at least one round (the rounds' ratios are the machine's noise on that row), and {len(beyond)} "
+                "would need more than 100% of the FMA peak at nominal FLOPs: ONNX Runtime's measured time × the "
+                "target leaves less time than the multiplies take at the peak, so only fewer multiplies "
+                "(Winograd) or a wider instruction set can meet them. Shares: nominal FLOPs ÷ time ÷ (per-core "
+                "peak × threads), both engines' against the peak of the set Anvil's body uses.", "",
+                table(["network", "batch", "threads", "ratio", "ratio in each round", "target", "",
+                       "ONNX Runtime's share", "share the target needs", "Anvil's share"], table_rows), ""]
+        scaling = []
+        for name in dict.fromkeys(key[0] for key in configs):
+            one, two = bench.results.get((name, 1, 1), {}).get(anvil), bench.results.get((name, 1, 2), {}).get(anvil)
+            if one and two and one.ok and two.ok:
+                scaling.append((name, one.median_ms / two.median_ms))
+        if scaling:
+            reached = sum(1 for _, value in scaling if value >= TARGET_SCALING)
+            out += [f"Target 2 (time on 1 thread ÷ time on 2 at batch 1, at least {TARGET_SCALING:g}): {reached} of "
+                    f"{len(scaling)}: " + ", ".join(f"{NETWORKS[name].title} {value:.2f}" for name, value in scaling)
+                    + ".", ""]
     return out
 
 
