@@ -2,8 +2,9 @@
 /// branches), `Concatenate(axis: 1)` along the height of images or the length of sequences.
 /// Axes count the batch axis as 0 (which cannot be joined); the default, `-1`, is the channels.
 /// The inputs have one rank and agree on every other axis. One input is passed through unchanged
-/// (`torch.cat` of a one-element list).
-public final class Concatenate: Layer {
+/// (`torch.cat` of a one-element list). Along the channels, a following BatchNormalization and
+/// activation are applied as the channels are joined (DenseNet's concatenation → norm → relu).
+public final class Concatenate: Layer, FusableLayer {
     /// The axis to join along (negative counts from the end; `-1`, the channels, by default).
     public let axis: Int
     /// The user's name for the layer.
@@ -14,6 +15,12 @@ public final class Concatenate: Layer {
         self.axis = axis
         self.name = name
     }
+
+    /// None of its own: a following one may be fused.
+    var activation: ActivationFunction { .none }
+    /// A following BatchNormalization and activation (taken along the channels only; the
+    /// compiler applies them after the other kernels).
+    var absorbs: FusionCapabilities { [.batchNormalization, .activation] }
 
     /// `concat`.
     public var namePrefix: String { "concat" }
@@ -37,13 +44,16 @@ public final class Concatenate: Layer {
         return try Shape(dimensions: dims)
     }
 
-    /// A copy for one input; the channel kernel along the channels; strided copies otherwise.
+    /// A copy for one input; the channel kernel along the channels (with the fused normalization
+    /// and activation); strided copies otherwise.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let shapes = context.inputShapes, output = context.outputShape
         if shapes.count == 1 { return CopyKernel(shape: output, channelsFirst: false, activation: .none) }
         let axis = try LayoutAxes.resolve(self.axis, rank: output.rank)
         if axis == output.rank - 1 {
-            return ConcatenateKernel(channels: shapes.map(\.channels), pixelsPerImage: output.height * output.width)
+            let affine = context.foldedAffine.map { (scale: ParameterData($0.scale), shift: ParameterData($0.shift)) }
+            return ConcatenateKernel(channels: shapes.map(\.channels), pixelsPerImage: output.height * output.width,
+                                     affine: affine, activation: context.fusedActivation ?? .none)
         }
         let outStrides = StridedCopy.contiguousStrides(output.dimensions)
         var offset = 0

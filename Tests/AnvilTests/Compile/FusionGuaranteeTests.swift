@@ -123,4 +123,24 @@ struct FusionGuaranteeTests {
         #expect((kernels.last as? ChannelAffineKernel)?.appliedActivation == .relu)
         #expect(!kernels.contains { $0 is EpilogueKernel })
     }
+
+    @Test("A concatenation along channels takes a following BatchNormalization and activation; along the height it does not")
+    func concatenationTakesNormalization() throws {
+        let input = Input(width: 4, height: 4, channels: 3)
+        let joined = [input, input --> Activation(.tanh, name: "t")] --> Concatenate(name: "cat")
+            --> BatchNormalization(name: "bn") --> Activation(.relu, name: "relu")
+        let model = try Model(input: input, output: joined)
+        try model.compile(from: RandomParameterSource(seed: 4))
+        let kernels = try model.compilation().model(for: model.inputShapes).steps.map(\.kernel)
+        #expect(kernels.count == 2)
+        let concatenation = try #require(kernels.last as? ConcatenateKernel)
+        #expect(concatenation.affine != nil && concatenation.appliedActivation == .relu)
+
+        let stacked = [input, input] --> Concatenate(axis: 1, name: "cat") --> BatchNormalization(name: "bn")
+            --> Activation(.relu, name: "relu")
+        let heightModel = try Model(input: input, output: stacked)
+        try heightModel.compile(from: RandomParameterSource(seed: 4))
+        let heightKernels = try heightModel.compilation().model(for: heightModel.inputShapes).steps.map(\.kernel)
+        #expect(heightKernels.count == 1 && heightKernels[0] is EpilogueKernel)
+    }
 }
