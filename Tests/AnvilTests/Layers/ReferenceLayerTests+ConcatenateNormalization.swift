@@ -6,7 +6,7 @@ import Testing
 /// (DenseNet's concatenation → norm → relu), fused into the concatenation along the channels and
 /// applied after it otherwise, against the naive reference.
 extension ReferenceLayerTests {
-    @Test("Concatenate → BatchNormalization → activation: along channels (fused), along the height, with a second reader",
+    @Test("Concatenate → BatchNormalization → activation: along channels (fused), an activation alone, along the height, with a second reader",
           arguments: 0 ..< 8)
     func concatenateNormalization(seed: Int) throws {
         var rng = RefRandom(seed: seed + 17_500)
@@ -14,17 +14,17 @@ extension ReferenceLayerTests {
         let side = seed % 2 == 0 ? rng.int(1 ... 4) : rng.int(20 ... 30)
         let x = rng.tensor(n: rng.pick(refBatchSizes), h: side, w: rng.int(1 ... 4) * (seed % 2 == 0 ? 1 : 8), c: rng.int(1 ... 9), -3, 3)
         let widths = (0 ..< rng.int(1 ... 3)).map { _ in rng.pick([1, 3, 8, 13, 40]) }
-        var parameters: [String: [Float]] = [:]
+        var branchParameters: [String: [Float]] = [:]
         var branches = [x]
         for (index, width) in widths.enumerated() {
             let w = rng.floats(width * x.c), b = rng.floats(width)
-            parameters["b\(index)_W"] = w; parameters["b\(index)_b"] = b
+            branchParameters["b\(index)_W"] = w; branchParameters["b\(index)_b"] = b
             branches.append(Naive.convolution(x, weights: w, bias: b, outputChannels: width, kernel: (1, 1)))
         }
         let joined = Naive.concatenate(branches)
         let epsilon: Float = 1e-5
         let bn = Self.normalization(&rng, channels: joined.c, prefix: "bn")
-        parameters.merge(bn.parameters) { $1 }
+        let parameters = branchParameters.merging(bn.parameters) { $1 }
         let activation = rng.pick([ActivationFunction.relu, .relu6, .sigmoid, .leakyRelu(alpha: 0.1)])
         func normalized(_ t: RefTensor) -> RefTensor {
             Naive.activation(Naive.batchNormalization(t, gamma: bn.gamma, beta: bn.beta, mean: bn.mean, variance: bn.variance,
@@ -37,6 +37,11 @@ extension ReferenceLayerTests {
             branchTensors($0) --> Concatenate(name: "cat") --> BatchNormalization(epsilon: epsilon, name: "bn")
                 --> Activation(activation)
         }, normalized(joined), "seed \(seed): \(x) + \(widths) --> BN --> \(activation)")
+
+        // An activation alone after the concatenation is fused too.
+        refExpectClose(try refRun(x, parameters: branchParameters) {
+            branchTensors($0) --> Concatenate(name: "cat") --> Activation(activation)
+        }, Naive.activation(joined, activation), "seed \(seed): \(x) + \(widths) --> \(activation)")
 
         // The joined tensor read again: the concatenation keeps its output and the BN its own step.
         refExpectClose(try refRun(x, parameters: parameters) {
