@@ -1089,12 +1089,10 @@ def peak_section(bench, configs, engines):
         return []
     rows = []
     for key in configs:
-        flops = bench.flops[key[0]][0] * key[1]
         row = [NETWORKS[key[0]].title, key[1], key[2]]
         for engine in engines:
-            timing, peak = bench.results[key][engine], peak_for(engine, bench)
-            row.append(f"{100 * flops / (timing.median_ms / 1000) / (peak * 1e9 * key[2]):.0f}%"
-                       if timing.ok and peak else "–")
+            share = share_of_peak(bench, key, engine, bench.results[key][engine])
+            row.append(f"{100 * share:.0f}%" if share is not None else "–")
         rows.append(row)
     return ["### Share of the FMA peak (nominal FLOPs ÷ time ÷ (per-core peak × threads))", "",
             "FLOPs are the nominal 2 × MACs of every convolution and dense layer: the multiplies Winograd "

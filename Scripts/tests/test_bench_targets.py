@@ -60,3 +60,12 @@ def test_section_counts_met_noise_and_beyond_the_peak():
 def test_no_section_without_onnx_runtime():
     bench, configs = fake_bench()
     assert bench_peers.targets_section(bench, configs, ["anvil"]) == []
+
+
+def test_peak_section_uses_the_same_shares():
+    bench, configs = fake_bench()
+    text = "\n".join(bench_peers.peak_section(bench, configs, ["onnxruntime", "anvil"]))
+    # ResNet-50 batch 1: 8e9 / 0.1 s / 100e9 = 80% (ONNX Runtime), 8e9 / 0.085 s / 100e9 = 94% (Anvil);
+    # two threads: 8e9 / 0.04 / 200e9 = 100%, 8e9 / 0.045 / 200e9 = 89%.
+    assert "| ResNet-50 | 1 | 1 | 80% | 94% |" in text
+    assert "| ResNet-50 | 1 | 2 | 100% | 89% |" in text

@@ -37,6 +37,23 @@ struct ChannelAffineKernel: RangeKernel, EpilogueReportingKernel {
     /// concatenations: 9–14 GB/s).
     static let chunkFloats = 4_096
 
+    /// Pixels of `channels` values in one chunk (at least 1).
+    static func chunkPixels(channels: Int) -> Int { max(1, chunkFloats / max(1, channels)) }
+
+    /// `output = activation(scale[c] · input + shift[c])` for `pixels` (indices over the batch),
+    /// or only the activation without `affine`. `input` may be `output`: each value is read, then
+    /// written at the same index. Call it a chunk at a time (``chunkPixels(channels:)``).
+    static func apply(_ affine: (scale: ParameterData, shift: ParameterData)?, then activation: ActivationFunction,
+                      input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, channels: Int,
+                      pixels: Range<Int>, instructionSet: InstructionSet) {
+        if let affine {
+            anvil_scale_shift_pixels(instructionSet.cValue, input, affine.scale.buffer.baseAddress!,
+                                     affine.shift.buffer.baseAddress!, output, Int32(channels), pixels.lowerBound,
+                                     pixels.upperBound)
+        }
+        activation.apply(output + pixels.lowerBound * channels, count: pixels.count * channels, instructionSet: instructionSet)
+    }
+
     func run(_ io: KernelIO) {
         Compute.parallelFor(io.batch * pixelsPerImage, costPerItem: channels, KernelRange(kernel: self, io: io))
     }
@@ -44,8 +61,8 @@ struct ChannelAffineKernel: RangeKernel, EpilogueReportingKernel {
     /// Rows (pixels) in `range`.
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let input = io.inputs[0]
-        let scale = self.scale.buffer, shift = self.shift.buffer
         if prelu {
+            let scale = self.scale.buffer
             for row in range {
                 let source = input + row * channels
                 let out = io.output + row * channels
@@ -53,14 +70,10 @@ struct ChannelAffineKernel: RangeKernel, EpilogueReportingKernel {
             }
             return
         }
-        let isa = instructionSet.cValue
-        let step = max(1, Self.chunkFloats / max(1, channels))
-        var start = range.lowerBound
-        while start < range.upperBound {
-            let end = min(range.upperBound, start + step)
-            anvil_scale_shift_pixels(isa, input, scale.baseAddress!, shift.baseAddress!, io.output, Int32(channels), start, end)
-            activation.apply(io.output + start * channels, count: (end - start) * channels, instructionSet: instructionSet)
-            start = end
+        let step = Self.chunkPixels(channels: channels)
+        for start in stride(from: range.lowerBound, to: range.upperBound, by: step) {
+            Self.apply((scale, shift), then: activation, input: input, output: io.output, channels: channels,
+                       pixels: start ..< min(range.upperBound, start + step), instructionSet: instructionSet)
         }
     }
 }

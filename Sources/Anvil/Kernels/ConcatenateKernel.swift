@@ -1,5 +1,3 @@
-import CAnvilKernels
-
 /// Concatenates inputs along channels, pixel by pixel; then, when the compiler fused them, a
 /// following BatchNormalization's per-channel `scale · x + shift` and an activation (DenseNet's
 /// concatenation → norm → relu before each layer: one pass over the joined tensor, not three).
@@ -18,10 +16,6 @@ struct ConcatenateKernel: RangeKernel, EpilogueReportingKernel {
     /// It takes no residual.
     var addsResidual: Bool { false }
 
-    /// About this many output floats (16 KB) per chunk of pixels: the affine map and the
-    /// activation rewrite a chunk while it is still in L1 after the copies.
-    static let chunkFloats = 4_096
-
     func run(_ io: KernelIO) {
         let total = channels.reduce(0, +)
         let rows = io.batch * pixelsPerImage
@@ -31,9 +25,10 @@ struct ConcatenateKernel: RangeKernel, EpilogueReportingKernel {
     /// The loop body over `range` (see ``run(_:)``).
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let total = channels.reduce(0, +)
-        let step = affine == nil && activation == .none ? range.count : max(1, Self.chunkFloats / max(1, total))
-        var start = range.lowerBound
-        while start < range.upperBound {
+        // With a fused epilogue, a chunk at a time: the affine map and the activation rewrite the
+        // joined pixels while they are still in L1 (``ChannelAffineKernel/chunkPixels(channels:)``).
+        let step = affine == nil && activation == .none ? max(1, range.count) : ChannelAffineKernel.chunkPixels(channels: total)
+        for start in stride(from: range.lowerBound, to: range.upperBound, by: step) {
             let end = min(range.upperBound, start + step)
             for row in start ..< end {
                 var out = io.output + row * total
@@ -43,13 +38,8 @@ struct ConcatenateKernel: RangeKernel, EpilogueReportingKernel {
                     out += count
                 }
             }
-            if let affine {
-                // In place: each value is read and then written at the same index.
-                anvil_scale_shift_pixels(instructionSet.cValue, io.output, affine.scale.buffer.baseAddress!,
-                                         affine.shift.buffer.baseAddress!, io.output, Int32(total), start, end)
-            }
-            activation.apply(io.output + start * total, count: (end - start) * total, instructionSet: instructionSet)
-            start = end
+            ChannelAffineKernel.apply(affine, then: activation, input: io.output, output: io.output, channels: total,
+                                      pixels: start ..< end, instructionSet: instructionSet)
         }
     }
 }
