@@ -6,6 +6,8 @@
 # instruction set each build's kernels ran.
 #
 # Usage: Scripts/benchmarks/ab_anvil.sh A_BINARY B_BINARY [ROUNDS]   (ROUNDS default 5)
+#        AB_CASES="shufflenet_v2_x1_0 --batch 8 --threads 1;densenet121 --threads 2" ab_anvil.sh ...
+#        times those `anvil bench` arguments (separated by `;`) instead of the default cases.
 # Build a base with e.g.: git worktree add /tmp/base <commit> && (cd /tmp/base && swift build -c release)
 set -euo pipefail
 a=${1:?usage: ab_anvil.sh A_BINARY B_BINARY [ROUNDS]}
@@ -15,6 +17,7 @@ cases=("mnist --batch 64 --threads 1" "mnist --batch 1 --threads 2" "mnist --bat
        "vgg16 --batch 1 --threads 1" "vgg16 --batch 1 --threads 2"
        "resnet50 --batch 1 --threads 1" "resnet50 --batch 1 --threads 2"
        "mobilenet_v1 --batch 1 --threads 1" "mobilenet_v1 --batch 1 --threads 2")
+if [[ -n "${AB_CASES:-}" ]]; then IFS=';' read -ra cases <<< "$AB_CASES"; fi
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx|avx2|fma|avx512[a-z_]*|avx_vnni)$' | tr '\n' ' ')"
 for binary in "$a" "$b"; do

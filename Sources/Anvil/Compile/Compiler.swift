@@ -68,6 +68,12 @@ struct Compiler {
                 if let index = step.foldedPad { inputShapes[0] = graph.shapes[graph.nodes[index].inputs[0]] }
                 if let index = step.fusedAdd { inputShapes.append(graph.shapes[graph.nodes[index].output]) }
                 if let index = step.fusedGate { inputShapes.append(graph.shapes[graph.nodes[index].output]) }
+                for (position, slice) in step.foldedSlices {
+                    let sliced = graph.shapes[graph.nodes[slice].inputs[0]]
+                    inputShapes[position] = sliced
+                    let window = (graph.nodes[slice].layer as! Slice).channelWindow(of: sliced)!
+                    context.foldedSliceWindows[position] = (window.first, sliced.channels)
+                }
                 let outputShape = graph.shapes[step.output]
                 // A step with a folded Transpose reads the Transpose's input, whose shape must match too.
                 let foldedInput = step.foldedTranspose.map { graph.nodes[$0].inputs[0] }
@@ -99,12 +105,17 @@ struct Compiler {
                     context.inputOrder = (transpose.layer as! Transpose).gatherOrder(input: graph.shapes[transpose.inputs[0]])
                 }
                 if let index = step.foldedPad { context.absorbedPad = (graph.nodes[index].layer as! Pad).absorbablePad }
+                if let index = step.fusedShuffle { context.fusedShuffleGroups = (graph.nodes[index].layer as! ChannelShuffle).groups }
                 var kernel = try node.layer.makeKernel(context)
                 if let fusable = node.layer as? any FusableLayer {
                     // The compiler, not the layer, guarantees the fused work is done.
                     let epilogue = FusedEpilogue(foldedAffine: context.offeredAffine, addsResidual: context.fusedResidual,
                                                  activation: context.fusedActivation ?? fusable.activation)
                     kernel = try epilogue.completing(kernel, layerTookAffine: context.affineUse.taken, layerName: node.name)
+                }
+                // A fused shuffle cannot be applied after the kernel in place: the kernel must do it.
+                if let groups = context.fusedShuffleGroups, (kernel as? any EpilogueReportingKernel)?.appliedShuffleGroups != groups {
+                    throw AnvilError(.internalError, "layer '\(node.name)': the compiler fused a channel shuffle of \(groups) groups that its kernel does not apply")
                 }
                 if let index = step.fusedGate {
                     kernel = GatedKernel(inner: kernel, gate: context.outputShape, map: outputShape,

@@ -6,4 +6,12 @@ protocol EpilogueReportingKernel: Kernel {
     var appliedActivation: ActivationFunction { get }
     /// Whether the kernel adds its second input, when given one, before the activation.
     var addsResidual: Bool { get }
+    /// The groups of a channel shuffle the kernel applies to its output, last (see
+    /// ``KernelContext/fusedShuffleGroups``); `nil` if none.
+    var appliedShuffleGroups: Int? { get }
+}
+
+extension EpilogueReportingKernel {
+    /// None: only a concatenation takes a shuffle.
+    var appliedShuffleGroups: Int? { nil }
 }

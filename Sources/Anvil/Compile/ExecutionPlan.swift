@@ -22,6 +22,13 @@ struct ExecutionPlan {
         /// excitation): the feature map is the step's last input and the step writes the product
         /// (``GatedKernel``); the gate itself is never stored.
         var fusedGate: Int?
+        /// Channel Slices folded into this Concatenate step, by the position of the input they
+        /// produced: the step reads each slice's input and joins the slice's window of channels.
+        var foldedSlices: [Int: Int] = [:]
+        /// A ChannelShuffle fused into this Concatenate step (after its epilogue): the
+        /// concatenation writes each joined channel where the shuffle moves it (ShuffleNet's
+        /// concatenation → shuffle), so the joined order is never stored.
+        var fusedShuffle: Int?
         /// Tensors read (already resolved through fusion).
         var inputs: [Int]
         /// Tensor written.
@@ -55,6 +62,7 @@ struct ExecutionPlan {
         var steps: [Step] = []
         var transposeFolds: [Int: Int] = [:]  // Dense node -> the Transpose folded into it
         var padFolds: [Int: Int] = [:]  // windowed node -> the zero Pad folded into it
+        var sliceFolds: [Int: [Int]] = [:]  // Concatenate node -> the channel Slices folded into it
         /// Whether `tensor` was computed before node `index` runs (a model input or an earlier node's output).
         func computed(_ tensor: Int, before index: Int) -> Bool {
             tensor < graph.inputCount || tensor - graph.inputCount < index
@@ -79,7 +87,21 @@ struct ExecutionPlan {
                 padFolds[next] = index
                 continue
             }
+            // A channel Slice read only by a concatenation along the channels (ShuffleNet's kept
+            // half): the concatenation reads the slice's window of channels where they are.
+            if let slice = node.layer as? Slice, slice.channelWindow(of: graph.shapes[node.inputs[0]]) != nil,
+               let next = soleConsumer(of: node.output), let concatenate = graph.nodes[next].layer as? Concatenate,
+               graph.nodes[next].inputs.count > 1, concatenate.joinsChannels(rank: graph.shapes[graph.nodes[next].output].rank) {
+                fused.insert(index)
+                sliceFolds[next, default: []].append(index)
+                continue
+            }
             var step = Step(node: index, inputs: node.inputs.map { storage[$0] }, output: node.output)
+            for slice in sliceFolds[index] ?? [] {
+                let position = node.inputs.firstIndex(of: graph.nodes[slice].output)!
+                step.foldedSlices[position] = slice
+                step.inputs[position] = storage[graph.nodes[slice].inputs[0]]
+            }
             if let transpose = transposeFolds[index] {
                 step.foldedTranspose = transpose
                 step.inputs = [storage[graph.nodes[transpose].inputs[0]]]
@@ -117,6 +139,16 @@ struct ExecutionPlan {
                     tail = graph.nodes[next].output
                     storage[tail] = node.output
                 }
+            }
+            // ShuffleNet's concatenation along the channels → channel shuffle: one pass that
+            // writes the joined channels in shuffled order instead of a copy and a permutation.
+            if let concatenate = node.layer as? Concatenate, node.inputs.count > 1,
+               concatenate.joinsChannels(rank: graph.shapes[node.output].rank),
+               let next = soleConsumer(of: tail), graph.nodes[next].layer is ChannelShuffle {
+                step.fusedShuffle = next
+                fused.insert(next)
+                tail = graph.nodes[next].output
+                storage[tail] = node.output
             }
             // Squeeze and excitation: this step's output is a gate (smaller than the map it
             // scales) whose only use is a multiply with a map computed earlier; the step

@@ -36,6 +36,15 @@ public struct KernelContext {
     /// ``inputShapes`` still name the padded tensor, but the kernel reads the one before the
     /// pad, so its window must absorb these rows and columns (``WindowGeometry/absorbing(_:)``).
     var absorbedPad: AbsorbedPad? = nil
+    /// Set when a ``ChannelShuffle`` after the layer (a ``Concatenate`` along the channels) is
+    /// fused into it: its number of groups. The kernel writes the shuffled order
+    /// (``ChannelShuffle/destination(of:channels:groups:)``) and reports it
+    /// (``EpilogueReportingKernel/appliedShuffleGroups``).
+    var fusedShuffleGroups: Int? = nil
+    /// Set when channel ``Slice``s producing inputs of the layer (a ``Concatenate`` along the
+    /// channels) are folded into it, by input position: the kernel reads that input from the
+    /// sliced tensor, whose pixels hold `stride` channels, starting at channel `first`.
+    var foldedSliceWindows: [Int: (first: Int, stride: Int)] = [:]
 
     /// Where kernels built for the different input sizes of an open model keep what they can
     /// share (reordered, packed or transformed weights); `nil` for a fixed-size model.

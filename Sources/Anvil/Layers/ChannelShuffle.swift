@@ -26,6 +26,13 @@ public final class ChannelShuffle: Layer {
         return inputs[0]
     }
 
+    /// Where the shuffle moves channel `channel` of `channels` with `groups` groups: with
+    /// k = channels / groups, channel `j·k + i` goes to `i·groups + j`.
+    static func destination(of channel: Int, channels: Int, groups: Int) -> Int {
+        let k = channels / groups
+        return (channel % k) * groups + channel / k
+    }
+
     /// A strided copy per pixel: `[pixels, k, g]` gathered from `[pixels, g, k]`.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let shape = context.inputShapes[0]

@@ -3,7 +3,8 @@
 /// Axes count the batch axis as 0 (which cannot be joined); the default, `-1`, is the channels.
 /// The inputs have one rank and agree on every other axis. One input is passed through unchanged
 /// (`torch.cat` of a one-element list). Along the channels, a following BatchNormalization and
-/// activation are applied as the channels are joined (DenseNet's concatenation → norm → relu).
+/// activation are applied as the channels are joined (DenseNet's concatenation → norm → relu),
+/// and a following ``ChannelShuffle`` by writing each channel where it moves it (ShuffleNet).
 public final class Concatenate: Layer, FusableLayer {
     /// The axis to join along (negative counts from the end; `-1`, the channels, by default).
     public let axis: Int
@@ -21,6 +22,9 @@ public final class Concatenate: Layer, FusableLayer {
     /// A following BatchNormalization and activation (taken along the channels only; the
     /// compiler applies them after the other kernels).
     var absorbs: FusionCapabilities { [.batchNormalization, .activation] }
+
+    /// Whether the layer joins the channels (the last axis) of tensors of rank `rank`.
+    func joinsChannels(rank: Int) -> Bool { (try? LayoutAxes.resolve(axis, rank: rank)) == rank - 1 }
 
     /// `concat`.
     public var namePrefix: String { "concat" }
@@ -44,16 +48,31 @@ public final class Concatenate: Layer, FusableLayer {
         return try Shape(dimensions: dims)
     }
 
-    /// A copy for one input; the channel kernel along the channels (with the fused normalization
-    /// and activation); strided copies otherwise.
+    /// A copy for one input; the channel kernel along the channels (with the fused normalization,
+    /// activation and channel shuffle, reading folded slices in place); strided copies otherwise.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let shapes = context.inputShapes, output = context.outputShape
-        if shapes.count == 1 { return CopyKernel(shape: output, channelsFirst: false, activation: .none) }
         let axis = try LayoutAxes.resolve(self.axis, rank: output.rank)
+        guard context.foldedSliceWindows.isEmpty || (shapes.count > 1 && axis == output.rank - 1) else {
+            throw AnvilError(.internalError, "slices folded into a concatenation that does not join channels")
+        }
+        if shapes.count == 1 { return CopyKernel(shape: output, channelsFirst: false, activation: .none) }
         if axis == output.rank - 1 {
-            let affine = context.foldedAffine.map { (scale: ParameterData($0.scale), shift: ParameterData($0.shift)) }
+            var affine = context.foldedAffine
+            if let groups = context.fusedShuffleGroups, let (scale, shift) = affine {
+                // The kernel applies the norm to the shuffled output: move each channel's pair with it.
+                var movedScale = scale, movedShift = shift
+                for channel in scale.indices {
+                    let to = ChannelShuffle.destination(of: channel, channels: scale.count, groups: groups)
+                    movedScale[to] = scale[channel]
+                    movedShift[to] = shift[channel]
+                }
+                affine = (movedScale, movedShift)
+            }
             return ConcatenateKernel(channels: shapes.map(\.channels), pixelsPerImage: output.height * output.width,
-                                     affine: affine, activation: context.fusedActivation ?? .none)
+                                     affine: affine.map { (scale: ParameterData($0.scale), shift: ParameterData($0.shift)) },
+                                     activation: context.fusedActivation ?? .none, shuffleGroups: context.fusedShuffleGroups,
+                                     windows: shapes.indices.map { context.foldedSliceWindows[$0] ?? (0, shapes[$0].channels) })
         }
         let outStrides = StridedCopy.contiguousStrides(output.dimensions)
         var offset = 0

@@ -51,6 +51,13 @@ public final class Slice: Layer {
         return (axis, first, count)
     }
 
+    /// The channels `first ..< first + count` the slice takes from `input` when it takes a run of
+    /// them (the last axis, step 1, or a single channel); `nil` otherwise or if it cannot resolve.
+    func channelWindow(of input: Shape) -> (first: Int, count: Int)? {
+        guard let (axis, first, count) = try? resolve(input), axis == input.rank - 1, step == 1 || count == 1 else { return nil }
+        return (first, count)
+    }
+
     /// The input with the sliced axis shortened.
     public func outputShape(for inputs: [Shape]) throws -> Shape {
         let (axis, _, count) = try resolve(inputs[0])

@@ -143,4 +143,51 @@ struct FusionGuaranteeTests {
         let heightKernels = try heightModel.compilation().model(for: heightModel.inputShapes).steps.map(\.kernel)
         #expect(heightKernels.count == 1 && heightKernels[0] is EpilogueKernel)
     }
+
+    @Test("A channel shuffle after a concatenation along channels is fused into it, after a norm and activation too; not when the joined tensor is read again")
+    func concatenationTakesShuffle() throws {
+        let input = Input(width: 4, height: 4, channels: 6)
+        func kernels(_ build: (SymbolicTensor) -> SymbolicTensor) throws -> [any Kernel] {
+            let model = try Model(input: input, output: build(input))
+            try model.compile(from: RandomParameterSource(seed: 4))
+            return try model.compilation().model(for: model.inputShapes).steps.map(\.kernel)
+        }
+        let plain = try kernels { [$0, $0 --> Activation(.tanh, name: "t")] --> Concatenate(name: "cat") --> ChannelShuffle(groups: 3) }
+        #expect(plain.count == 2 && (plain.last as? ConcatenateKernel)?.shuffleGroups == 3)
+
+        let normalized = try kernels {
+            [$0, $0 --> Activation(.tanh, name: "t")] --> Concatenate(name: "cat") --> BatchNormalization(name: "bn")
+                --> Activation(.relu, name: "relu") --> ChannelShuffle(groups: 2)
+        }
+        let concatenation = try #require(normalized.last as? ConcatenateKernel)
+        #expect(normalized.count == 2 && concatenation.shuffleGroups == 2 && concatenation.affine != nil
+                && concatenation.appliedActivation == .relu)
+
+        let reread = try kernels { x in
+            let cat = [x, x --> Activation(.tanh, name: "t")] --> Concatenate(name: "cat")
+            return [cat --> ChannelShuffle(groups: 2), cat] --> Add()
+        }
+        #expect(reread.count == 4 && (reread[1] as? ConcatenateKernel)?.shuffleGroups == nil)
+    }
+
+    @Test("A channel slice read only by a concatenation along channels is folded into it; one read again or with a step is not")
+    func concatenationReadsSlices() throws {
+        let input = Input(width: 4, height: 4, channels: 8)
+        let block = [input --> Slice(axis: -1, start: 0, end: 4), input --> Slice(axis: -1, start: 4) --> Activation(.tanh)]
+            --> Concatenate() --> ChannelShuffle(groups: 2)
+        let model = try Model(input: input, output: block)
+        try model.compile(from: RandomParameterSource(seed: 4))
+        let steps = try model.compilation().model(for: model.inputShapes).steps
+        // The second slice, the activation, and the concatenation with the first slice and the shuffle.
+        #expect(steps.count == 3)
+        let concatenation = try #require(steps.last?.kernel as? ConcatenateKernel)
+        #expect(concatenation.windows.map(\.first) == [0, 0] && concatenation.windows.map(\.stride) == [8, 4])
+        #expect(steps.last?.inputShapes.map(\.channels) == [8, 4])
+
+        let half = input --> Slice(axis: -1, start: 0, end: 4)
+        let kept = try Model(input: input, output: [half, half --> Activation(.tanh), input --> Slice(axis: -1, step: 2)] --> Concatenate())
+        try kept.compile(from: RandomParameterSource(seed: 4))
+        #expect(try kept.compilation().model(for: kept.inputShapes).steps.count == 4)
+    }
 }
+

@@ -6,6 +6,24 @@ import Testing
 /// (DenseNet's concatenation → norm → relu), fused into the concatenation along the channels and
 /// applied after it otherwise, against the naive reference.
 extension ReferenceLayerTests {
+    /// `x` and 1×1 convolutions `b0`, `b1`, ... of it with `widths` channels (random weights): the
+    /// naive branches and their parameters, to be joined.
+    static func branches(_ x: RefTensor, widths: [Int], _ rng: inout RefRandom) -> ([RefTensor], [String: [Float]]) {
+        var parameters: [String: [Float]] = [:]
+        var branches = [x]
+        for (index, width) in widths.enumerated() {
+            let w = rng.floats(width * x.c), b = rng.floats(width)
+            parameters["b\(index)_W"] = w; parameters["b\(index)_b"] = b
+            branches.append(Naive.convolution(x, weights: w, bias: b, outputChannels: width, kernel: (1, 1)))
+        }
+        return (branches, parameters)
+    }
+
+    /// The Anvil branches ``branches(_:widths:_:)`` computes: `input` and its 1×1 convolutions.
+    static func branchTensors(_ input: SymbolicTensor, widths: [Int]) -> [SymbolicTensor] {
+        [input] + widths.indices.map { input --> Convolution(kernel: (1, 1), channels: widths[$0], name: "b\($0)") }
+    }
+
     @Test("Concatenate → BatchNormalization → activation: along channels (fused), an activation alone, along the height, with a second reader",
           arguments: 0 ..< 8)
     func concatenateNormalization(seed: Int) throws {
@@ -14,13 +32,7 @@ extension ReferenceLayerTests {
         let side = seed % 2 == 0 ? rng.int(1 ... 4) : rng.int(20 ... 30)
         let x = rng.tensor(n: rng.pick(refBatchSizes), h: side, w: rng.int(1 ... 4) * (seed % 2 == 0 ? 1 : 8), c: rng.int(1 ... 9), -3, 3)
         let widths = (0 ..< rng.int(1 ... 3)).map { _ in rng.pick([1, 3, 8, 13, 40]) }
-        var branchParameters: [String: [Float]] = [:]
-        var branches = [x]
-        for (index, width) in widths.enumerated() {
-            let w = rng.floats(width * x.c), b = rng.floats(width)
-            branchParameters["b\(index)_W"] = w; branchParameters["b\(index)_b"] = b
-            branches.append(Naive.convolution(x, weights: w, bias: b, outputChannels: width, kernel: (1, 1)))
-        }
+        let (branches, branchParameters) = Self.branches(x, widths: widths, &rng)
         let joined = Naive.concatenate(branches)
         let epsilon: Float = 1e-5
         let bn = Self.normalization(&rng, channels: joined.c, prefix: "bn")
@@ -30,9 +42,7 @@ extension ReferenceLayerTests {
             Naive.activation(Naive.batchNormalization(t, gamma: bn.gamma, beta: bn.beta, mean: bn.mean, variance: bn.variance,
                                                       epsilon: epsilon), activation)
         }
-        func branchTensors(_ input: SymbolicTensor) -> [SymbolicTensor] {
-            [input] + widths.indices.map { input --> Convolution(kernel: (1, 1), channels: widths[$0], name: "b\($0)") }
-        }
+        func branchTensors(_ input: SymbolicTensor) -> [SymbolicTensor] { Self.branchTensors(input, widths: widths) }
         refExpectClose(try refRun(x, parameters: parameters) {
             branchTensors($0) --> Concatenate(name: "cat") --> BatchNormalization(epsilon: epsilon, name: "bn")
                 --> Activation(activation)
