@@ -71,7 +71,8 @@ struct ConcatenateKernel: RangeKernel, EpilogueReportingKernel {
     /// time with stride `groups`.
     private func copyShuffled(rows: Range<Int>, groups: Int, total: Int, _ io: KernelIO) {
         let k = total / groups
-        if groups == 2, channels == [k, k] {
+        // Compared element by element: an array literal here would allocate on every call.
+        if groups == 2, channels.count == 2, channels[0] == k, channels[1] == k {
             // Two streams woven pair by pair (the compiler vectorises it with SSE unpacks: 2 pairs a step).
             for row in rows {
                 let a = source(0, row: row, io), b = source(1, row: row, io), out = io.output + row * total

@@ -53,11 +53,12 @@ public final class Concatenate: Layer, FusableLayer {
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let shapes = context.inputShapes, output = context.outputShape
         let axis = try LayoutAxes.resolve(self.axis, rank: output.rank)
-        guard context.foldedSliceWindows.isEmpty || (shapes.count > 1 && axis == output.rank - 1) else {
+        let alongChannels = joinsChannels(rank: output.rank)
+        guard context.foldedSliceWindows.isEmpty || (shapes.count > 1 && alongChannels) else {
             throw AnvilError(.internalError, "slices folded into a concatenation that does not join channels")
         }
         if shapes.count == 1 { return CopyKernel(shape: output, channelsFirst: false, activation: .none) }
-        if axis == output.rank - 1 {
+        if alongChannels {
             var affine = context.foldedAffine
             if let groups = context.fusedShuffleGroups, let (scale, shift) = affine {
                 // The kernel applies the norm to the shuffled output: move each channel's pair with it.
