@@ -59,12 +59,12 @@ static const anvil_kernel_table avx2_table = {
     anvil_activation_avx2,
 };
 
-// AVX-512 bodies exist for direct convolution, max pooling and the Winograd products; the
+// AVX-512 bodies exist for direct and depthwise convolution, max pooling and the Winograd products; the
 // other ops run their AVX2 bodies, which every AVX-512 CPU also runs.
 static const anvil_kernel_table avx512_table = {
     ANVIL_ISA_AVX512,
     anvil_direct_convolution_avx512,
-    anvil_depthwise_convolution_avx2,
+    anvil_depthwise_convolution_avx512,
     anvil_dense_avx2,
     anvil_max_pooling_avx512,
     anvil_winograd_5x5_avx2,

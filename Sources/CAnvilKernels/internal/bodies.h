@@ -21,6 +21,7 @@ typedef void anvil_depthwise_body(const anvil_depthwise_shape *s, const float *i
 anvil_depthwise_body anvil_depthwise_convolution_scalar;
 #if defined(__x86_64__)
 anvil_depthwise_body anvil_depthwise_convolution_avx2;
+anvil_depthwise_body anvil_depthwise_convolution_avx512;
 #endif
 
 /// The bodies, one per instruction set (`anvil_conv_direct` without the `isa`).

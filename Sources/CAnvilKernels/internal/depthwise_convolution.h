@@ -94,4 +94,77 @@ static inline void prefetch_pixels(const row_prefetch *p, int first, int end) {
         for (ptrdiff_t b = first * p->per_pixel; b < to; b += 64) __builtin_prefetch(p->rows[r] + b, 0, 3);
 }
 
+/// Strides (in floats) of a register block's walk over its taps.
+typedef struct {
+    ptrdiff_t channels;   ///< Between neighbouring pixels' channel 0, and between taps' weights.
+    ptrdiff_t pixel;      ///< Between the block's pixels in the input.
+    ptrdiff_t tap;        ///< Between taps of a window row in the input.
+    ptrdiff_t row;        ///< Between window rows in the input.
+    ptrdiff_t weight_row; ///< Between window rows in the weights.
+    int columns;          ///< Taps per window row.
+} walk;
+
+/// The walk of a block of pixels `pixel_step` floats apart sharing `win`'s taps (multiplier 1).
+/// `KW` (taps per window row) and `S` (the stride along x with dilation 1) are the body's
+/// constants, 0 when read from `win` and the shape.
+static inline __attribute__((always_inline)) walk
+make_walk(const anvil_depthwise_shape *s, window win, ptrdiff_t pixel_step, const int KW, const int S) {
+    const int channels = s->channels;
+    walk k;
+    k.channels = channels;
+    k.columns = KW ? KW : win.columns;
+    k.row = (ptrdiff_t)s->dilation_height * s->input_width * channels;
+    k.tap = S ? channels : (ptrdiff_t)s->dilation_width * channels;
+    k.pixel = S ? (ptrdiff_t)S * channels : pixel_step;
+    k.weight_row = (ptrdiff_t)s->kernel_width * channels;
+    return k;
+}
+
+/// A body's `n` (1 to PIXELS) interior output pixels, `pixel_step` floats apart in the input, all
+/// sharing the taps of `win`, every channel.
+typedef void depthwise_interior_fn(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
+                                   const float *bias, float *out);
+/// A body's one border output pixel, whose own tap range `win` holds.
+typedef void depthwise_border_fn(const anvil_depthwise_shape *s, window win, const float *bias, float *out);
+
+/// Output rows `[row_begin, row_end)` of one image with multiplier 1, the walk every vector body
+/// shares: border pixels singly with their own tap ranges, interior ones in blocks of up to
+/// PIXELS, each block prefetching its slice of the input rows the next output row reads. The
+/// body's `interior` and `border` compute.
+static inline __attribute__((always_inline)) void
+depthwise_rows(const anvil_depthwise_shape *s, const float *image, const float *weights, const float *bias,
+               float *output, int row_begin, int row_end, depthwise_interior_fn *interior,
+               depthwise_border_fn *border) {
+    const int channels = s->channels;
+    const ptrdiff_t row_floats = (ptrdiff_t)s->output_width * channels;
+    const ptrdiff_t pixel_step = (ptrdiff_t)s->stride_width * channels;
+    int lo, hi;
+    interior_columns(s, &lo, &hi);
+    for (int oy = row_begin; oy < row_end; oy++) {
+        float *out = output + oy * row_floats;
+        const int iy0 = oy * s->stride_height - s->pad_top;
+        int ky_lo, ky_hi;
+        tap_range(iy0, s->input_height, s->kernel_height, s->dilation_height, &ky_lo, &ky_hi);
+        const row_prefetch ahead = next_rows(s, image, oy);
+        int ox = 0;
+        while (ox < s->output_width) {
+            const int ix0 = ox * s->stride_width - s->pad_left;
+            float *o = out + (ptrdiff_t)ox * channels;
+            if (ox >= lo && ox < hi) {
+                const int n = hi - ox < PIXELS ? hi - ox : PIXELS;
+                prefetch_pixels(&ahead, ox, ox + n);
+                interior(s, n, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, 0, s->kernel_width), pixel_step,
+                         bias, o);
+                ox += n;
+            } else {
+                int kx_lo, kx_hi;
+                tap_range(ix0, s->input_width, s->kernel_width, s->dilation_width, &kx_lo, &kx_hi);
+                prefetch_pixels(&ahead, ox, ox + 1);
+                border(s, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, kx_lo, kx_hi), bias, o);
+                ox += 1;
+            }
+        }
+    }
+}
+
 #endif

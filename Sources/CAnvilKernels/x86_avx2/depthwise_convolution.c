@@ -25,16 +25,6 @@ static inline __m256 clamp8(__m256 v, __m256 lo, __m256 hi) {
     return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
 }
 
-/// Strides (in floats) of a register block's walk over its taps.
-typedef struct {
-    ptrdiff_t channels;   ///< Between neighbouring pixels' channel 0, and between taps' weights.
-    ptrdiff_t pixel;      ///< Between the block's pixels in the input.
-    ptrdiff_t tap;        ///< Between taps of a window row in the input.
-    ptrdiff_t row;        ///< Between window rows in the input.
-    ptrdiff_t weight_row; ///< Between window rows in the weights.
-    int columns;          ///< Taps per window row.
-} walk;
-
 /// Channels `[c, c + 8·V)` of `P` pixels: P·V accumulators, V weight vectors per tap.
 static inline __attribute__((always_inline)) void
 strip_avx2(const int P, const int V, const anvil_depthwise_shape *s, const walk *k, window win, const float *bias,
@@ -115,13 +105,7 @@ block_avx2(const int P, const int KH, const int KW, const int S, const anvil_dep
            ptrdiff_t pixel_step, const float *bias, float *out, const int head) {
     const int channels = s->channels;
     if (KH) win.rows = KH;
-    walk k;
-    k.channels = channels;
-    k.columns = KW ? KW : win.columns;
-    k.row = (ptrdiff_t)s->dilation_height * s->input_width * channels;
-    k.tap = S ? channels : (ptrdiff_t)s->dilation_width * channels;
-    k.pixel = S ? (ptrdiff_t)S * channels : pixel_step;
-    k.weight_row = (ptrdiff_t)s->kernel_width * channels;
+    const walk k = make_walk(s, win, pixel_step, KW, S);
     int c = 0;
     if (head) {
         quad_avx2(P, s, &k, win, bias, out, 0);
@@ -190,56 +174,27 @@ static void interior_peeled_avx2(const anvil_depthwise_shape *s, int n, window w
     interior_avx2(1, s, n, win, pixel_step, bias, out);
 }
 
-/// A border pixel: its own tap range, one pixel.
-static void border_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out, int head) {
-    block_avx2(1, 0, 0, 0, s, win, 0, bias, out, head);
+/// A border pixel: its own tap range, one pixel; `_peeled` with the aligning head.
+static void border_aligned_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out) {
+    block_avx2(1, 0, 0, 0, s, win, 0, bias, out, 0);
 }
 
-/// One output row (multiplier 1): border pixels singly, interior ones in blocks.
-static void row_avx2(const anvil_depthwise_shape *s, const float *image, const float *weights,
-                                const float *bias, float *out, int oy, int interior_lo, int interior_hi, int head) {
-    const int channels = s->channels;
-    const int iy0 = oy * s->stride_height - s->pad_top;
-    int ky_lo, ky_hi;
-    tap_range(iy0, s->input_height, s->kernel_height, s->dilation_height, &ky_lo, &ky_hi);
-    const ptrdiff_t pixel_step = (ptrdiff_t)s->stride_width * channels;
-    const row_prefetch ahead = next_rows(s, image, oy);
-    int ox = 0;
-    while (ox < s->output_width) {
-        const int ix0 = ox * s->stride_width - s->pad_left;
-        float *o = out + (ptrdiff_t)ox * channels;
-        if (ox >= interior_lo && ox < interior_hi) {
-            int n = interior_hi - ox < PIXELS ? interior_hi - ox : PIXELS;
-            prefetch_pixels(&ahead, ox, ox + n);
-            window win = make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, 0, s->kernel_width);
-            if (head)
-                interior_peeled_avx2(s, n, win, pixel_step, bias, o);
-            else
-                interior_aligned_avx2(s, n, win, pixel_step, bias, o);
-            ox += n;
-        } else {
-            int kx_lo, kx_hi;
-            tap_range(ix0, s->input_width, s->kernel_width, s->dilation_width, &kx_lo, &kx_hi);
-            prefetch_pixels(&ahead, ox, ox + 1);
-            border_avx2(s, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, kx_lo, kx_hi), bias, o, head);
-            ox += 1;
-        }
-    }
+static void border_peeled_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out) {
+    block_avx2(1, 0, 0, 0, s, win, 0, bias, out, 1);
 }
+
 void anvil_depthwise_convolution_avx2(const anvil_depthwise_shape *s, const float *input, const float *weights,
                                       const float *bias, float *output, int row_begin, int row_end) {
     if (s->multiplier != 1) {
         anvil_depthwise_convolution_scalar(s, input, weights, bias, output, row_begin, row_end);
         return;
     }
-    const ptrdiff_t row_floats = (ptrdiff_t)s->output_width * s->channels * s->multiplier;
-    int lo, hi;
-    interior_columns(s, &lo, &hi);
     // When every pixel starts 16 bytes past a 32-byte boundary (channels a multiple of 8,
     // a 16-byte aligned buffer, as malloc gives), peel 4 channels to align the rest.
-    const int head = s->channels % 8 == 0 && s->channels >= 256 && (size_t)input % 32 == 16;
-    for (int oy = row_begin; oy < row_end; oy++)
-        row_avx2(s, input, weights, bias, output + oy * row_floats, oy, lo, hi, head);
+    if (s->channels % 8 == 0 && s->channels >= 256 && (size_t)input % 32 == 16)
+        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, interior_peeled_avx2, border_peeled_avx2);
+    else
+        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, interior_aligned_avx2, border_aligned_avx2);
 }
 
 #pragma clang attribute pop

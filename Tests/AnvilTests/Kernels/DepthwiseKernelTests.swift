@@ -1,3 +1,5 @@
+import CAnvilKernels
+import CAnvilKernelsEmulated
 import Foundation
 import Testing
 @testable import Anvil
@@ -101,13 +103,57 @@ private func placed(_ buffer: UnsafeMutableBufferPointer<Float>, shift: Int) -> 
     return base + ((8 - past) % 8 + shift) % 8
 }
 
+/// The C body a check runs: the one the dispatch table holds for an instruction set (through
+/// `DepthwiseConvolutionKernel`), or `x86_avx512/depthwise_convolution.c` built on emulated
+/// intrinsics (Tests/CAnvilKernelsEmulated), which runs on any x86-64 CPU.
+private enum DepthwiseBody: CustomStringConvertible {
+    case dispatched(InstructionSet)
+    case emulatedAVX512
+
+    var description: String {
+        switch self {
+        case .dispatched(let isa): return "\(isa)"
+        case .emulatedAVX512: return "emulated avx512"
+        }
+    }
+}
+
+/// Output lines `lines` of a case through the emulated AVX-512 body, one call per image, as
+/// `DepthwiseConvolutionKernel` calls `anvil_depthwise_rows`; clamp-type activations only (the
+/// body's fused clamp).
+private func runEmulated(_ c: DepthwiseCase, _ g: WindowGeometry, weights: KernelWeights, io: KernelIO, lines: Range<Int>) {
+    let clamp = ActivationClamp(c.activation)
+    precondition(clamp.rest == .none, "the emulated body is checked on clamp-type activations")
+    var shape = anvil_depthwise_shape(
+        input_height: Int32(c.height), input_width: Int32(c.width), channels: Int32(c.channels),
+        multiplier: Int32(c.multiplier), kernel_height: Int32(c.kernel.0), kernel_width: Int32(c.kernel.1),
+        stride_height: Int32(c.stride.0), stride_width: Int32(c.stride.1), dilation_height: Int32(c.dilation.0),
+        dilation_width: Int32(c.dilation.1), pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft),
+        output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth),
+        clamp_min: clamp.min, clamp_max: clamp.max)
+    let inputImage = c.height * c.width * c.channels, outputImage = g.outputHeight * g.outputWidth * c.outputs
+    for image in 0 ..< c.batch {
+        let first = max(lines.lowerBound - image * g.outputHeight, 0)
+        let last = min(lines.upperBound - image * g.outputHeight, g.outputHeight)
+        guard first < last else { continue }
+        anvil_depthwise_convolution_avx512_emulated(&shape, io.inputs[0] + image * inputImage, weights.weightPointer,
+                                                    weights.biasPointer, io.output + image * outputImage,
+                                                    Int32(first), Int32(last))
+    }
+}
+
 /// Runs the kernel on a case. The input starts `shift` floats past a 32-byte boundary, and the
 /// output too, plus one when `shift` is 0 (the kernel peels 4 channels to align its loads when
 /// the input is 4 floats past). The output is NaN-filled (an unwritten value shows up) and
 /// followed by guard values (an overrun shows up). `split` runs the output lines as two
-/// ranges cut there, the way two threads would, instead of one call. `isa` picks the C body.
-private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: DepthwiseData, isa: InstructionSet, shift: Int = 0,
+/// ranges cut there, the way two threads would, instead of one call. `body` picks the C body.
+private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: DepthwiseData, body: DepthwiseBody, shift: Int = 0,
                        split: Int? = nil) -> (output: [Float], guardIntact: Bool) {
+    let isa: InstructionSet
+    switch body {
+    case .dispatched(let set): isa = set
+    case .emulatedAVX512: isa = .scalar  // only the clamp's remainder (none for the cases run) uses it
+    }
     let weights = KernelWeights(source: ParameterData(data.weights), reordered: nil, bias: data.bias.map { ParameterData($0) },
                                 outputs: c.outputs, weightsPerOutput: c.kernel.0 * c.kernel.1, rowStride: c.outputs, affine: nil)
     let kernel = DepthwiseConvolutionKernel(geometry: g, inputChannels: c.channels, multiplier: c.multiplier,
@@ -129,12 +175,12 @@ private func runKernel(_ c: DepthwiseCase, _ g: WindowGeometry, _ data: Depthwis
                               inputShapes: [Shape(height: c.height, width: c.width, channels: c.channels)],
                               outputShape: outputShape)
             let lines = c.batch * g.outputHeight
-            if let split {
-                let cut = min(split, lines)
-                kernel.run(0 ..< cut, io)
-                kernel.run(cut ..< lines, io)
-            } else {
-                kernel.run(io)
+            let ranges = split.map { [0 ..< min($0, lines), min($0, lines) ..< lines] } ?? [0 ..< lines]
+            switch body {
+            case .dispatched:
+                if split == nil { kernel.run(io) } else { ranges.forEach { kernel.run($0, io) } }
+            case .emulatedAVX512:
+                ranges.forEach { runEmulated(c, g, weights: weights, io: io, lines: $0) }
             }
             result = Array(UnsafeBufferPointer(start: output, count: count))
             guardIntact = (0 ..< guardCount).allSatisfy { output[count + $0] == 4321 }
@@ -221,12 +267,24 @@ private let randomCount = 400
 /// The most scaled error allowed: float sums of at most 25 terms in a different order.
 private let tolerance = 1e-5
 
-/// Checks every case against the naive reference with `isa`'s C body; returns the
-/// descriptions of the failures.
-private func failures(isa: InstructionSet, seedOffset: UInt64) -> [String] {
+/// The fixed and random cases; for the emulated body (which is called without the kernel's
+/// activation pass) an activation other than a clamp becomes one.
+private func allCases(for body: DepthwiseBody) -> [DepthwiseCase] {
+    let cases = fixedCases + (0 ..< UInt64(randomCount)).map { randomCase(seed: $0) }
+    guard case .emulatedAVX512 = body else { return cases }
+    return cases.map { c in
+        var c = c
+        if ActivationClamp(c.activation).rest != .none { c.activation = .clip(min: -0.25, max: 0.4) }
+        return c
+    }
+}
+
+/// Checks every case against the naive reference with `body`; returns the descriptions of the
+/// failures.
+private func failures(body: DepthwiseBody, seedOffset: UInt64) -> [String] {
     var failed: [String] = []
     var checked = 0
-    let cases = fixedCases + (0 ..< UInt64(randomCount)).map { randomCase(seed: $0) }
+    let cases = allCases(for: body)
     for (index, c) in cases.enumerated() {
         guard let g = c.geometry else { continue }
         let data = DepthwiseData(c, seed: UInt64(index) &+ seedOffset)
@@ -235,14 +293,14 @@ private func failures(isa: InstructionSet, seedOffset: UInt64) -> [String] {
         // for the fixed cases, in turn for the random ones.
         let shifts = index < fixedCases.count ? [0, 4, 1] : [[0, 4, 1][index % 3]]
         for shift in shifts {
-            let whole = runKernel(c, g, data, isa: isa, shift: shift)
+            let whole = runKernel(c, g, data, body: body, shift: shift)
             let error = worstError(whole.output, expected)
             if error > tolerance || !whole.guardIntact {
                 failed.append("\(c), shift \(shift): error \(error), guard intact \(whole.guardIntact)")
                 continue
             }
             // The same lines split between two calls must give identical bits.
-            let split = runKernel(c, g, data, isa: isa, shift: shift, split: (index % 5) + 1)
+            let split = runKernel(c, g, data, body: body, shift: shift, split: (index % 5) + 1)
             if split.output.map(\.bitPattern) != whole.output.map(\.bitPattern) || !split.guardIntact {
                 failed.append("\(c), shift \(shift): split run differs from the single run")
             }
@@ -260,9 +318,29 @@ struct DepthwiseKernelTests {
         try refRequireSupported(isa)
         // Chosen per kernel (`instructionSet`), not process-wide: that would race with the
         // kernels of suites running in parallel. The scalar body gets its own data.
-        let failed = failures(isa: isa, seedOffset: isa == .scalar ? 1000 : 0)
+        let failed = failures(body: .dispatched(isa), seedOffset: isa == .scalar ? 1000 : 0)
         let passed = failed.isEmpty
         #expect(passed, "\(isa): \(failed.count) failures, first: \(failed.prefix(5).joined(separator: "\n"))")
+    }
+
+    @Test("The AVX-512 body's own source on emulated intrinsics matches the naive reference, on any x86-64 CPU")
+    func emulatedAVX512() throws {
+        try #require(anvil_emulated_bodies_available() == 1, "the emulated bodies are built on x86-64 only")
+        let failed = failures(body: .emulatedAVX512, seedOffset: 2000)
+        #expect(failed.isEmpty, "\(failed.count) failures, first: \(failed.prefix(5).joined(separator: "\n"))")
+    }
+
+    @Test("The real AVX-512 body equals the emulated one bit for bit")
+    func realAVX512() throws {
+        try refRequireSupported(.avx512)
+        for (index, c) in allCases(for: .emulatedAVX512).enumerated() {
+            guard let g = c.geometry else { continue }
+            let data = DepthwiseData(c, seed: UInt64(index) &+ 3000)
+            let shift = [0, 4, 1][index % 3]
+            let real = runKernel(c, g, data, body: .dispatched(.avx512), shift: shift).output
+            let emulated = runKernel(c, g, data, body: .emulatedAVX512, shift: shift).output
+            #expect(refBitDifferences(real, emulated) == 0, "\(c), shift \(shift)")
+        }
     }
 
     @Test("NaN and infinity propagate through the fused clamp, and padding never multiplies them",
@@ -278,7 +356,7 @@ struct DepthwiseKernelTests {
             // An infinity in a corner: outputs next to it are infinite, not NaN from 0·∞.
             data.input[0 * 16 + 5] = .infinity
             data.weights = data.weights.map { abs($0) }
-            let output = runKernel(c, g, data, isa: isa).output
+            let output = runKernel(c, g, data, body: .dispatched(isa)).output
             for oy in 0 ..< 6 {
                 for ox in 0 ..< 9 {
                     let nanExpected = (1 ... 3).contains(oy) && (3 ... 5).contains(ox)

@@ -9,6 +9,7 @@
 #include "anvil_direct_convolution.h"
 #include "anvil_winograd_products.h"
 #include "anvil_pooling.h"
+#include "anvil_depthwise_convolution.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +33,12 @@ void anvil_winograd_products_avx512_emulated(const anvil_winograd_products_shape
 /// `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
 void anvil_max_pooling_avx512_emulated(const anvil_pool_shape *s, const float *input, float *output, int line_begin,
                                        int line_end);
+
+/// `x86_avx512/depthwise_convolution.c` on emulated AVX-512: `anvil_depthwise_rows`'s arguments
+/// without the `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
+void anvil_depthwise_convolution_avx512_emulated(const anvil_depthwise_shape *s, const float *input,
+                                                 const float *weights, const float *bias, float *output,
+                                                 int row_begin, int row_end);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,132 @@
+#if defined(__x86_64__)
+#include "../internal/depthwise_convolution.h"
+
+// Depthwise convolution, NHWC, with AVX-512F: the AVX2 body's walk (x86_avx2/depthwise_convolution.c:
+// a block of up to PIXELS output pixels whose accumulators stay in registers while the taps are
+// walked, interior pixels without bounds checks, 3×3 and 5×5 windows unrolled) with 16 channels per
+// zmm register. With 32 registers a block takes 64 channels of 4 pixels (16 accumulators, 4 weight
+// vectors), then 32, then 16, and the last 1-15 channels through a lane mask (masked-off lanes are
+// neither read nor written), so no channel count falls back to narrower vectors. The engine's
+// buffers start on 64-byte boundaries, so with channels a multiple of 16 every access is aligned;
+// the AVX2 body's peeling for buffers 16 bytes off a boundary has no counterpart here.
+//
+// `ANVIL_AVX512_EMULATED` (Tests/CAnvilKernelsEmulated) compiles this file on emulated
+// intrinsics under another name.
+
+#ifdef ANVIL_AVX512_EMULATED
+#define DEPTHWISE_AVX512_NAME anvil_depthwise_convolution_avx512_emulated
+#else
+#define DEPTHWISE_AVX512_NAME anvil_depthwise_convolution_avx512
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
+#endif
+
+/// Channels `[c, c + 16·V)` of `P` pixels, the last vector's lanes limited to `last` (all 16
+/// lanes for a full strip): P·V accumulators, V weight vectors per tap.
+static inline __attribute__((always_inline)) void
+strip_avx512(const int P, const int V, const anvil_depthwise_shape *s, const walk *k, window win,
+             const float *bias, float *out, int c, __mmask16 last) {
+    __m512 a[PIXELS][4];
+    for (int v = 0; v < V; v++) {
+        const __mmask16 m = v == V - 1 ? last : (__mmask16)0xffff;
+        __m512 b = bias ? _mm512_maskz_loadu_ps(m, bias + c + 16 * v) : _mm512_setzero_ps();
+        for (int i = 0; i < P; i++) a[i][v] = b;
+    }
+    for (int ky = 0; ky < win.rows; ky++) {
+        const float *xr = win.x + ky * k->row + c;
+        const float *wr = win.w + ky * k->weight_row + c;
+        for (int kx = 0; kx < k->columns; kx++) {
+            const float *x = xr + kx * k->tap;
+            __m512 w[4];
+            for (int v = 0; v < V; v++) {
+                const __mmask16 m = v == V - 1 ? last : (__mmask16)0xffff;
+                w[v] = _mm512_maskz_loadu_ps(m, wr + kx * k->channels + 16 * v);
+            }
+            for (int i = 0; i < P; i++)
+                for (int v = 0; v < V; v++) {
+                    const __mmask16 m = v == V - 1 ? last : (__mmask16)0xffff;
+                    a[i][v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + i * k->pixel + 16 * v), w[v], a[i][v]);
+                }
+        }
+    }
+    const __m512 lo = _mm512_set1_ps(s->clamp_min), hi = _mm512_set1_ps(s->clamp_max);
+    for (int i = 0; i < P; i++)
+        for (int v = 0; v < V; v++) {
+            const __mmask16 m = v == V - 1 ? last : (__mmask16)0xffff;
+            // Operand order keeps NaN: max/min return their second operand when either is NaN.
+            _mm512_mask_storeu_ps(out + i * k->channels + c + 16 * v, m,
+                                  _mm512_min_ps(hi, _mm512_max_ps(lo, a[i][v])));
+        }
+}
+
+/// `P` output pixels `pixel_step` floats apart in the input, all sharing the taps of `win`, every
+/// channel. `P`, `KH` (window rows; 0 = read `win.rows`), `KW` (taps per window row; 0 = read
+/// `win.columns`) and `S` (the stride along x with dilation 1; 0 = read them) are constants at
+/// each call site so the loops unroll and the accumulators stay in registers.
+static inline __attribute__((always_inline)) void
+block_avx512(const int P, const int KH, const int KW, const int S, const anvil_depthwise_shape *s, window win,
+             ptrdiff_t pixel_step, const float *bias, float *out) {
+    const int channels = s->channels;
+    if (KH) win.rows = KH;
+    const walk k = make_walk(s, win, pixel_step, KW, S);
+    const __mmask16 all = 0xffff;
+    int c = 0;
+    for (; c + 64 <= channels; c += 64) strip_avx512(P, 4, s, &k, win, bias, out, c, all);
+    if (c + 32 <= channels) {
+        strip_avx512(P, 2, s, &k, win, bias, out, c, all);
+        c += 32;
+    }
+    if (c + 16 <= channels) {
+        strip_avx512(P, 1, s, &k, win, bias, out, c, all);
+        c += 16;
+    }
+    if (c < channels) strip_avx512(P, 1, s, &k, win, bias, out, c, (__mmask16)((1u << (channels - c)) - 1u));
+}
+
+/// `n` (1 to PIXELS) pixels through `block_avx512` with the window constants `KH`, `KW`, `S`: the
+/// switch turns `n` into a constant too.
+static inline __attribute__((always_inline)) void
+blocks_avx512(const int KH, const int KW, const int S, const anvil_depthwise_shape *s, int n, window win,
+              ptrdiff_t pixel_step, const float *bias, float *out) {
+    switch (n) {
+    case 4: block_avx512(4, KH, KW, S, s, win, pixel_step, bias, out); return;
+    case 3: block_avx512(3, KH, KW, S, s, win, pixel_step, bias, out); return;
+    case 2: block_avx512(2, KH, KW, S, s, win, pixel_step, bias, out); return;
+    default: block_avx512(1, KH, KW, S, s, win, pixel_step, bias, out); return;
+    }
+}
+
+/// Interior pixels, up to PIXELS at once, with the AVX2 body's unrolled cases: 3-tap rows at
+/// stride 1, whole 3×3 windows at stride 2 and whole 5×5 windows at stride 1.
+static void interior_avx512(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
+                            const float *bias, float *out) {
+    const int dense = s->dilation_width == 1;
+    if (dense && win.columns == 3 && s->stride_width == 1)
+        blocks_avx512(0, 3, 1, s, n, win, pixel_step, bias, out);
+    else if (dense && win.columns == 3 && win.rows == 3 && s->stride_width == 2)
+        blocks_avx512(3, 3, 2, s, n, win, pixel_step, bias, out);
+    else if (dense && win.columns == 3 && s->stride_width == 2)
+        blocks_avx512(0, 3, 2, s, n, win, pixel_step, bias, out);
+    else if (dense && win.columns == 5 && win.rows == 5 && s->stride_width == 1)
+        blocks_avx512(5, 5, 1, s, n, win, pixel_step, bias, out);
+    else
+        blocks_avx512(0, 0, 0, s, n, win, pixel_step, bias, out);
+}
+
+/// A border pixel: its own tap range, one pixel.
+static void border_avx512(const anvil_depthwise_shape *s, window win, const float *bias, float *out) {
+    block_avx512(1, 0, 0, 0, s, win, 0, bias, out);
+}
+
+void DEPTHWISE_AVX512_NAME(const anvil_depthwise_shape *s, const float *input, const float *weights,
+                           const float *bias, float *output, int row_begin, int row_end) {
+    if (s->multiplier != 1) {
+        anvil_depthwise_convolution_scalar(s, input, weights, bias, output, row_begin, row_end);
+        return;
+    }
+    depthwise_rows(s, input, weights, bias, output, row_begin, row_end, interior_avx512, border_avx512);
+}
+
+#ifndef ANVIL_AVX512_EMULATED
+#pragma clang attribute pop
+#endif
+#endif
