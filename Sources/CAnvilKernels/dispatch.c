@@ -59,7 +59,8 @@ static const anvil_kernel_table avx2_table = {
     anvil_activation_avx2,
 };
 
-// AVX-512 bodies exist for direct and depthwise convolution, max pooling and the Winograd products; the
+// AVX-512 bodies exist for direct and depthwise convolution, max pooling, the Winograd products
+// and the activations (SiLU, sigmoid, hard-swish; the others inside it fall back to AVX2); the
 // other ops run their AVX2 bodies, which every AVX-512 CPU also runs.
 static const anvil_kernel_table avx512_table = {
     ANVIL_ISA_AVX512,
@@ -82,7 +83,7 @@ static const anvil_kernel_table avx512_table = {
     anvil_lrn_pixels_avx2,
     anvil_lp_pool_avx2,
     anvil_strided_copy_avx2,
-    anvil_activation_avx2,
+    anvil_activation_avx512,
 };
 
 /// XCR0: which register states the OS saves on a context switch (0 when it manages none

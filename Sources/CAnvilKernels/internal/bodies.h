@@ -140,6 +140,7 @@ typedef void anvil_activation_body(const anvil_activation_function *f, float *va
 anvil_activation_body anvil_activation_scalar;
 #if defined(__x86_64__)
 anvil_activation_body anvil_activation_avx2;
+anvil_activation_body anvil_activation_avx512;
 #endif
 
 #endif

@@ -1,3 +1,5 @@
+import CAnvilKernels
+import CAnvilKernelsEmulated
 import Foundation
 import Testing
 @testable import Anvil
@@ -47,6 +49,59 @@ struct ActivationKernelTests {
                     let e = Naive.activate(f, Double(x[i]))
                     #expect(abs(Double(values[i]) - e) <= 1e-5 * max(1, abs(e)), "\(f)(\(x[i])) = \(values[i]), expected \(e) on \(isa)")
                 }
+            }
+        }
+    }
+
+    /// The functions `x86_avx512/activation.c` computes itself (the others run the AVX2 body).
+    static let avx512Functions: [ActivationFunction] = [.silu, .sigmoid, .hardSwish]
+
+    /// `values` through the emulated AVX-512 body, from `offset`, `count` of them.
+    static func emulated(_ f: ActivationFunction, _ values: [Float], offset: Int = 0, count: Int? = nil) -> [Float] {
+        var values = values
+        var function = f.cFunction
+        values.withUnsafeMutableBufferPointer {
+            anvil_activation_avx512_emulated(&function, $0.baseAddress! + offset, count ?? $0.count - offset)
+        }
+        return values
+    }
+
+    @Test("The AVX-512 body's own source on emulated intrinsics: within 1e-5 of float64, the AVX2 body's bits, every tail length")
+    func emulatedAVX512() throws {
+        try #require(anvil_emulated_bodies_available() == 1, "the emulated bodies are built on x86-64 only")
+        for f in Self.avx512Functions {
+            let actual = Self.emulated(f, Self.inputs)
+            let expected = Self.inputs.map { Double(Float(Naive.activate(f, Double($0)))) }
+            let tensor = try Tensor(batch: 1, shape: Shape(height: 1, width: 1, channels: actual.count), values: actual)
+            refExpectClose(tensor, RefTensor(n: 1, h: 1, w: 1, c: expected.count, v: expected), tolerance: 1e-5, "\(f) emulated")
+            // The same operations in the same order as the AVX2 body: the same bits.
+            if InstructionSet.avx2.isSupported {
+                var avx2 = Self.inputs
+                avx2.withUnsafeMutableBufferPointer { f.apply($0.baseAddress!, count: $0.count, instructionSet: .avx2) }
+                #expect(refBitDifferences(actual, avx2) == 0, "\(f): emulated AVX-512 and AVX2 differ")
+            }
+            // Every length of the masked tail, between guard values it must not touch.
+            var rng = RefRandom(seed: 46_000)
+            for count in 1 ... 33 {
+                let x = (0 ..< count + 2).map { _ in rng.float(-8, 8) }
+                let y = Self.emulated(f, x, offset: 1, count: count)
+                #expect(y[0] == x[0] && y[count + 1] == x[count + 1], "\(f) wrote outside \(count) values")
+                for i in 1 ... count {
+                    let e = Naive.activate(f, Double(x[i]))
+                    #expect(abs(Double(y[i]) - e) <= 1e-5 * max(1, abs(e)), "\(f)(\(x[i])) = \(y[i]), expected \(e)")
+                }
+            }
+        }
+    }
+
+    @Test("The real AVX-512 body equals the emulated one bit for bit")
+    func realAVX512() throws {
+        try refRequireSupported(.avx512)
+        for f in Self.avx512Functions {
+            for count in [Self.inputs.count, 15, 16, 17] {
+                var real = Self.inputs
+                real.withUnsafeMutableBufferPointer { f.apply($0.baseAddress!, count: count, instructionSet: .avx512) }
+                #expect(refBitDifferences(real, Self.emulated(f, Self.inputs, count: count)) == 0, "\(f), \(count) values")
             }
         }
     }

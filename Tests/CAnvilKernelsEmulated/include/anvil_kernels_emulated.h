@@ -10,6 +10,7 @@
 #include "anvil_winograd_products.h"
 #include "anvil_pooling.h"
 #include "anvil_depthwise_convolution.h"
+#include "anvil_activation.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +40,10 @@ void anvil_max_pooling_avx512_emulated(const anvil_pool_shape *s, const float *i
 void anvil_depthwise_convolution_avx512_emulated(const anvil_depthwise_shape *s, const float *input,
                                                  const float *weights, const float *bias, float *output,
                                                  int row_begin, int row_end);
+
+/// `x86_avx512/activation.c` on emulated AVX-512: `anvil_activation`'s arguments without the
+/// `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
+void anvil_activation_avx512_emulated(const anvil_activation_function *f, float *values, long count);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,86 @@
+#if defined(__x86_64__)
+#include "../internal/common.h"
+#include <math.h>
+
+// Activations with AVX-512F, 16 floats a step, for the functions that run over whole feature
+// maps in the networks Anvil is timed on: SiLU (EfficientNet, after nearly every convolution),
+// sigmoid (squeeze-and-excitation gates) and hard-swish (MobileNet v3). exp is the AVX2 body's
+// polynomial step for step (x86_avx2/activation.c: the same operations in the same order, each
+// multiply-add fused), so both bodies give the same bits. The last 1-15 values go through a lane
+// mask. Every other function runs the AVX2 body, which every AVX-512 CPU also runs.
+//
+// `ANVIL_AVX512_EMULATED` (Tests/CAnvilKernelsEmulated) compiles this file on emulated
+// intrinsics under another name.
+
+#ifdef ANVIL_AVX512_EMULATED
+#define ACTIVATION_AVX512_NAME anvil_activation_avx512_emulated
+#else
+#define ACTIVATION_AVX512_NAME anvil_activation_avx512
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
+#endif
+
+#define V16(x) _mm512_set1_ps(x)
+
+static inline __attribute__((always_inline)) __m512 exp_avx512(__m512 x) {
+    const float lowest = -86.6f, highest = 88.7228390f;
+    const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, V16(lowest)), V16(highest));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, V16(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, V16(0.693359375f), xc);
+    r = _mm512_fnmadd_ps(n, V16(-2.12194440054690583e-4f), r);
+    __m512 p = V16(1.989961470e-04f);
+    p = _mm512_fmadd_ps(p, r, V16(1.393390507e-03f));
+    p = _mm512_fmadd_ps(p, r, V16(8.333298073e-03f));
+    p = _mm512_fmadd_ps(p, r, V16(4.166646261e-02f));
+    p = _mm512_fmadd_ps(p, r, V16(1.666666672e-01f));
+    p = _mm512_fmadd_ps(p, r, V16(5.000000014e-01f));
+    __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), V16(1));
+    // 2^n as 2^(n−1)·2, so n from −125 to 128 stays a normal exponent.
+    const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(126)), 23);
+    y = _mm512_mul_ps(_mm512_mul_ps(y, _mm512_castsi512_ps(e)), V16(2));
+    y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, V16(lowest), _CMP_LT_OQ), y, V16(0));
+    y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, V16(highest), _CMP_GT_OQ), y, V16(INFINITY));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x);
+}
+
+static inline __attribute__((always_inline)) __m512 silu_avx512(__m512 x) {
+    return _mm512_div_ps(x, _mm512_add_ps(V16(1), exp_avx512(_mm512_sub_ps(V16(0), x))));
+}
+
+static inline __attribute__((always_inline)) __m512 sigmoid_avx512(__m512 x) {
+    return _mm512_div_ps(V16(1), _mm512_add_ps(V16(1), exp_avx512(_mm512_sub_ps(V16(0), x))));
+}
+
+static inline __attribute__((always_inline)) __m512 hard_swish_avx512(__m512 x) {
+    const __m512 r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(x, V16(3)), V16(0)), V16(6));
+    return _mm512_mul_ps(x, _mm512_div_ps(r, V16(6)));
+}
+
+/// `count` values through `FUNCTION`, 16 at a time, the last 1-15 under a lane mask.
+#define ACTIVATION_LOOP(FUNCTION)                                                                       \
+    do {                                                                                                \
+        long i = 0;                                                                                     \
+        for (; i + 16 <= count; i += 16) _mm512_storeu_ps(values + i, FUNCTION(_mm512_loadu_ps(values + i))); \
+        if (i < count) {                                                                                \
+            const __mmask16 tail = (__mmask16)((1u << (count - i)) - 1u);                               \
+            _mm512_mask_storeu_ps(values + i, tail, FUNCTION(_mm512_maskz_loadu_ps(tail, values + i)));  \
+        }                                                                                               \
+    } while (0)
+
+static void silu_values(float *values, long count) { ACTIVATION_LOOP(silu_avx512); }
+static void sigmoid_values(float *values, long count) { ACTIVATION_LOOP(sigmoid_avx512); }
+static void hard_swish_values(float *values, long count) { ACTIVATION_LOOP(hard_swish_avx512); }
+
+void ACTIVATION_AVX512_NAME(const anvil_activation_function *f, float *values, long count) {
+    switch (f->kind) {
+    case ANVIL_ACTIVATION_SILU: silu_values(values, count); break;
+    case ANVIL_ACTIVATION_SIGMOID: sigmoid_values(values, count); break;
+    case ANVIL_ACTIVATION_HARD_SWISH: hard_swish_values(values, count); break;
+    default: anvil_activation_avx2(f, values, count); break;
+    }
+}
+
+#ifndef ANVIL_AVX512_EMULATED
+#pragma clang attribute pop
+#endif
+#endif
