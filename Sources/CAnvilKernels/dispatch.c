@@ -59,14 +59,15 @@ static const anvil_kernel_table avx2_table = {
     anvil_activation_avx2,
 };
 
-// AVX-512 bodies exist for direct and depthwise convolution, max pooling, the Winograd products
-// and the activations (SiLU, sigmoid, hard-swish; the others inside it fall back to AVX2); the
-// other ops run their AVX2 bodies, which every AVX-512 CPU also runs.
+// AVX-512 bodies exist for direct and depthwise convolution, small-batch dense layers, max
+// pooling, the Winograd products and the activations (SiLU, sigmoid and hard-swish; the others
+// fall back to AVX2 inside it); the other ops run their AVX2 bodies, which every AVX-512 CPU
+// also runs.
 static const anvil_kernel_table avx512_table = {
     ANVIL_ISA_AVX512,
     anvil_direct_convolution_avx512,
     anvil_depthwise_convolution_avx512,
-    anvil_dense_avx2,
+    anvil_dense_avx512,
     anvil_max_pooling_avx512,
     anvil_winograd_5x5_avx2,
     anvil_winograd_products_avx512,

@@ -13,6 +13,7 @@ typedef void anvil_dense_body(const float *w, const float *x, const float *bias,
 anvil_dense_body anvil_dense_scalar;
 #if defined(__x86_64__)
 anvil_dense_body anvil_dense_avx2;
+anvil_dense_body anvil_dense_avx512;
 #endif
 
 /// The bodies, one per instruction set (`anvil_depthwise_rows` without the `isa`).

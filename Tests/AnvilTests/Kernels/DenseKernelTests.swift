@@ -1,3 +1,5 @@
+import CAnvilKernels
+import CAnvilKernelsEmulated
 import Foundation
 import Testing
 @testable import Anvil
@@ -84,6 +86,77 @@ struct DenseKernelTests {
             }
             refExpectClose(actual, Naive.dense(x, weights: weights, bias: bias, neurons: outputs, activation: .relu),
                            "batch \(batch)")
+        }
+    }
+
+    /// `anvil_dense_rows`'s arguments for `batch` images of `inputs` through `outputs` rows, with
+    /// ReLU6's clamp, rows split in two calls at `cut` as two threads would.
+    static func runBody(_ body: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafeMutablePointer<Float>,
+                                 Int32, Int32, Int32, Int32, Int32, Float, Float) -> Void,
+                        weights: [Float], x: [Float], bias: [Float], inputs: Int, outputs: Int, batch: Int) -> [Float] {
+        var y = [Float](repeating: .nan, count: batch * outputs)
+        let cut = Int32(outputs / 3)
+        weights.withUnsafeBufferPointer { w in
+            x.withUnsafeBufferPointer { xp in
+                bias.withUnsafeBufferPointer { b in
+                    y.withUnsafeMutableBufferPointer { yp in
+                        body(w.baseAddress!, xp.baseAddress!, b.baseAddress!, yp.baseAddress!, Int32(inputs), Int32(outputs),
+                             Int32(batch), 0, cut, 0, 6)
+                        body(w.baseAddress!, xp.baseAddress!, b.baseAddress!, yp.baseAddress!, Int32(inputs), Int32(outputs),
+                             Int32(batch), cut, Int32(outputs), 0, 6)
+                    }
+                }
+            }
+        }
+        return y
+    }
+
+    /// Input counts on and off the 16-lane steps (the masked tail: 1-15 left, none, fewer than
+    /// one step), every batch 1-15 (each block shape and leftover), row counts off every block.
+    static let avx512Cases: [(inputs: Int, outputs: Int)] = [(99, 37), (64, 53), (7, 29), (3136, 30), (250, 61)]
+
+    @Test("The AVX-512 small-batch body's own source on emulated intrinsics matches the float64 reference, batches 1-15")
+    func emulatedAVX512() throws {
+        try #require(anvil_emulated_bodies_available() == 1, "the emulated bodies are built on x86-64 only")
+        var random = RefRandom(seed: 4_545)
+        for (inputs, outputs) in Self.avx512Cases {
+            let weights = random.floats(outputs * inputs), bias = random.floats(outputs)
+            for batch in 1 ..< DenseKernel.smallBatch {
+                let x = random.tensor(n: batch, h: 1, w: 1, c: inputs)
+                let actual = Self.runBody({ anvil_dense_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) },
+                                          weights: weights, x: x.floats, bias: bias, inputs: inputs, outputs: outputs, batch: batch)
+                let expected = Naive.dense(x, weights: weights, bias: bias, neurons: outputs, activation: .relu6)
+                // Error against Σ|w·x| + |b| (at least 1): a float sum of 3,136 terms rounds on
+                // the scale of its terms, not of the result they cancel to.
+                var worst = 0.0
+                let values = x.floats
+                for image in 0 ..< batch {
+                    for o in 0 ..< outputs {
+                        var scale = abs(Double(bias[o]))
+                        for k in 0 ..< inputs { scale += abs(Double(weights[o * inputs + k]) * Double(values[image * inputs + k])) }
+                        let index = image * outputs + o
+                        worst = max(worst, abs(Double(actual[index]) - expected.v[index]) / max(1, scale))
+                    }
+                }
+                #expect(worst <= 1e-6, "\(inputs) → \(outputs), batch \(batch): worst error \(worst)")
+            }
+        }
+    }
+
+    @Test("The real AVX-512 small-batch body equals the emulated one bit for bit")
+    func realAVX512() throws {
+        try refRequireSupported(.avx512)
+        var random = RefRandom(seed: 4_646)
+        for (inputs, outputs) in Self.avx512Cases {
+            let weights = random.floats(outputs * inputs), bias = random.floats(outputs)
+            for batch in 1 ..< DenseKernel.smallBatch {
+                let x = random.floats(batch * inputs)
+                let real = Self.runBody({ anvil_dense_rows(ANVIL_ISA_AVX512, $0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) },
+                                        weights: weights, x: x, bias: bias, inputs: inputs, outputs: outputs, batch: batch)
+                let emulated = Self.runBody({ anvil_dense_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) },
+                                            weights: weights, x: x, bias: bias, inputs: inputs, outputs: outputs, batch: batch)
+                #expect(refBitDifferences(real, emulated) == 0, "\(inputs) → \(outputs), batch \(batch)")
+            }
         }
     }
 }

@@ -11,6 +11,7 @@
 #include "anvil_pooling.h"
 #include "anvil_depthwise_convolution.h"
 #include "anvil_activation.h"
+#include "anvil_dense.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +45,11 @@ void anvil_depthwise_convolution_avx512_emulated(const anvil_depthwise_shape *s,
 /// `x86_avx512/activation.c` on emulated AVX-512: `anvil_activation`'s arguments without the
 /// `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
 void anvil_activation_avx512_emulated(const anvil_activation_function *f, float *values, long count);
+
+/// `x86_avx512/dense.c` on emulated AVX-512: `anvil_dense_rows`'s arguments without the `isa`.
+/// Does nothing where `anvil_emulated_bodies_available` is 0.
+void anvil_dense_avx512_emulated(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
+                                 int batch, int output_begin, int output_end, float clamp_min, float clamp_max);
 
 #ifdef __cplusplus
 }
