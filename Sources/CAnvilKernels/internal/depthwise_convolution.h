@@ -6,7 +6,10 @@
 
 #include "common.h"
 
-enum { PIXELS = 4 };
+/// Output pixels per interior block: the AVX2 and scalar bodies' (16 registers), and the AVX-512
+/// body's (32 registers) for rows of up to 32 channels, where a block's setup costs more than its
+/// multiply-adds.
+enum { PIXELS = 4, WIDE_PIXELS = 8 };
 
 /// Taps `[*lo, *hi)` of a `k`-tap window with dilation `d` whose first tap sits at `origin`
 /// that land inside `[0, extent)`; an empty range has `*lo == *hi`.
@@ -120,7 +123,7 @@ make_walk(const anvil_depthwise_shape *s, window win, ptrdiff_t pixel_step, cons
     return k;
 }
 
-/// A body's `n` (1 to PIXELS) interior output pixels, `pixel_step` floats apart in the input, all
+/// A body's `n` (1 to its block size) interior output pixels, `pixel_step` floats apart in the input, all
 /// sharing the taps of `win`, every channel.
 typedef void depthwise_interior_fn(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
                                    const float *bias, float *out);
@@ -129,11 +132,11 @@ typedef void depthwise_border_fn(const anvil_depthwise_shape *s, window win, con
 
 /// Output rows `[row_begin, row_end)` of one image with multiplier 1, the walk every vector body
 /// shares: border pixels singly with their own tap ranges, interior ones in blocks of up to
-/// PIXELS, each block prefetching its slice of the input rows the next output row reads. The
+/// `block` pixels, each block prefetching its slice of the input rows the next output row reads. The
 /// body's `interior` and `border` compute.
 static inline __attribute__((always_inline)) void
 depthwise_rows(const anvil_depthwise_shape *s, const float *image, const float *weights, const float *bias,
-               float *output, int row_begin, int row_end, depthwise_interior_fn *interior,
+               float *output, int row_begin, int row_end, int block, depthwise_interior_fn *interior,
                depthwise_border_fn *border) {
     const int channels = s->channels;
     const ptrdiff_t row_floats = (ptrdiff_t)s->output_width * channels;
@@ -151,7 +154,7 @@ depthwise_rows(const anvil_depthwise_shape *s, const float *image, const float *
             const int ix0 = ox * s->stride_width - s->pad_left;
             float *o = out + (ptrdiff_t)ox * channels;
             if (ox >= lo && ox < hi) {
-                const int n = hi - ox < PIXELS ? hi - ox : PIXELS;
+                const int n = hi - ox < block ? hi - ox : block;
                 prefetch_pixels(&ahead, ox, ox + n);
                 interior(s, n, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, 0, s->kernel_width), pixel_step,
                          bias, o);

@@ -192,9 +192,11 @@ void anvil_depthwise_convolution_avx2(const anvil_depthwise_shape *s, const floa
     // When every pixel starts 16 bytes past a 32-byte boundary (channels a multiple of 8,
     // a 16-byte aligned buffer, as malloc gives), peel 4 channels to align the rest.
     if (s->channels % 8 == 0 && s->channels >= 256 && (size_t)input % 32 == 16)
-        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, interior_peeled_avx2, border_peeled_avx2);
+        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, PIXELS, interior_peeled_avx2,
+                       border_peeled_avx2);
     else
-        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, interior_aligned_avx2, border_aligned_avx2);
+        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, PIXELS, interior_aligned_avx2,
+                       border_aligned_avx2);
 }
 
 #pragma clang attribute pop

@@ -25,7 +25,7 @@
 static inline __attribute__((always_inline)) void
 strip_avx512(const int P, const int V, const anvil_depthwise_shape *s, const walk *k, window win,
              const float *bias, float *out, int c, __mmask16 last) {
-    __m512 a[PIXELS][4];
+    __m512 a[WIDE_PIXELS][4];
     for (int v = 0; v < V; v++) {
         const __mmask16 m = v == V - 1 ? last : (__mmask16)0xffff;
         __m512 b = bias ? _mm512_maskz_loadu_ps(m, bias + c + 16 * v) : _mm512_setzero_ps();
@@ -70,7 +70,10 @@ block_avx512(const int P, const int KH, const int KW, const int S, const anvil_d
     const walk k = make_walk(s, win, pixel_step, KW, S);
     const __mmask16 all = 0xffff;
     int c = 0;
-    for (; c + 64 <= channels; c += 64) strip_avx512(P, 4, s, &k, win, bias, out, c, all);
+    // 4 vectors of up to 4 pixels, or 2 of up to 8: at most 16 accumulators.
+    if (P <= PIXELS)
+        for (; c + 64 <= channels; c += 64) strip_avx512(P, 4, s, &k, win, bias, out, c, all);
+    for (; P > PIXELS && c + 32 <= channels; c += 32) strip_avx512(P, 2, s, &k, win, bias, out, c, all);
     if (c + 32 <= channels) {
         strip_avx512(P, 2, s, &k, win, bias, out, c, all);
         c += 32;
@@ -82,12 +85,16 @@ block_avx512(const int P, const int KH, const int KW, const int S, const anvil_d
     if (c < channels) strip_avx512(P, 1, s, &k, win, bias, out, c, (__mmask16)((1u << (channels - c)) - 1u));
 }
 
-/// `n` (1 to PIXELS) pixels through `block_avx512` with the window constants `KH`, `KW`, `S`: the
+/// `n` (1 to WIDE_PIXELS) pixels through `block_avx512` with the window constants `KH`, `KW`, `S`: the
 /// switch turns `n` into a constant too.
 static inline __attribute__((always_inline)) void
 blocks_avx512(const int KH, const int KW, const int S, const anvil_depthwise_shape *s, int n, window win,
               ptrdiff_t pixel_step, const float *bias, float *out) {
     switch (n) {
+    case 8: block_avx512(8, KH, KW, S, s, win, pixel_step, bias, out); return;
+    case 7: block_avx512(7, KH, KW, S, s, win, pixel_step, bias, out); return;
+    case 6: block_avx512(6, KH, KW, S, s, win, pixel_step, bias, out); return;
+    case 5: block_avx512(5, KH, KW, S, s, win, pixel_step, bias, out); return;
     case 4: block_avx512(4, KH, KW, S, s, win, pixel_step, bias, out); return;
     case 3: block_avx512(3, KH, KW, S, s, win, pixel_step, bias, out); return;
     case 2: block_avx512(2, KH, KW, S, s, win, pixel_step, bias, out); return;
@@ -95,7 +102,7 @@ blocks_avx512(const int KH, const int KW, const int S, const anvil_depthwise_sha
     }
 }
 
-/// Interior pixels, up to PIXELS at once, with the AVX2 body's unrolled cases: 3-tap rows at
+/// Interior pixels, up to `depthwise_rows`' block at once, with the AVX2 body's unrolled cases: 3-tap rows at
 /// stride 1, whole 3×3 windows at stride 2 and whole 5×5 windows at stride 1.
 static void interior_avx512(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
                             const float *bias, float *out) {
@@ -123,7 +130,10 @@ void DEPTHWISE_AVX512_NAME(const anvil_depthwise_shape *s, const float *input, c
         anvil_depthwise_convolution_scalar(s, input, weights, bias, output, row_begin, row_end);
         return;
     }
-    depthwise_rows(s, input, weights, bias, output, row_begin, row_end, interior_avx512, border_avx512);
+    // Up to 32 channels a block of 4 pixels is a few dozen multiply-adds and its setup (window,
+    // prefetch, dispatch) dominates: 8 pixels halve the blocks.
+    const int block = s->channels <= 32 ? WIDE_PIXELS : PIXELS;
+    depthwise_rows(s, input, weights, bias, output, row_begin, row_end, block, interior_avx512, border_avx512);
 }
 
 #ifndef ANVIL_AVX512_EMULATED
