@@ -51,3 +51,7 @@ func refRun(_ input: RefTensor, parameters: [String: [Float]] = [:], layout: Wei
     try model.compile(layout: layout, from: ArrayParameterSource(parameters))
     return try model.predict(try input.tensor())
 }
+
+/// The larger of two errors, a NaN counting as infinite: `max(worst, .nan)` is `worst`, which
+/// would let a kernel's NaN (or an output it never wrote, left NaN) pass a tolerance check.
+func refWorst(_ worst: Double, _ error: Double) -> Double { error.isNaN ? .infinity : max(worst, error) }

@@ -343,7 +343,9 @@ struct FailureParameterFileTests {
 
     /// Documents the hazard `.copied` exists for: a mapped file truncated under a compiled
     /// model. The kernels read weights straight from the mapping (Forge layout needs no
-    /// copy), and reading a page past the new end of file raises SIGBUS. Run in a child
+    /// copy; a lone image goes through the dense layer's in-place weights, where batches of 2
+    /// or more of so small a layer read its packed copy), and reading a page past the new end
+    /// of file raises SIGBUS. Run in a child
     /// process; under AddressSanitizer the signal is reported by ASan as a failure exit instead.
     @Test("Loaded memory-mapped: truncating a weight file afterwards kills predict with SIGBUS")
     func mappedTruncationIsSIGBUS() async throws {
@@ -356,12 +358,14 @@ struct FailureParameterFileTests {
             let dir = URL(fileURLWithPath: path)
             let model = try Failure.model()
             try model.compile(from: try DirectoryParameterSource(directory: dir))  // memory-mapped
-            _ = try model.predict(Failure.input())
+            let image = try Tensor(batch: 1, shape: Shape(height: 4, width: 4, channels: 2),
+                                   values: (0 ..< 32).map { Float($0 % 7) / 7 - 0.4 })
+            _ = try model.predict(image)
             // Every file: whichever the kernels borrow (rather than copy) faults.
             for name in ["conv_W", "conv_b", "fc_W", "fc_b"] {
                 try FileHandle(forWritingTo: dir.appendingPathComponent("\(name).bin")).truncate(atOffset: 0)
             }
-            _ = try model.predict(Failure.input())
+            _ = try model.predict(image)
             exit(0)  // not reached on Linux: the read above faults
         }
         if !sanitized { #expect(result?.exitStatus == .signal(SIGBUS)) }

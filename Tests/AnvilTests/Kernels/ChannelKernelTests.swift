@@ -73,7 +73,7 @@ struct ChannelKernelTests {
                     var expected = prelu ? (v > 0 ? v : Double(scale[c]) * v) : Double(scale[c]) * v + Double(shift[c])
                     if activation == .relu { expected = max(0, expected) }
                     if activation == .relu6 { expected = min(6, max(0, expected)) }
-                    worst = max(worst, abs(Double(actual[i]) - expected) / max(1, abs(expected)))
+                    worst = refWorst(worst, abs(Double(actual[i]) - expected) / max(1, abs(expected)))
                 }
                 // Rounding of scale · x (|scale · x| < 16: an ulp of 2e-6 at most) and of the sum, with
                 // or without a fused multiply-add.
@@ -117,7 +117,7 @@ struct ChannelKernelTests {
             return
         }
         var worst = 0.0
-        for (i, value) in expected.enumerated() { worst = max(worst, abs(Double(actual[i]) - value) / max(1, value)) }
+        for (i, value) in expected.enumerated() { worst = refWorst(worst, abs(Double(actual[i]) - value) / max(1, value)) }
         // As in `channelAffine`: |scale · x| < 16.
         #expect(worst <= 2e-6, "\(context): error \(worst)")
     }

@@ -5,10 +5,11 @@ import Testing
 @testable import Anvil
 @testable import AnvilTestSupport
 
-/// Dense layers through each of their three paths — the small-batch C kernel (batches under
-/// 16), the packed direct-convolution kernel (larger batches of small layers) and `sgemm`
-/// (larger batches of layers with 4 M weights or more) — against the naive reference, with
-/// every C body the CPU runs (scalar, AVX2, AVX-512).
+/// Dense layers through each of their three paths — the small-batch C kernel (a lone image,
+/// and batches under 16 of layers with 4 M weights or more), the packed direct-convolution
+/// kernel (batches of 2 or more of smaller layers) and `sgemm` (larger batches of the large
+/// layers) — against the naive reference, with every C body the CPU runs (scalar, AVX2,
+/// AVX-512); the small-batch kernel's bodies also directly at every batch it serves.
 @Suite("Dense kernel paths")
 struct DenseKernelTests {
     /// Runs a `DenseKernel` built directly (so a test can choose the C body) on `x`.
@@ -24,7 +25,7 @@ struct DenseKernelTests {
                             outputShape: Shape(height: 1, width: 1, channels: outputs))
     }
 
-    @Test("Every batch size from 1 to 20, and 37, on a small layer (small-batch and packed paths)",
+    @Test("Every batch size from 1 to 20, and 37, on a small layer (small-batch path at 1, packed from 2)",
           arguments: refInstructionSets)
     func smallLayer(isa: InstructionSet) throws {
         try refRequireSupported(isa)
@@ -37,7 +38,7 @@ struct DenseKernelTests {
             let actual = Self.runDense(x, weights: weights, bias: bias, outputs: 37, activation: activation, isa: isa)
             let expected = Naive.dense(x, weights: weights, bias: bias, neurons: 37, activation: activation)
             var worst = 0.0
-            for (a, e) in zip(actual, expected.v) { worst = max(worst, abs(Double(a) - e) / max(1, abs(e))) }
+            for (a, e) in zip(actual, expected.v) { worst = refWorst(worst, abs(Double(a) - e) / max(1, abs(e))) }
             #expect(worst <= 1e-5, "\(isa) batch \(batch), \(activation): worst error \(worst)")
         }
     }
@@ -115,6 +116,42 @@ struct DenseKernelTests {
     /// one step), every batch 1-15 (each block shape and leftover), row counts off every block.
     static let avx512Cases: [(inputs: Int, outputs: Int)] = [(99, 37), (64, 53), (7, 29), (3136, 30), (250, 61)]
 
+    @Test("Each small-batch body matches the float64 reference at every batch 1-15", arguments: refInstructionSets)
+    func smallBatchBody(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        var random = RefRandom(seed: 4_747)
+        for (inputs, outputs) in Self.avx512Cases {
+            let weights = random.floats(outputs * inputs), bias = random.floats(outputs)
+            for batch in 1 ..< DenseKernel.smallBatch {
+                let x = random.tensor(n: batch, h: 1, w: 1, c: inputs)
+                let actual = Self.runBody({ anvil_dense_rows(isa.cValue, $0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) },
+                                          weights: weights, x: x.floats, bias: bias, inputs: inputs, outputs: outputs, batch: batch)
+                let worst = Self.worstScaledError(actual, x: x, weights: weights, bias: bias, inputs: inputs, outputs: outputs)
+                #expect(worst <= 1e-6, "\(isa) \(inputs) → \(outputs), batch \(batch): worst error \(worst)")
+            }
+        }
+    }
+
+    /// The largest error of `actual` against the float64 reference with ReLU6, each measured
+    /// against Σ|w·x| + |b| (at least 1): a float sum of 3,136 terms rounds on the scale of its
+    /// terms, not of the result they cancel to.
+    static func worstScaledError(_ actual: [Float], x: RefTensor, weights: [Float], bias: [Float], inputs: Int,
+                                 outputs: Int) -> Double {
+        let expected = Naive.dense(x, weights: weights, bias: bias, neurons: outputs, activation: .relu6)
+        var worst = 0.0
+        let values = x.floats
+        for image in 0 ..< x.n {
+            for o in 0 ..< outputs {
+                var scale = abs(Double(bias[o]))
+                for k in 0 ..< inputs { scale += abs(Double(weights[o * inputs + k]) * Double(values[image * inputs + k])) }
+                let index = image * outputs + o
+                let error = abs(Double(actual[index]) - expected.v[index]) / max(1, scale)
+                worst = refWorst(worst, error)
+            }
+        }
+        return worst
+    }
+
     @Test("The AVX-512 small-batch body's own source on emulated intrinsics matches the float64 reference, batches 1-15")
     func emulatedAVX512() throws {
         try #require(anvil_emulated_bodies_available() == 1, "the emulated bodies are built on x86-64 only")
@@ -125,19 +162,7 @@ struct DenseKernelTests {
                 let x = random.tensor(n: batch, h: 1, w: 1, c: inputs)
                 let actual = Self.runBody({ anvil_dense_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) },
                                           weights: weights, x: x.floats, bias: bias, inputs: inputs, outputs: outputs, batch: batch)
-                let expected = Naive.dense(x, weights: weights, bias: bias, neurons: outputs, activation: .relu6)
-                // Error against Σ|w·x| + |b| (at least 1): a float sum of 3,136 terms rounds on
-                // the scale of its terms, not of the result they cancel to.
-                var worst = 0.0
-                let values = x.floats
-                for image in 0 ..< batch {
-                    for o in 0 ..< outputs {
-                        var scale = abs(Double(bias[o]))
-                        for k in 0 ..< inputs { scale += abs(Double(weights[o * inputs + k]) * Double(values[image * inputs + k])) }
-                        let index = image * outputs + o
-                        worst = max(worst, abs(Double(actual[index]) - expected.v[index]) / max(1, scale))
-                    }
-                }
+                let worst = Self.worstScaledError(actual, x: x, weights: weights, bias: bias, inputs: inputs, outputs: outputs)
                 #expect(worst <= 1e-6, "\(inputs) → \(outputs), batch \(batch): worst error \(worst)")
             }
         }

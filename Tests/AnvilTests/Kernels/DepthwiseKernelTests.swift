@@ -195,7 +195,7 @@ private func worstError(_ actual: [Float], _ expected: (values: [Double], scales
     for i in 0 ..< expected.values.count {
         let error = abs(Double(actual[i]) - expected.values[i])
         if !error.isFinite { return .infinity }
-        worst = max(worst, error / max(expected.scales[i], 1))
+        worst = refWorst(worst, error / max(expected.scales[i], 1))
     }
     return worst
 }

@@ -142,7 +142,7 @@ private func maxScaledError(_ actual: [Float], _ expected: [Double], _ magnitude
     for i in 0 ..< expected.count {
         let error = abs(Double(actual[i]) - expected[i])
         if !error.isFinite { return .infinity }
-        worst = max(worst, error / max(magnitudes[i], 1e-30))
+        worst = refWorst(worst, error / max(magnitudes[i], 1e-30))
     }
     return worst
 }
@@ -232,7 +232,7 @@ struct WinogradTests {
             #expect(guardIntact, "\(variant) \(c): wrote past its scratch")
             let error = maxScaledError(output, reference.values, reference.magnitudes)
             #expect(error <= tolerance(variant), "\(variant) \(c): scaled error \(error)")
-            worst = max(worst, error)
+            worst = refWorst(worst, error)
         }
         print("Winograd \(variant) \(isa): max error / max(Σ|x·w| + |b|) = \(worst)")
     }
@@ -284,8 +284,8 @@ struct WinogradTests {
                 let error = abs(Double(y) - r)
                 let bound = 1e-6 * largest + 1e-3 * abs(r)
                 if error > bound { failures += 1 }
-                worstShare = max(worstShare, error / bound)
-                if abs(r) > 1e-2 * largest { worstRelative = max(worstRelative, error / abs(r)) }
+                worstShare = refWorst(worstShare, error / bound)
+                if abs(r) > 1e-2 * largest { worstRelative = refWorst(worstRelative, error / abs(r)) }
             }
             #expect(failures == 0, "\(variant) \(isa): \(failures) of \(output.count) outputs outside rtol 1e-3")
             print("Winograd \(variant) \(isa) VGG-like \(size)×\(size)×\(inputs)→\(outputs) (data \(seed)): max relative error \(worstRelative) (outputs above 1% of the largest); worst error / bound \(worstShare)")
@@ -404,7 +404,7 @@ struct WinogradTests {
                             let padded = (outputs + 15) / 16 * 16
                             let index = (a * alpha + b) * padded * inputs + (o / 16 * inputs + i) * 16 + o % 16
                             let actual = Double(kernel.filters.pointer[index])
-                            worst = max(worst, abs(actual - expected))
+                            worst = refWorst(worst, abs(actual - expected))
                         }
                     }
                 }
