@@ -60,7 +60,7 @@ static const anvil_kernel_table avx2_table = {
 };
 
 // AVX-512 bodies exist for direct and depthwise convolution, small-batch dense layers, max
-// pooling, the Winograd products and the activations (SiLU, sigmoid and hard-swish; the others
+// pooling, the Winograd 3×3 transforms and products, and the activations (SiLU, sigmoid and hard-swish; the others
 // fall back to AVX2 inside it); the other ops run their AVX2 bodies, which every AVX-512 CPU
 // also runs.
 static const anvil_kernel_table avx512_table = {
@@ -71,9 +71,9 @@ static const anvil_kernel_table avx512_table = {
     anvil_max_pooling_avx512,
     anvil_winograd_5x5_avx2,
     anvil_winograd_products_avx512,
-    anvil_winograd3_input_avx2,
-    anvil_winograd3_output_avx2,
-    anvil_winograd3_filters_avx2,
+    anvil_winograd3_input_avx512,
+    anvil_winograd3_output_avx512,
+    anvil_winograd3_filters_avx512,
     anvil_binary_avx2,
     anvil_col2im_avx2,
     anvil_resample_avx2,

@@ -76,6 +76,9 @@ anvil_winograd3_filters_body anvil_winograd3_filters_scalar;
 anvil_winograd3_input_body anvil_winograd3_input_avx2;
 anvil_winograd3_output_body anvil_winograd3_output_avx2;
 anvil_winograd3_filters_body anvil_winograd3_filters_avx2;
+anvil_winograd3_input_body anvil_winograd3_input_avx512;
+anvil_winograd3_output_body anvil_winograd3_output_avx512;
+anvil_winograd3_filters_body anvil_winograd3_filters_avx512;
 #endif
 
 /// The bodies, one per instruction set (`anvil_binary` without the `isa`).

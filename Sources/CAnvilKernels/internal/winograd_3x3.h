@@ -12,56 +12,68 @@
 // improving the accuracy of Winograd convolution for deep neural networks", 2020). Bᵀ and Aᵀ
 // keep dyadic entries; the thirds and fifteenths are all in G, applied once to the filters.
 //
-// Eight channels at a time in a vector; every 2-D transform is a pass along rows, then one
-// down columns. Contraction into FMA is off so every body rounds each step alike.
+// LANES channels at a time in a vector (8, or 16 where the including body defines
+// ANVIL_WINOGRAD3_LANES so); every 2-D transform is a pass along rows, then one down columns.
+// Contraction into FMA is off so every body rounds each step alike: each lane's arithmetic is
+// the same at either width, so the bodies agree bit for bit.
 //
 // Everything is shared by the bodies and lives here (vector extensions, compiled to whatever
-// the including body's target has: ymm in the AVX2 body, SSE pairs in the scalar one).
+// the including body's target has: zmm in the AVX-512 body, ymm in the AVX2 body, SSE pairs in
+// the scalar one — and the 16-lane body compiled without its target is its own emulation).
 
 #include "common.h"
 #include <string.h>
 
 #pragma clang fp contract(off)
 
-enum { MAX_ALPHA = 6, MAX_POSITIONS = 36, PACK = ANVIL_WINOGRAD_BLOCK };
+#ifndef ANVIL_WINOGRAD3_LANES
+#define ANVIL_WINOGRAD3_LANES 8
+#endif
+
+enum { MAX_ALPHA = 6, MAX_POSITIONS = 36, PACK = ANVIL_WINOGRAD_BLOCK, LANES = ANVIL_WINOGRAD3_LANES };
+_Static_assert(PACK % LANES == 0, "a vector of filters must stay inside one packed block");
 
 #define INLINE static inline __attribute__((always_inline))
 
-// The helpers pass 32-byte vectors by value; they are always inlined, so the AVX calling
-// convention the warning is about never applies.
+// The helpers pass 32- and 64-byte vectors by value; they are always inlined, so the AVX
+// calling convention the warning is about never applies.
 #pragma clang diagnostic ignored "-Wpsabi"
 
-/// Eight channels; AVX inside the AVX2 body, SSE pairs in the portable one.
-typedef float v8 __attribute__((vector_size(32)));
-typedef int i8 __attribute__((vector_size(32)));
+/// LANES channels: zmm or ymm inside the AVX-512 or AVX2 body, SSE pairs in the portable one.
+typedef float vf __attribute__((vector_size(LANES * 4)));
+typedef int vi __attribute__((vector_size(LANES * 4)));
 
-INLINE v8 load8(const float *p) { v8 v; memcpy(&v, p, sizeof v); return v; }
-INLINE void store8(float *p, v8 v) { memcpy(p, &v, sizeof v); }
-INLINE v8 splat(float x) { return (v8){ x, x, x, x, x, x, x, x }; }
-
-/// `lanes` floats at `p`, zeros after them.
-INLINE v8 load_lanes(const float *p, int lanes) {
-    if (lanes == 8) return load8(p);
-    float lane[8] = { 0 };
-    memcpy(lane, p, (size_t)lanes * sizeof(float));
-    return load8(lane);
+INLINE vf loadv(const float *p) { vf v; memcpy(&v, p, sizeof v); return v; }
+INLINE void storev(float *p, vf v) { memcpy(p, &v, sizeof v); }
+INLINE vf splat(float x) {
+    vf v;
+    for (int i = 0; i < LANES; i++) v[i] = x;
+    return v;
 }
 
-INLINE void store_lanes(float *p, v8 v, int lanes) {
-    if (lanes == 8) { store8(p, v); return; }
-    float lane[8];
-    store8(lane, v);
+/// `lanes` floats at `p`, zeros after them.
+INLINE vf load_lanes(const float *p, int lanes) {
+    if (lanes == LANES) return loadv(p);
+    float lane[LANES] = { 0 };
+    memcpy(lane, p, (size_t)lanes * sizeof(float));
+    return loadv(lane);
+}
+
+INLINE void store_lanes(float *p, vf v, int lanes) {
+    if (lanes == LANES) { storev(p, v); return; }
+    float lane[LANES];
+    storev(lane, v);
     memcpy(p, lane, (size_t)lanes * sizeof(float));
 }
 
 /// `mask ? a : b`, lane by lane.
-INLINE v8 pick(i8 mask, v8 a, v8 b) { return (v8)((mask & (i8)a) | (~mask & (i8)b)); }
+INLINE vf pick(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
 
 // ---- The 1-D transforms: read α (or 3) vectors `s` apart, write `t` apart. ----
 
 // Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]
-INLINE void f2_input(const v8 *d, int s, v8 *t, int ts) {
-    const v8 d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s];
+INLINE void f2_input(const vf *d, int s, vf *t, int ts) {
+    const vf d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s];
     t[0] = d0 - d2;
     t[ts] = d1 + d2;
     t[2 * ts] = d2 - d1;
@@ -69,16 +81,16 @@ INLINE void f2_input(const v8 *d, int s, v8 *t, int ts) {
 }
 
 // Aᵀ = [1 1 1 0; 0 1 −1 −1]
-INLINE void f2_output(const v8 *m, int s, v8 *t, int ts) {
-    const v8 m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s];
+INLINE void f2_output(const vf *m, int s, vf *t, int ts) {
+    const vf m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s];
     t[0] = m0 + m1 + m2;
     t[ts] = m1 - m2 - m3;
 }
 
 // G = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1]
-INLINE void f2_filter(const v8 *g, int s, v8 *t, int ts) {
-    const v8 g0 = g[0], g1 = g[s], g2 = g[2 * s];
-    const v8 outer = splat(0.5f) * (g0 + g2), middle = splat(0.5f) * g1;
+INLINE void f2_filter(const vf *g, int s, vf *t, int ts) {
+    const vf g0 = g[0], g1 = g[s], g2 = g[2 * s];
+    const vf outer = splat(0.5f) * (g0 + g2), middle = splat(0.5f) * g1;
     t[0] = g0;
     t[ts] = outer + middle;
     t[2 * ts] = outer - middle;
@@ -87,9 +99,9 @@ INLINE void f2_filter(const v8 *g, int s, v8 *t, int ts) {
 
 // Bᵀ = [1 −3/2 −2 3/2 1 0; 0 −1 1/2 5/2 1 0; 0 1 −5/2 1/2 1 0;
 //       0 −2 −1 2 1 0; 0 1/2 −1 −1/2 1 0; 0 1 −3/2 −2 3/2 1]
-INLINE void f4_input(const v8 *d, int s, v8 *t, int ts) {
-    const v8 d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
-    const v8 e = d4 - d2, f = d3 - d1, h = splat(1.5f);
+INLINE void f4_input(const vf *d, int s, vf *t, int ts) {
+    const vf d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
+    const vf e = d4 - d2, f = d3 - d1, h = splat(1.5f);
     t[0] = d0 + (e - d2) + h * f;
     t[ts] = (e + f) + h * (d2 + d3);
     t[2 * ts] = (e - f) - h * (d2 - d3);
@@ -99,9 +111,9 @@ INLINE void f4_input(const v8 *d, int s, v8 *t, int ts) {
 }
 
 // Aᵀ = [1 1 1 1 1 0; 0 1 −1 1/2 −2 0; 0 1 1 1/4 4 0; 0 1 −1 1/8 −8 1]
-INLINE void f4_output(const v8 *m, int s, v8 *t, int ts) {
-    const v8 m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
-    const v8 sum = m1 + m2, difference = m1 - m2;
+INLINE void f4_output(const vf *m, int s, vf *t, int ts) {
+    const vf m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
+    const vf sum = m1 + m2, difference = m1 - m2;
     t[0] = m0 + sum + (m3 + m4);
     t[ts] = difference + (splat(0.5f) * m3 - splat(2) * m4);
     t[2 * ts] = sum + (splat(0.25f) * m3 + splat(4) * m4);
@@ -109,10 +121,10 @@ INLINE void f4_output(const v8 *m, int s, v8 *t, int ts) {
 }
 
 // G = [1 0 0; ⅓ ⅓ ⅓; −⅓ ⅓ −⅓; −16/15 −8/15 −4/15; 1/15 −2/15 4/15; 0 0 1]
-INLINE void f4_filter(const v8 *g, int s, v8 *t, int ts) {
-    const v8 g0 = g[0], g1 = g[s], g2 = g[2 * s];
-    const v8 outer = g0 + g2;
-    const v8 third = splat(1.0f / 3), fifteenth = splat(1.0f / 15), four_fifteenths = splat(4.0f / 15);
+INLINE void f4_filter(const vf *g, int s, vf *t, int ts) {
+    const vf g0 = g[0], g1 = g[s], g2 = g[2 * s];
+    const vf outer = g0 + g2;
+    const vf third = splat(1.0f / 3), fifteenth = splat(1.0f / 15), four_fifteenths = splat(4.0f / 15);
     t[0] = g0;
     t[ts] = third * (outer + g1);
     t[2 * ts] = third * (g1 - outer);
@@ -121,15 +133,15 @@ INLINE void f4_filter(const v8 *g, int s, v8 *t, int ts) {
     t[5 * ts] = g2;
 }
 
-INLINE void input_line(int m, const v8 *d, int s, v8 *t, int ts) {
+INLINE void input_line(int m, const vf *d, int s, vf *t, int ts) {
     if (m == 2) f2_input(d, s, t, ts); else f4_input(d, s, t, ts);
 }
 
-INLINE void output_line(int m, const v8 *d, int s, v8 *t, int ts) {
+INLINE void output_line(int m, const vf *d, int s, vf *t, int ts) {
     if (m == 2) f2_output(d, s, t, ts); else f4_output(d, s, t, ts);
 }
 
-INLINE void filter_line(int m, const v8 *d, int s, v8 *t, int ts) {
+INLINE void filter_line(int m, const vf *d, int s, vf *t, int ts) {
     if (m == 2) f2_filter(d, s, t, ts); else f4_filter(d, s, t, ts);
 }
 
@@ -161,9 +173,9 @@ INLINE void input_tile(const anvil_winograd3_shape *s, const int m, const float 
     const int y0 = t.y - s->pad_top, x0 = t.x - s->pad_left;
     const int interior = y0 >= 0 && x0 >= 0 && y0 + alpha <= height && x0 + alpha <= width;
     const float *image = input + (size_t)t.image * height * width * channels;
-    for (int c = 0; c < channels; c += 8) {
-        const int lanes = channels - c < 8 ? channels - c : 8;
-        v8 d[MAX_POSITIONS], rows[MAX_POSITIONS], r[MAX_POSITIONS];
+    for (int c = 0; c < channels; c += LANES) {
+        const int lanes = channels - c < LANES ? channels - c : LANES;
+        vf d[MAX_POSITIONS], rows[MAX_POSITIONS], r[MAX_POSITIONS];
         for (int i = 0; i < alpha; i++) {
             const int y = y0 + i;
             for (int j = 0; j < alpha; j++) {
@@ -186,20 +198,20 @@ INLINE void output_tile(const anvil_winograd3_shape *s, const int m, const float
     const tile_position t = locate(s, m, tile);
     const int rows = s->output_height - t.y < m ? s->output_height - t.y : m;
     const int columns = s->output_width - t.x < m ? s->output_width - t.x : m;
-    const v8 lower = splat(s->clamp_min), upper = splat(s->clamp_max), slope = splat(s->negative_slope);
+    const vf lower = splat(s->clamp_min), upper = splat(s->clamp_max), slope = splat(s->negative_slope);
     const int sloped = s->negative_slope != 1.0f;
-    for (int o = 0; o < outputs; o += 8) {
-        const int lanes = outputs - o < 8 ? outputs - o : 8;
-        v8 values[MAX_POSITIONS], partial[MAX_POSITIONS], y[16];
-        // A position holds whole vectors of 8: reading past the last channel stays inside it.
-        for (int p = 0; p < alpha * alpha; p++) values[p] = load8(mt + (size_t)p * s->m_position_stride + o);
+    for (int o = 0; o < outputs; o += LANES) {
+        const int lanes = outputs - o < LANES ? outputs - o : LANES;
+        vf values[MAX_POSITIONS], partial[MAX_POSITIONS], y[16];
+        // A position holds whole blocks of 16: reading past the last channel stays inside it.
+        for (int p = 0; p < alpha * alpha; p++) values[p] = loadv(mt + (size_t)p * s->m_position_stride + o);
         for (int i = 0; i < alpha; i++) output_line(m, values + i * alpha, 1, partial + i * m, 1);  // along each row
         for (int q = 0; q < m; q++) output_line(m, partial + q, m, y + q, m);                     // down each column
-        const v8 shift = bias ? load_lanes(bias + o, lanes) : splat(0);
+        const vf shift = bias ? load_lanes(bias + o, lanes) : splat(0);
         for (int r = 0; r < rows; r++) {
             for (int q = 0; q < columns; q++) {
                 // max then min, as the activations do (NaN stays NaN), then the slope.
-                v8 x = y[r * m + q] + shift;
+                vf x = y[r * m + q] + shift;
                 x = pick(x < lower, lower, x);
                 x = pick(x > upper, upper, x);
                 if (sloped) x = pick(x < splat(0), x * slope, x);
@@ -210,23 +222,23 @@ INLINE void output_tile(const anvil_winograd3_shape *s, const int m, const float
     }
 }
 
-/// `G g Gᵀ` of input `i`'s filters for outputs `[first, first + 8)`, into the packed filters.
+/// `G g Gᵀ` of input `i`'s filters for outputs `[first, first + LANES)`, into the packed filters.
 INLINE void filter_group(const int m, const float *weights, anvil_winograd3_filter_strides s, const float *scale,
                          int outputs, int inputs, float *u, int i, int first) {
     const int alpha = m + 2;
     const size_t padded = (size_t)(outputs + PACK - 1) / PACK * PACK, position_stride = padded * inputs;
-    const int lanes = outputs - first < 8 ? outputs - first : 8;
-    v8 taps[9], rows[3 * MAX_ALPHA], r[MAX_POSITIONS];
+    const int lanes = outputs - first < LANES ? outputs - first : LANES;
+    vf taps[9], rows[3 * MAX_ALPHA], r[MAX_POSITIONS];
     for (int tap = 0; tap < 9; tap++) {
         const float *origin = weights + first * s.output + i * s.input + (tap / 3) * s.row + (tap % 3) * s.column;
-        float lane[8] = { 0 };
+        float lane[LANES] = { 0 };
         for (int l = 0; l < lanes; l++) lane[l] = origin[l * s.output];
-        taps[tap] = load8(lane);
+        taps[tap] = loadv(lane);
         if (scale) taps[tap] = taps[tap] * load_lanes(scale + first, lanes);
     }
     for (int y = 0; y < 3; y++) filter_line(m, taps + 3 * y, 1, rows + y * alpha, 1);  // along each row
     for (int b = 0; b < alpha; b++) filter_line(m, rows + b, alpha, r + b, alpha);    // down each column
-    // Eight lanes from a multiple of 8 stay inside one block of 16.
+    // LANES lanes from a multiple of LANES stay inside one block of 16.
     float *packed = u + ((size_t)(first / PACK) * inputs + i) * PACK + first % PACK;
     for (int p = 0; p < alpha * alpha; p++) store_lanes(packed + p * position_stride, r[p], lanes);
 }
@@ -244,7 +256,7 @@ INLINE void output_tiles(const anvil_winograd3_shape *s, const float *m, const f
     else for (long t = begin; t < end; t++) output_tile(s, 4, m + t * s->m_tile_stride, first + t, bias, output);
 }
 
-/// Inputs in blocks of 16: the taps a block reads for eight outputs share cache lines in every
+/// Inputs in blocks of 16: the taps a block reads for LANES outputs share cache lines in every
 /// layout (PyTorch's `[o][i][3][3]`: 16 inputs' filters are 9 lines per output).
 enum { FILTER_BLOCK = 16 };
 
@@ -252,7 +264,7 @@ INLINE void filter_inputs_m(const int m, const float *weights, anvil_winograd3_f
                             const float *scale, int outputs, int inputs, float *u, int begin, int end) {
     for (int block = begin; block < end; block += FILTER_BLOCK) {
         const int block_end = end - block < FILTER_BLOCK ? end : block + FILTER_BLOCK;
-        for (int first = 0; first < outputs; first += 8)
+        for (int first = 0; first < outputs; first += LANES)
             for (int i = block; i < block_end; i++) filter_group(m, weights, strides, scale, outputs, inputs, u, i, first);
     }
 }

@@ -8,6 +8,7 @@
 
 #include "anvil_direct_convolution.h"
 #include "anvil_winograd_products.h"
+#include "anvil_winograd_3x3.h"
 #include "anvil_pooling.h"
 #include "anvil_depthwise_convolution.h"
 #include "anvil_activation.h"
@@ -30,6 +31,17 @@ void anvil_direct_convolution_avx512_emulated(const anvil_conv_shape *s, const f
 /// without the `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
 void anvil_winograd_products_avx512_emulated(const anvil_winograd_products_shape *s, const float *v, const float *u,
                                              float *m, int block_begin, int block_end);
+
+/// `x86_avx512/winograd_3x3.c`'s three transforms (`internal/winograd_3x3.h` at 16 lanes)
+/// compiled without the AVX-512 target: `anvil_winograd3_transform_input`'s, `…_output`'s and
+/// `…_filters`' arguments without the `isa`. Built on every CPU.
+void anvil_winograd3_input_avx512_emulated(const anvil_winograd3_shape *s, const float *input, float *v, long first_tile,
+                                           long tile_begin, long tile_end);
+void anvil_winograd3_output_avx512_emulated(const anvil_winograd3_shape *s, const float *m, const float *bias,
+                                            float *output, long first_tile, long tile_begin, long tile_end);
+void anvil_winograd3_filters_avx512_emulated(int tile, const float *weights, anvil_winograd3_filter_strides strides,
+                                             const float *scale, int outputs, int inputs, float *u, int input_begin,
+                                             int input_end);
 
 /// `x86_avx512/pooling.c` on emulated AVX-512: `anvil_max_pool_lines`'s arguments without the
 /// `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
