@@ -1,5 +1,6 @@
 #if defined(__x86_64__)
 #include "../internal/common.h"
+#include "../internal/exp_polynomial.h"
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -23,17 +24,17 @@ ANVIL_INLINE __m256 v_abs(__m256 x) { return _mm256_andnot_ps(V(-0.0f), x); }
 ANVIL_INLINE __m256 v_isnan(__m256 x) { return _mm256_cmp_ps(x, x, _CMP_UNORD_Q); }
 
 ANVIL_INLINE __m256 v_exp(__m256 x) {
-    const float lowest = -86.6f, highest = 88.7228390f;
+    const float lowest = ANVIL_EXP_LOWEST, highest = ANVIL_EXP_HIGHEST;
     const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, V(lowest)), V(highest));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, V(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, V(0.693359375f), xc);
-    r = _mm256_fnmadd_ps(n, V(-2.12194440054690583e-4f), r);
-    __m256 p = V(1.989961470e-04f);
-    p = _mm256_fmadd_ps(p, r, V(1.393390507e-03f));
-    p = _mm256_fmadd_ps(p, r, V(8.333298073e-03f));
-    p = _mm256_fmadd_ps(p, r, V(4.166646261e-02f));
-    p = _mm256_fmadd_ps(p, r, V(1.666666672e-01f));
-    p = _mm256_fmadd_ps(p, r, V(5.000000014e-01f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, V(ANVIL_EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, V(ANVIL_EXP_LN2_HIGH), xc);
+    r = _mm256_fnmadd_ps(n, V(ANVIL_EXP_LN2_LOW), r);
+    __m256 p = V(ANVIL_EXP_P5);
+    p = _mm256_fmadd_ps(p, r, V(ANVIL_EXP_P4));
+    p = _mm256_fmadd_ps(p, r, V(ANVIL_EXP_P3));
+    p = _mm256_fmadd_ps(p, r, V(ANVIL_EXP_P2));
+    p = _mm256_fmadd_ps(p, r, V(ANVIL_EXP_P1));
+    p = _mm256_fmadd_ps(p, r, V(ANVIL_EXP_P0));
     __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), V(1));
     // 2^n as 2^(n−1)·2, so n from −125 to 128 stays a normal exponent.
     const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(126)), 23);
@@ -67,8 +68,8 @@ ANVIL_INLINE __m256 v_log(__m256 x) {
     p = _mm256_fmadd_ps(p, f, V(3.333333114e-01f));
     const __m256 f2 = _mm256_mul_ps(f, f);
     __m256 y = _mm256_fmadd_ps(_mm256_mul_ps(p, f2), f, _mm256_fnmadd_ps(V(0.5f), f2, f));
-    y = _mm256_fmadd_ps(e, V(-2.12194440054690583e-4f), y);
-    y = _mm256_fmadd_ps(e, V(0.693359375f), y);
+    y = _mm256_fmadd_ps(e, V(ANVIL_EXP_LN2_LOW), y);
+    y = _mm256_fmadd_ps(e, V(ANVIL_EXP_LN2_HIGH), y);
     y = v_select(_mm256_cmp_ps(x, V(0), _CMP_EQ_OQ), V(-INFINITY), y);
     y = v_select(_mm256_cmp_ps(x, V(0), _CMP_LT_OQ), V(NAN), y);
     y = v_select(_mm256_cmp_ps(x, V(INFINITY), _CMP_EQ_OQ), x, y);

@@ -1,5 +1,5 @@
 #if defined(__x86_64__)
-#include "../internal/common.h"
+#include "../internal/dense.h"
 
 // Small-batch fully connected layer with AVX2 + FMA: blocks of R weight rows × I images of
 // dot products, each accumulated in its own register and reduced at the end, so each weight
@@ -44,12 +44,7 @@ block_avx2(const int R, const int I, const float *w, const float *x, const float
 }
 
 /// Rows `[r0, r1)` for images `b ..< b + I` in blocks of `R` rows, then single rows.
-#define ANVIL_DENSE_ROWS(R, I)                                                                  \
-    do {                                                                                        \
-        int o = r0;                                                                             \
-        for (; o + (R) <= r1; o += (R)) block_avx2(R, I, w, x, bias, y, inputs, outputs, o, b, lo, hi); \
-        for (; o < r1; o++) block_avx2(1, I, w, x, bias, y, inputs, outputs, o, b, lo, hi);    \
-    } while (0)
+#define DENSE_ROWS(R, I) ANVIL_DENSE_ROWS(block_avx2, R, I)
 
 /// Weight rows per pass over the images: 12 (a multiple of the 2-, 3- and 4-row blocks) of up
 /// to 4K inputs are under 200 KB, so they stay in L2 while every group of images reads them.
@@ -64,16 +59,16 @@ void anvil_dense_avx2(const float *w, const float *x, const float *bias, float *
         int b = 0;
         // Four images share each weight load (2 rows × 4 images = 8 accumulators); leftovers
         // take 3 × 3, 4 × 2 or 4 × 1 blocks.
-        for (; b + 4 <= batch; b += 4) ANVIL_DENSE_ROWS(2, 4);
+        for (; b + 4 <= batch; b += 4) DENSE_ROWS(2, 4);
         switch (batch - b) {
-        case 3: ANVIL_DENSE_ROWS(3, 3); break;
-        case 2: ANVIL_DENSE_ROWS(4, 2); break;
-        case 1: ANVIL_DENSE_ROWS(4, 1); break;
+        case 3: DENSE_ROWS(3, 3); break;
+        case 2: DENSE_ROWS(4, 2); break;
+        case 1: DENSE_ROWS(4, 1); break;
         default: break;
         }
     }
 }
-#undef ANVIL_DENSE_ROWS
+#undef DENSE_ROWS
 
 #pragma clang attribute pop
 #endif

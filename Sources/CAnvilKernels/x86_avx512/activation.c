@@ -1,12 +1,14 @@
 #if defined(__x86_64__)
 #include "../internal/common.h"
+#include "../internal/exp_polynomial.h"
 #include <math.h>
 
 // Activations with AVX-512F, 16 floats a step, for the functions that run over whole feature
 // maps in the networks Anvil is timed on: SiLU (EfficientNet, after nearly every convolution),
 // sigmoid (squeeze-and-excitation gates) and hard-swish (MobileNet v3). exp is the AVX2 body's
 // polynomial step for step (x86_avx2/activation.c: the same operations in the same order, each
-// multiply-add fused), so both bodies give the same bits. The last 1-15 values go through a lane
+// multiply-add fused, the constants from internal/exp_polynomial.h), so both bodies give the
+// same bits. The last 1-15 values go through a lane
 // mask. Every other function runs the AVX2 body, which every AVX-512 CPU also runs.
 //
 // `ANVIL_AVX512_EMULATED` (Tests/CAnvilKernelsEmulated) compiles this file on emulated
@@ -22,18 +24,18 @@
 #define V16(x) _mm512_set1_ps(x)
 
 static inline __attribute__((always_inline)) __m512 exp_avx512(__m512 x) {
-    const float lowest = -86.6f, highest = 88.7228390f;
+    const float lowest = ANVIL_EXP_LOWEST, highest = ANVIL_EXP_HIGHEST;
     const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, V16(lowest)), V16(highest));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, V16(1.44269504088896341f)),
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, V16(ANVIL_EXP_LOG2E)),
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, V16(0.693359375f), xc);
-    r = _mm512_fnmadd_ps(n, V16(-2.12194440054690583e-4f), r);
-    __m512 p = V16(1.989961470e-04f);
-    p = _mm512_fmadd_ps(p, r, V16(1.393390507e-03f));
-    p = _mm512_fmadd_ps(p, r, V16(8.333298073e-03f));
-    p = _mm512_fmadd_ps(p, r, V16(4.166646261e-02f));
-    p = _mm512_fmadd_ps(p, r, V16(1.666666672e-01f));
-    p = _mm512_fmadd_ps(p, r, V16(5.000000014e-01f));
+    __m512 r = _mm512_fnmadd_ps(n, V16(ANVIL_EXP_LN2_HIGH), xc);
+    r = _mm512_fnmadd_ps(n, V16(ANVIL_EXP_LN2_LOW), r);
+    __m512 p = V16(ANVIL_EXP_P5);
+    p = _mm512_fmadd_ps(p, r, V16(ANVIL_EXP_P4));
+    p = _mm512_fmadd_ps(p, r, V16(ANVIL_EXP_P3));
+    p = _mm512_fmadd_ps(p, r, V16(ANVIL_EXP_P2));
+    p = _mm512_fmadd_ps(p, r, V16(ANVIL_EXP_P1));
+    p = _mm512_fmadd_ps(p, r, V16(ANVIL_EXP_P0));
     __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), V16(1));
     // 2^n as 2^(n−1)·2, so n from −125 to 128 stays a normal exponent.
     const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(126)), 23);

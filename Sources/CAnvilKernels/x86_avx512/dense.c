@@ -1,5 +1,5 @@
 #if defined(__x86_64__)
-#include "../internal/common.h"
+#include "../internal/dense.h"
 
 // Small-batch fully connected layer with AVX-512F: the AVX2 body's blocks of R weight rows × I
 // images of dot products (x86_avx2/dense.c), 16 inputs a step, so that each weight vector loaded
@@ -74,12 +74,7 @@ block_avx512(const int R, const int I, const float *w, const float *x, const flo
 }
 
 /// Rows `[r0, r1)` for images `b ..< b + I` in blocks of `R` rows, then single rows.
-#define DENSE_ROWS(R, I)                                                                           \
-    do {                                                                                           \
-        int o = r0;                                                                                \
-        for (; o + (R) <= r1; o += (R)) block_avx512(R, I, w, x, bias, y, inputs, outputs, o, b, lo, hi); \
-        for (; o < r1; o++) block_avx512(1, I, w, x, bias, y, inputs, outputs, o, b, lo, hi);     \
-    } while (0)
+#define DENSE_ROWS(R, I) ANVIL_DENSE_ROWS(block_avx512, R, I)
 
 /// Weight rows per pass over the images: 24 (a multiple of every block's rows) of MNIST's 3,136
 /// inputs are 300 KB, which stay in the L2 of the AVX-512 CPUs (1 MB or more per core) while

@@ -20,6 +20,11 @@
 #pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
 #endif
 
+/// The lane mask of vector `v` of `V`: `last` for the last, all 16 lanes before it.
+static inline __attribute__((always_inline)) __mmask16 lane_mask(int v, int V, __mmask16 last) {
+    return v == V - 1 ? last : (__mmask16)0xffff;
+}
+
 /// Channels `[c, c + 16·V)` of `P` pixels, the last vector's lanes limited to `last` (all 16
 /// lanes for a full strip): P·V accumulators, V weight vectors per tap.
 static inline __attribute__((always_inline)) void
@@ -27,8 +32,7 @@ strip_avx512(const int P, const int V, const anvil_depthwise_shape *s, const wal
              const float *bias, float *out, int c, __mmask16 last) {
     __m512 a[WIDE_PIXELS][4];
     for (int v = 0; v < V; v++) {
-        const __mmask16 m = v == V - 1 ? last : (__mmask16)0xffff;
-        __m512 b = bias ? _mm512_maskz_loadu_ps(m, bias + c + 16 * v) : _mm512_setzero_ps();
+        __m512 b = bias ? _mm512_maskz_loadu_ps(lane_mask(v, V, last), bias + c + 16 * v) : _mm512_setzero_ps();
         for (int i = 0; i < P; i++) a[i][v] = b;
     }
     for (int ky = 0; ky < win.rows; ky++) {
@@ -37,25 +41,19 @@ strip_avx512(const int P, const int V, const anvil_depthwise_shape *s, const wal
         for (int kx = 0; kx < k->columns; kx++) {
             const float *x = xr + kx * k->tap;
             __m512 w[4];
-            for (int v = 0; v < V; v++) {
-                const __mmask16 m = v == V - 1 ? last : (__mmask16)0xffff;
-                w[v] = _mm512_maskz_loadu_ps(m, wr + kx * k->channels + 16 * v);
-            }
+            for (int v = 0; v < V; v++) w[v] = _mm512_maskz_loadu_ps(lane_mask(v, V, last), wr + kx * k->channels + 16 * v);
             for (int i = 0; i < P; i++)
-                for (int v = 0; v < V; v++) {
-                    const __mmask16 m = v == V - 1 ? last : (__mmask16)0xffff;
-                    a[i][v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + i * k->pixel + 16 * v), w[v], a[i][v]);
-                }
+                for (int v = 0; v < V; v++)
+                    a[i][v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(lane_mask(v, V, last), x + i * k->pixel + 16 * v), w[v],
+                                              a[i][v]);
         }
     }
     const __m512 lo = _mm512_set1_ps(s->clamp_min), hi = _mm512_set1_ps(s->clamp_max);
     for (int i = 0; i < P; i++)
-        for (int v = 0; v < V; v++) {
-            const __mmask16 m = v == V - 1 ? last : (__mmask16)0xffff;
+        for (int v = 0; v < V; v++)
             // Operand order keeps NaN: max/min return their second operand when either is NaN.
-            _mm512_mask_storeu_ps(out + i * k->channels + c + 16 * v, m,
+            _mm512_mask_storeu_ps(out + i * k->channels + c + 16 * v, lane_mask(v, V, last),
                                   _mm512_min_ps(hi, _mm512_max_ps(lo, a[i][v])));
-        }
 }
 
 /// `P` output pixels `pixel_step` floats apart in the input, all sharing the taps of `win`, every
@@ -70,11 +68,11 @@ block_avx512(const int P, const int KH, const int KW, const int S, const anvil_d
     const walk k = make_walk(s, win, pixel_step, KW, S);
     const __mmask16 all = 0xffff;
     int c = 0;
-    // 4 vectors of up to 4 pixels, or 2 of up to 8: at most 16 accumulators.
-    if (P <= PIXELS)
-        for (; c + 64 <= channels; c += 64) strip_avx512(P, 4, s, &k, win, bias, out, c, all);
-    for (; P > PIXELS && c + 32 <= channels; c += 32) strip_avx512(P, 2, s, &k, win, bias, out, c, all);
-    if (c + 32 <= channels) {
+    // Strips of 4 vectors for up to 4 pixels, of 2 for up to 8: at most 16 accumulators. Then
+    // at most one of 2 vectors, one of 1, and the masked rest.
+    const int wide = P <= PIXELS ? 4 : 2;
+    for (; c + 16 * wide <= channels; c += 16 * wide) strip_avx512(P, wide, s, &k, win, bias, out, c, all);
+    if (wide == 4 && c + 32 <= channels) {
         strip_avx512(P, 2, s, &k, win, bias, out, c, all);
         c += 32;
     }
