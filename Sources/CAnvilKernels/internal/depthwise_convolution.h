@@ -124,47 +124,70 @@ make_walk(const anvil_depthwise_shape *s, window win, ptrdiff_t pixel_step, cons
 }
 
 /// A body's `n` (1 to its block size) interior output pixels, `pixel_step` floats apart in the input, all
-/// sharing the taps of `win`, every channel.
+/// sharing the taps of `win`, channels `[c0, c1)`.
 typedef void depthwise_interior_fn(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
-                                   const float *bias, float *out);
-/// A body's one border output pixel, whose own tap range `win` holds.
-typedef void depthwise_border_fn(const anvil_depthwise_shape *s, window win, const float *bias, float *out);
+                                   const float *bias, float *out, int c0, int c1);
+/// A body's one border output pixel, whose own tap range `win` holds, channels `[c0, c1)`.
+typedef void depthwise_border_fn(const anvil_depthwise_shape *s, window win, const float *bias, float *out, int c0,
+                                 int c1);
+
+/// Bytes of input a block's taps read, from which the walk goes a group of channels at a time:
+/// half the 32-48 KB L1 data caches of the target CPUs.
+enum { GROUP_FOOTPRINT = 24 * 1024 };
+
+/// Channels per pass of `depthwise_rows` for blocks of `block` pixels: all of them while a
+/// block's window (its input rows × the columns its pixels' taps span × the channels) fits
+/// `GROUP_FOOTPRINT`, else `group` (a multiple of the body's widest strip). Walked whole, a
+/// block of 14 × 14 × 672 read 3 rows × 6 pixels × 672 channels = 48 KB, and neither the next
+/// block (2 of its 6 columns) nor the next row (2 of its 3 rows) found its inputs in L1.
+static inline int depthwise_group(const anvil_depthwise_shape *s, int block, int group) {
+    const long columns = (long)(block - 1) * s->stride_width + (long)(s->kernel_width - 1) * s->dilation_width + 1;
+    const long bytes = (long)s->kernel_height * columns * s->channels * (long)sizeof(float);
+    return bytes <= GROUP_FOOTPRINT || s->channels <= group ? s->channels : group;
+}
 
 /// Output rows `[row_begin, row_end)` of one image with multiplier 1, the walk every vector body
 /// shares: border pixels singly with their own tap ranges, interior ones in blocks of up to
-/// `block` pixels, each block prefetching its slice of the input rows the next output row reads. The
-/// body's `interior` and `border` compute.
+/// `block` pixels; a group of channels at a time over all the rows (see `depthwise_group`),
+/// or, all channels at once, each block prefetching its slice of the input rows the next
+/// output row reads. The body's `interior` and `border` compute.
 static inline __attribute__((always_inline)) void
 depthwise_rows(const anvil_depthwise_shape *s, const float *image, const float *weights, const float *bias,
-               float *output, int row_begin, int row_end, int block, depthwise_interior_fn *interior,
+               float *output, int row_begin, int row_end, int block, int group, depthwise_interior_fn *interior,
                depthwise_border_fn *border) {
     const int channels = s->channels;
     const ptrdiff_t row_floats = (ptrdiff_t)s->output_width * channels;
     const ptrdiff_t pixel_step = (ptrdiff_t)s->stride_width * channels;
+    const int step = depthwise_group(s, block, group);
     int lo, hi;
     interior_columns(s, &lo, &hi);
-    for (int oy = row_begin; oy < row_end; oy++) {
-        float *out = output + oy * row_floats;
-        const int iy0 = oy * s->stride_height - s->pad_top;
-        int ky_lo, ky_hi;
-        tap_range(iy0, s->input_height, s->kernel_height, s->dilation_height, &ky_lo, &ky_hi);
-        const row_prefetch ahead = next_rows(s, image, oy);
-        int ox = 0;
-        while (ox < s->output_width) {
-            const int ix0 = ox * s->stride_width - s->pad_left;
-            float *o = out + (ptrdiff_t)ox * channels;
-            if (ox >= lo && ox < hi) {
-                const int n = hi - ox < block ? hi - ox : block;
-                prefetch_pixels(&ahead, ox, ox + n);
-                interior(s, n, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, 0, s->kernel_width), pixel_step,
-                         bias, o);
-                ox += n;
-            } else {
-                int kx_lo, kx_hi;
-                tap_range(ix0, s->input_width, s->kernel_width, s->dilation_width, &kx_lo, &kx_hi);
-                prefetch_pixels(&ahead, ox, ox + 1);
-                border(s, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, kx_lo, kx_hi), bias, o);
-                ox += 1;
+    for (int c0 = 0; c0 < channels; c0 += step) {
+        const int c1 = channels - c0 < step ? channels : c0 + step;
+        for (int oy = row_begin; oy < row_end; oy++) {
+            float *out = output + oy * row_floats;
+            const int iy0 = oy * s->stride_height - s->pad_top;
+            int ky_lo, ky_hi;
+            tap_range(iy0, s->input_height, s->kernel_height, s->dilation_height, &ky_lo, &ky_hi);
+            // A group's slice of the next rows is not one stream a slice per block can fetch.
+            row_prefetch ahead = next_rows(s, image, oy);
+            if (step < channels) ahead.count = 0;
+            int ox = 0;
+            while (ox < s->output_width) {
+                const int ix0 = ox * s->stride_width - s->pad_left;
+                float *o = out + (ptrdiff_t)ox * channels;
+                if (ox >= lo && ox < hi) {
+                    const int n = hi - ox < block ? hi - ox : block;
+                    prefetch_pixels(&ahead, ox, ox + n);
+                    interior(s, n, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, 0, s->kernel_width),
+                             pixel_step, bias, o, c0, c1);
+                    ox += n;
+                } else {
+                    int kx_lo, kx_hi;
+                    tap_range(ix0, s->input_width, s->kernel_width, s->dilation_width, &kx_lo, &kx_hi);
+                    prefetch_pixels(&ahead, ox, ox + 1);
+                    border(s, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, kx_lo, kx_hi), bias, o, c0, c1);
+                    ox += 1;
+                }
             }
         }
     }

@@ -92,7 +92,7 @@ masked_avx2(const int P, const anvil_depthwise_shape *s, const walk *k, window w
 }
 
 /// `P` output pixels `pixel_step` floats apart in the input, all sharing the taps of `win`,
-/// every channel. `P`, `KH` (window rows; 0 = read `win.rows`), `KW` (taps per window row; 0 =
+/// channels `[c0, c1)`. `P`, `KH` (window rows; 0 = read `win.rows`), `KW` (taps per window row; 0 =
 /// read `win.columns`), `S` (the stride
 /// along x with dilation 1; 0 = read them) and `head` are constants at each call site so the
 /// loops unroll and the accumulators stay in registers. A lone pixel takes 32 channels at a
@@ -102,14 +102,14 @@ masked_avx2(const int P, const anvil_depthwise_shape *s, const walk *k, window w
 /// cache line every other time, which costs the large-channel layers up to a third.
 static inline __attribute__((always_inline)) void
 block_avx2(const int P, const int KH, const int KW, const int S, const anvil_depthwise_shape *s, window win,
-           ptrdiff_t pixel_step, const float *bias, float *out, const int head) {
-    const int channels = s->channels;
+           ptrdiff_t pixel_step, const float *bias, float *out, const int head, int c0, int c1) {
+    const int channels = c1;
     if (KH) win.rows = KH;
     const walk k = make_walk(s, win, pixel_step, KW, S);
-    int c = 0;
+    int c = c0;
     if (head) {
-        quad_avx2(P, s, &k, win, bias, out, 0);
-        c = 4;
+        quad_avx2(P, s, &k, win, bias, out, c0);
+        c = c0 + 4;
     }
     if (P == 1)
         for (; c + 32 <= channels; c += 32) strip_avx2(1, 4, s, &k, win, bias, out, c);
@@ -128,12 +128,12 @@ block_avx2(const int P, const int KH, const int KW, const int S, const anvil_dep
 /// switch turns `n` into a constant too.
 static inline __attribute__((always_inline)) void
 blocks_avx2(const int KH, const int KW, const int S, const int head, const anvil_depthwise_shape *s, int n, window win,
-            ptrdiff_t pixel_step, const float *bias, float *out) {
+            ptrdiff_t pixel_step, const float *bias, float *out, int c0, int c1) {
     switch (n) {
-    case 4: block_avx2(4, KH, KW, S, s, win, pixel_step, bias, out, head); return;
-    case 3: block_avx2(3, KH, KW, S, s, win, pixel_step, bias, out, head); return;
-    case 2: block_avx2(2, KH, KW, S, s, win, pixel_step, bias, out, head); return;
-    default: block_avx2(1, KH, KW, S, s, win, pixel_step, bias, out, head); return;
+    case 4: block_avx2(4, KH, KW, S, s, win, pixel_step, bias, out, head, c0, c1); return;
+    case 3: block_avx2(3, KH, KW, S, s, win, pixel_step, bias, out, head, c0, c1); return;
+    case 2: block_avx2(2, KH, KW, S, s, win, pixel_step, bias, out, head, c0, c1); return;
+    default: block_avx2(1, KH, KW, S, s, win, pixel_step, bias, out, head, c0, c1); return;
     }
 }
 
@@ -141,46 +141,48 @@ blocks_avx2(const int KH, const int KW, const int S, const int head, const anvil
 /// stride 2 and whole 5×5 windows at stride 1.
 static inline __attribute__((always_inline)) void
 interior_avx2(const int head, const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
-              const float *bias, float *out) {
+              const float *bias, float *out, int c0, int c1) {
     const int dense = s->dilation_width == 1;
     if (dense && win.columns == 3 && s->stride_width == 1) {
-        blocks_avx2(0, 3, 1, head, s, n, win, pixel_step, bias, out);
+        blocks_avx2(0, 3, 1, head, s, n, win, pixel_step, bias, out, c0, c1);
     } else if (dense && win.columns == 3 && s->stride_width == 2) {
         // Whole windows unrolled: with a loop over the rows, the 18 input addresses a stride-2
         // block reads became 18 pointers rotated through registers and the stack every row
         // (MobileNet v1's stride-2 layers alone: 0.66-0.83× the time). At stride 1 the row loop
         // stays (no clear gain unrolled: 0.93-1.07×).
         if (win.rows == 3)
-            blocks_avx2(3, 3, 2, head, s, n, win, pixel_step, bias, out);
+            blocks_avx2(3, 3, 2, head, s, n, win, pixel_step, bias, out, c0, c1);
         else
-            blocks_avx2(0, 3, 2, head, s, n, win, pixel_step, bias, out);
+            blocks_avx2(0, 3, 2, head, s, n, win, pixel_step, bias, out, c0, c1);
     } else if (dense && win.columns == 5 && win.rows == 5 && s->stride_width == 1) {
         // 5×5 at stride 1 unrolled whole (EfficientNet, MobileNet v3): 0.59-0.89× the time of
         // the row loop. At stride 2 the 22 input vectors of a block spill: 1.06-1.07×, so no.
-        blocks_avx2(5, 5, 1, head, s, n, win, pixel_step, bias, out);
+        blocks_avx2(5, 5, 1, head, s, n, win, pixel_step, bias, out, c0, c1);
     } else {
-        blocks_avx2(0, 0, 0, head, s, n, win, pixel_step, bias, out);
+        blocks_avx2(0, 0, 0, head, s, n, win, pixel_step, bias, out, c0, c1);
     }
 }
 
 /// `interior_avx2` with `head` a constant, so the aligned case carries no peeling code.
 static void interior_aligned_avx2(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
-                                             const float *bias, float *out) {
-    interior_avx2(0, s, n, win, pixel_step, bias, out);
+                                  const float *bias, float *out, int c0, int c1) {
+    interior_avx2(0, s, n, win, pixel_step, bias, out, c0, c1);
 }
 
 static void interior_peeled_avx2(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
-                                            const float *bias, float *out) {
-    interior_avx2(1, s, n, win, pixel_step, bias, out);
+                                 const float *bias, float *out, int c0, int c1) {
+    interior_avx2(1, s, n, win, pixel_step, bias, out, c0, c1);
 }
 
 /// A border pixel: its own tap range, one pixel; `_peeled` with the aligning head.
-static void border_aligned_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out) {
-    block_avx2(1, 0, 0, 0, s, win, 0, bias, out, 0);
+static void border_aligned_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out, int c0,
+                               int c1) {
+    block_avx2(1, 0, 0, 0, s, win, 0, bias, out, 0, c0, c1);
 }
 
-static void border_peeled_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out) {
-    block_avx2(1, 0, 0, 0, s, win, 0, bias, out, 1);
+static void border_peeled_avx2(const anvil_depthwise_shape *s, window win, const float *bias, float *out, int c0,
+                              int c1) {
+    block_avx2(1, 0, 0, 0, s, win, 0, bias, out, 1, c0, c1);
 }
 
 void anvil_depthwise_convolution_avx2(const anvil_depthwise_shape *s, const float *input, const float *weights,
@@ -190,12 +192,14 @@ void anvil_depthwise_convolution_avx2(const anvil_depthwise_shape *s, const floa
         return;
     }
     // When every pixel starts 16 bytes past a 32-byte boundary (channels a multiple of 8,
-    // a 16-byte aligned buffer, as malloc gives), peel 4 channels to align the rest.
+    // a 16-byte aligned buffer, as malloc gives), peel 4 channels to align the rest — of each
+    // group, when windows too wide for L1 go 256 channels at a time (see depthwise_group; 14 ×
+    // 14 × 672 0.036 -> 0.027 ms, 7 × 7 × 960 0.016 -> 0.010, 512 and 1024 channels alike).
     if (s->channels % 8 == 0 && s->channels >= 256 && (size_t)input % 32 == 16)
-        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, PIXELS, interior_peeled_avx2,
+        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, PIXELS, 256, interior_peeled_avx2,
                        border_peeled_avx2);
     else
-        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, PIXELS, interior_aligned_avx2,
+        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, PIXELS, 256, interior_aligned_avx2,
                        border_aligned_avx2);
 }
 

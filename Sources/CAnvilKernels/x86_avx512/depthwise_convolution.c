@@ -56,70 +56,69 @@ strip_avx512(const int P, const int V, const anvil_depthwise_shape *s, const wal
                                   _mm512_min_ps(hi, _mm512_max_ps(lo, a[i][v])));
 }
 
-/// `P` output pixels `pixel_step` floats apart in the input, all sharing the taps of `win`, every
-/// channel. `P`, `KH` (window rows; 0 = read `win.rows`), `KW` (taps per window row; 0 = read
+/// `P` output pixels `pixel_step` floats apart in the input, all sharing the taps of `win`, channels
+/// `[c0, c1)`. `P`, `KH` (window rows; 0 = read `win.rows`), `KW` (taps per window row; 0 = read
 /// `win.columns`) and `S` (the stride along x with dilation 1; 0 = read them) are constants at
 /// each call site so the loops unroll and the accumulators stay in registers.
 static inline __attribute__((always_inline)) void
 block_avx512(const int P, const int KH, const int KW, const int S, const anvil_depthwise_shape *s, window win,
-             ptrdiff_t pixel_step, const float *bias, float *out) {
-    const int channels = s->channels;
+             ptrdiff_t pixel_step, const float *bias, float *out, int c0, int c1) {
     if (KH) win.rows = KH;
     const walk k = make_walk(s, win, pixel_step, KW, S);
     const __mmask16 all = 0xffff;
-    int c = 0;
+    int c = c0;
     // Strips of 4 vectors for up to 4 pixels, of 2 for up to 8: at most 16 accumulators. Then
     // at most one of 2 vectors, one of 1, and the masked rest.
     const int wide = P <= PIXELS ? 4 : 2;
-    for (; c + 16 * wide <= channels; c += 16 * wide) strip_avx512(P, wide, s, &k, win, bias, out, c, all);
-    if (wide == 4 && c + 32 <= channels) {
+    for (; c + 16 * wide <= c1; c += 16 * wide) strip_avx512(P, wide, s, &k, win, bias, out, c, all);
+    if (wide == 4 && c + 32 <= c1) {
         strip_avx512(P, 2, s, &k, win, bias, out, c, all);
         c += 32;
     }
-    if (c + 16 <= channels) {
+    if (c + 16 <= c1) {
         strip_avx512(P, 1, s, &k, win, bias, out, c, all);
         c += 16;
     }
-    if (c < channels) strip_avx512(P, 1, s, &k, win, bias, out, c, (__mmask16)((1u << (channels - c)) - 1u));
+    if (c < c1) strip_avx512(P, 1, s, &k, win, bias, out, c, (__mmask16)((1u << (c1 - c)) - 1u));
 }
 
 /// `n` (1 to WIDE_PIXELS) pixels through `block_avx512` with the window constants `KH`, `KW`, `S`: the
 /// switch turns `n` into a constant too.
 static inline __attribute__((always_inline)) void
 blocks_avx512(const int KH, const int KW, const int S, const anvil_depthwise_shape *s, int n, window win,
-              ptrdiff_t pixel_step, const float *bias, float *out) {
+              ptrdiff_t pixel_step, const float *bias, float *out, int c0, int c1) {
     switch (n) {
-    case 8: block_avx512(8, KH, KW, S, s, win, pixel_step, bias, out); return;
-    case 7: block_avx512(7, KH, KW, S, s, win, pixel_step, bias, out); return;
-    case 6: block_avx512(6, KH, KW, S, s, win, pixel_step, bias, out); return;
-    case 5: block_avx512(5, KH, KW, S, s, win, pixel_step, bias, out); return;
-    case 4: block_avx512(4, KH, KW, S, s, win, pixel_step, bias, out); return;
-    case 3: block_avx512(3, KH, KW, S, s, win, pixel_step, bias, out); return;
-    case 2: block_avx512(2, KH, KW, S, s, win, pixel_step, bias, out); return;
-    default: block_avx512(1, KH, KW, S, s, win, pixel_step, bias, out); return;
+    case 8: block_avx512(8, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
+    case 7: block_avx512(7, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
+    case 6: block_avx512(6, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
+    case 5: block_avx512(5, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
+    case 4: block_avx512(4, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
+    case 3: block_avx512(3, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
+    case 2: block_avx512(2, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
+    default: block_avx512(1, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
     }
 }
 
 /// Interior pixels, up to `depthwise_rows`' block at once, with the AVX2 body's unrolled cases: 3-tap rows at
 /// stride 1, whole 3×3 windows at stride 2 and whole 5×5 windows at stride 1.
 static void interior_avx512(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
-                            const float *bias, float *out) {
+                            const float *bias, float *out, int c0, int c1) {
     const int dense = s->dilation_width == 1;
     if (dense && win.columns == 3 && s->stride_width == 1)
-        blocks_avx512(0, 3, 1, s, n, win, pixel_step, bias, out);
+        blocks_avx512(0, 3, 1, s, n, win, pixel_step, bias, out, c0, c1);
     else if (dense && win.columns == 3 && win.rows == 3 && s->stride_width == 2)
-        blocks_avx512(3, 3, 2, s, n, win, pixel_step, bias, out);
+        blocks_avx512(3, 3, 2, s, n, win, pixel_step, bias, out, c0, c1);
     else if (dense && win.columns == 3 && s->stride_width == 2)
-        blocks_avx512(0, 3, 2, s, n, win, pixel_step, bias, out);
+        blocks_avx512(0, 3, 2, s, n, win, pixel_step, bias, out, c0, c1);
     else if (dense && win.columns == 5 && win.rows == 5 && s->stride_width == 1)
-        blocks_avx512(5, 5, 1, s, n, win, pixel_step, bias, out);
+        blocks_avx512(5, 5, 1, s, n, win, pixel_step, bias, out, c0, c1);
     else
-        blocks_avx512(0, 0, 0, s, n, win, pixel_step, bias, out);
+        blocks_avx512(0, 0, 0, s, n, win, pixel_step, bias, out, c0, c1);
 }
 
 /// A border pixel: its own tap range, one pixel.
-static void border_avx512(const anvil_depthwise_shape *s, window win, const float *bias, float *out) {
-    block_avx512(1, 0, 0, 0, s, win, 0, bias, out);
+static void border_avx512(const anvil_depthwise_shape *s, window win, const float *bias, float *out, int c0, int c1) {
+    block_avx512(1, 0, 0, 0, s, win, 0, bias, out, c0, c1);
 }
 
 void DEPTHWISE_AVX512_NAME(const anvil_depthwise_shape *s, const float *input, const float *weights,
@@ -131,7 +130,11 @@ void DEPTHWISE_AVX512_NAME(const anvil_depthwise_shape *s, const float *input, c
     // Up to 32 channels a block of 4 pixels is a few dozen multiply-adds and its setup (window,
     // prefetch, dispatch) dominates: 8 pixels halve the blocks.
     const int block = s->channels <= 32 ? WIDE_PIXELS : PIXELS;
-    depthwise_rows(s, input, weights, bias, output, row_begin, row_end, block, interior_avx512, border_avx512);
+    // Windows too wide for L1 go 256 channels at a time (see depthwise_group; C microbenchmark,
+    // median of 15: 14 × 14 × 672 0.034 -> 0.019 ms, 7 × 7 × 960 0.014 -> 0.007, 14 × 14 × 480
+    // 0.019 -> 0.013; 512 and 1024 channels, whose 2 and 4 KB pixel strides fall on few L1
+    // sets, alike; groups of 64 and 128 gained less).
+    depthwise_rows(s, input, weights, bias, output, row_begin, row_end, block, 256, interior_avx512, border_avx512);
 }
 
 #ifndef ANVIL_AVX512_EMULATED

@@ -261,6 +261,12 @@ private let fixedCases: [DepthwiseCase] = [
     DepthwiseCase(batch: 2, height: 11, width: 14, channels: 40, kernel: (5, 5), activation: .relu6),
     DepthwiseCase(batch: 1, height: 9, width: 13, channels: 264, kernel: (5, 5), dilation: (2, 1), activation: .hardSwish),
     DepthwiseCase(batch: 1, height: 10, width: 19, channels: 20, kernel: (5, 5), stride: (2, 1), padding: .valid),
+    // Windows too wide for L1 whole, walked 256 channels at a time (`depthwise_group`; the 7 × 7
+    // × 1024 and 264-channel 5 × 5 cases above too): a last group of 88, of 8 (and peeled
+    // again at each group's start), stride 2, borders on every side.
+    DepthwiseCase(batch: 1, height: 9, width: 10, channels: 600, stride: (2, 2), activation: .relu6),
+    DepthwiseCase(batch: 2, height: 7, width: 9, channels: 520, padding: .explicit(top: 0, left: 2, bottom: 1, right: 0),
+                  activation: .hardSwish),
 ]
 
 private let randomCount = 400
