@@ -90,7 +90,9 @@ tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MA
     if (t->last) {
         __m512 lo = _mm512_set1_ps(s->clamp_min), hi = _mm512_set1_ps(s->clamp_max);
         for (int i = 0; i < N; i++)
-            for (int h = 0; h < H; h++) a[i][h] = _mm512_min_ps(_mm512_max_ps(a[i][h], lo), hi);
+            // max then min with the sum second: each returns its second operand when either is
+            // NaN, so a NaN sum stays NaN (as in the scalar body and the other kernels).
+            for (int h = 0; h < H; h++) a[i][h] = _mm512_min_ps(hi, _mm512_max_ps(lo, a[i][h]));
     }
     for (int i = 0; i < N; i++) {
         float *row = out + (size_t)i * s->outputs;

@@ -92,6 +92,41 @@ struct DirectConvolutionTests {
         }
     }
 
+    @Test("NaN and infinity propagate through the fused clamp in every body, paired and single blocks",
+          arguments: refInstructionSets)
+    func specialValues(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        for activation in [ActivationFunction.none, .relu, .relu6] {
+            // 3×3 over 6 × 9 × 8, 24 outputs (a pair of blocks, then a single one of 8).
+            let c = Case(height: 6, width: 9, inputs: 8, outputs: 24, kernel: (3, 3), activation: activation)
+            var random = RefRandom(seed: 7_300)
+            var input = random.floats(6 * 9 * 8)
+            // A NaN at pixel (2, 4) channel 3: every output channel of the pixels whose window
+            // covers it, (1...3, 3...5), is NaN; no other output is.
+            input[(2 * 9 + 4) * 8 + 3] = .nan
+            // With every weight positive, an infinity in the corner makes the outputs next to it
+            // infinite (6 after ReLU6), not NaN.
+            input[0 * 8 + 5] = .infinity
+            let weights = random.floats(24 * 9 * 8).map { abs($0) + 0.01 }
+            let g = try WindowGeometry(input: Shape(height: 6, width: 9, channels: 8), kernel: c.kernel, stride: c.stride,
+                                       dilation: c.dilation, padding: c.padding)
+            let output = Self.runDirect(c, g, input: input, weights: weights, bias: random.floats(24), isa: isa)
+            for oy in 0 ..< 6 {
+                for ox in 0 ..< 9 {
+                    let covers = (1 ... 3).contains(oy) && (3 ... 5).contains(ox)
+                    let pixel = output[(oy * 9 + ox) * 24 ..< (oy * 9 + ox + 1) * 24]
+                    let nans = pixel.filter(\.isNaN).count
+                    #expect(nans == (covers ? 24 : 0), "\(isa) \(activation) (\(oy), \(ox)): \(Array(pixel))")
+                    if oy <= 1 && ox <= 1 {
+                        let limit: Float = activation == .relu6 ? 6 : .infinity
+                        let limited = pixel.filter { $0 == limit }.count
+                        #expect(limited == 24, "\(isa) \(activation) (\(oy), \(ox)): \(Array(pixel))")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("A fused residual, with last blocks of 8, 5 and 12 channels (paired or not) and a second pass, every body",
           arguments: refInstructionSets)
     func residual(isa: InstructionSet) throws {
