@@ -169,8 +169,7 @@ depthwise_rows(const anvil_depthwise_shape *s, const float *image, const float *
             int ky_lo, ky_hi;
             tap_range(iy0, s->input_height, s->kernel_height, s->dilation_height, &ky_lo, &ky_hi);
             // A group's slice of the next rows is not one stream a slice per block can fetch.
-            row_prefetch ahead = next_rows(s, image, oy);
-            if (step < channels) ahead.count = 0;
+            const row_prefetch ahead = step < channels ? (row_prefetch){ { 0, 0 }, 0, 0, 0 } : next_rows(s, image, oy);
             int ox = 0;
             while (ox < s->output_width) {
                 const int ix0 = ox * s->stride_width - s->pad_left;

@@ -103,7 +103,6 @@ masked_avx2(const int P, const anvil_depthwise_shape *s, const walk *k, window w
 static inline __attribute__((always_inline)) void
 block_avx2(const int P, const int KH, const int KW, const int S, const anvil_depthwise_shape *s, window win,
            ptrdiff_t pixel_step, const float *bias, float *out, const int head, int c0, int c1) {
-    const int channels = c1;
     if (KH) win.rows = KH;
     const walk k = make_walk(s, win, pixel_step, KW, S);
     int c = c0;
@@ -112,16 +111,16 @@ block_avx2(const int P, const int KH, const int KW, const int S, const anvil_dep
         c = c0 + 4;
     }
     if (P == 1)
-        for (; c + 32 <= channels; c += 32) strip_avx2(1, 4, s, &k, win, bias, out, c);
-    for (; c + 16 <= channels; c += 16) strip_avx2(P, 2, s, &k, win, bias, out, c);
-    if (c + 8 <= channels) {
+        for (; c + 32 <= c1; c += 32) strip_avx2(1, 4, s, &k, win, bias, out, c);
+    for (; c + 16 <= c1; c += 16) strip_avx2(P, 2, s, &k, win, bias, out, c);
+    if (c + 8 <= c1) {
         strip_avx2(P, 1, s, &k, win, bias, out, c);
         c += 8;
     }
-    if (channels - c == 4)
+    if (c1 - c == 4)
         quad_avx2(P, s, &k, win, bias, out, c);
-    else if (c < channels)
-        masked_avx2(P, s, &k, win, bias, out, c, channels - c);
+    else if (c < c1)
+        masked_avx2(P, s, &k, win, bias, out, c, c1 - c);
 }
 
 /// `n` (1 to PIXELS) pixels through `block_avx2` with the window constants `KH`, `KW`, `S`: the

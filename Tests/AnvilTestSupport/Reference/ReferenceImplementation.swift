@@ -378,6 +378,24 @@ enum Naive {
         return y
     }
 
+    /// The scale each output of ``dense(_:weights:bias:neurons:activation:)`` is rounded on in
+    /// float: Σ|w·x| + |b| per image and neuron (at least 1), `[image * neurons + o]`. A float sum
+    /// of many terms rounds on the scale of its terms, not of the result they cancel to, so
+    /// errors of sums made in different orders are measured against this.
+    static func denseScales(_ x: RefTensor, weights: [Float], bias: [Float]?, neurons: Int) -> [Double] {
+        let count = x.h * x.w * x.c
+        precondition(weights.count == neurons * count)
+        var scales = [Double](repeating: 0, count: x.n * neurons)
+        for b in 0 ..< x.n {
+            for o in 0 ..< neurons {
+                var scale = bias.map { abs(Double($0[o])) } ?? 0
+                for k in 0 ..< count { scale += abs(Double(weights[o * count + k]) * x.v[b * count + k]) }
+                scales[b * neurons + o] = max(1, scale)
+            }
+        }
+        return scales
+    }
+
     // MARK: - Per-channel layers
 
     static func prelu(_ x: RefTensor, slopes: [Float]) -> RefTensor {

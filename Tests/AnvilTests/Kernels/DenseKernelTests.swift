@@ -133,21 +133,14 @@ struct DenseKernelTests {
     }
 
     /// The largest error of `actual` against the float64 reference with ReLU6, each measured
-    /// against Σ|w·x| + |b| (at least 1): a float sum of 3,136 terms rounds on the scale of its
-    /// terms, not of the result they cancel to.
+    /// against its sum's scale (``Naive/denseScales(_:weights:bias:neurons:)``).
     static func worstScaledError(_ actual: [Float], x: RefTensor, weights: [Float], bias: [Float], inputs: Int,
                                  outputs: Int) -> Double {
         let expected = Naive.dense(x, weights: weights, bias: bias, neurons: outputs, activation: .relu6)
+        let scales = Naive.denseScales(x, weights: weights, bias: bias, neurons: outputs)
         var worst = 0.0
-        let values = x.floats
-        for image in 0 ..< x.n {
-            for o in 0 ..< outputs {
-                var scale = abs(Double(bias[o]))
-                for k in 0 ..< inputs { scale += abs(Double(weights[o * inputs + k]) * Double(values[image * inputs + k])) }
-                let index = image * outputs + o
-                let error = abs(Double(actual[index]) - expected.v[index]) / max(1, scale)
-                worst = refWorst(worst, error)
-            }
+        for (index, scale) in scales.enumerated() {
+            worst = refWorst(worst, abs(Double(actual[index]) - expected.v[index]) / scale)
         }
         return worst
     }

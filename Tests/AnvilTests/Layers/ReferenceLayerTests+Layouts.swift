@@ -44,15 +44,7 @@ extension ReferenceLayerTests {
         // PyTorch's dense weights are used in place on the input reordered to C, H, W, so its
         // 108 products are summed in another order than Forge's: the outputs may differ by the
         // rounding of that sum, on the scale of its terms Σ|w·x| + |b| (the dense tests' measure).
-        let n = after.count
-        var scales = [Double](repeating: 0, count: x.n * 5)
-        for image in 0 ..< x.n {
-            for o in 0 ..< 5 {
-                var scale = abs(Double(fb[o]))
-                for k in 0 ..< n { scale += abs(Double(fw[o * n + k]) * r.v[image * n + k]) }
-                scales[image * 5 + o] = max(1, scale)
-            }
-        }
+        let scales = Naive.denseScales(r, weights: fw, bias: fb, neurons: 5)
         for (name, other) in [("pytorch", b), ("tensorflow", c)] {
             var worst = 0.0
             for (i, (u, v)) in zip(other.values, a.values).enumerated() { worst = refWorst(worst, abs(Double(u) - Double(v)) / scales[i]) }
