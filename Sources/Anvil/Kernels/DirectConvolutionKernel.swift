@@ -2,7 +2,7 @@ import CAnvilKernels
 
 /// Ungrouped convolution computed directly from the NHWC input by Anvil's C kernel
 /// (`anvil_conv_direct`): tiles of 3 output pixels × 32 output channels (AVX2, or 6 × 16 for a
-/// block of 16 alone; 8 × 32 with AVX-512) accumulate in registers over the window, so no im2col
+/// block of 16 alone; up to 6 × 64 with AVX-512) accumulate in registers over the window, so no im2col
 /// matrix is written; 1×1 layers read the input as
 /// it is. Padded inputs are first copied into a zero-bordered image in scratch memory. A second
 /// input, when the compiler fuses a residual `Add` into the layer, is added to each output
@@ -60,7 +60,7 @@ struct DirectConvolutionKernel: Kernel {
     var pixels: Int { geometry.outputHeight * geometry.outputWidth }
     var depth: Int { geometry.kernelHeight * geometry.kernelWidth * inputChannels }
 
-    /// Output pixels per parallel work item: a multiple of the AVX2 tiles' 3 and 6 pixels and the AVX-512 tile's 8.
+    /// Output pixels per parallel work item: a multiple of the AVX2 tiles' 3 and 6 pixels and the AVX-512 tiles' 6 and 8.
     static let chunkPixels = 24
 
     /// Saturates rather than traps for absurd batches, which the workspace then refuses.

@@ -1,8 +1,9 @@
 #ifndef ANVIL_KERNELS_DIRECT_CONVOLUTION_H
 #define ANVIL_KERNELS_DIRECT_CONVOLUTION_H
 
-// Direct convolution: each output tile of a few pixels × 16 or 32 channels lives in registers
-// (3 × 32 or 6 × 16 in 12 ymm accumulators in the AVX2 body, 8 × 32 in 16 zmm in the AVX-512 one) while
+// Direct convolution: each output tile of a few pixels × 16–64 channels lives in registers
+// (3 × 32 or 6 × 16 in 12 ymm accumulators in the AVX2 body, 6 × 64 … 16 × 16 in 24 or 16 zmm
+// in the AVX-512 one) while
 // the kernel walks the window taps and input channels,
 // reading the input in place — for a fixed tap, a pixel's channels are contiguous in NHWC —
 // so no im2col matrix is ever written. Weights are packed per block of 16 output channels
@@ -14,8 +15,9 @@
 #include "common.h"
 #include <string.h>
 
-/// `TILE`: the pixels of the AVX2 and scalar bodies' tiles; `MAX_TILE`: of any body's.
-enum { TILE = 6, MAX_TILE = 8, BLOCK = ANVIL_CONV_BLOCK };
+/// `TILE`: the pixels of the AVX2 and scalar bodies' one-block tiles; `MAX_TILE`: of any body's
+/// tile; `MAX_GROUP`: the blocks of 16 output channels one tile takes at most.
+enum { TILE = 6, MAX_TILE = 8, MAX_GROUP = 4, BLOCK = ANVIL_CONV_BLOCK };
 
 /// The input address of each tile pixel's window origin (tap 0, channel 0).
 static inline void tile_origins(const anvil_conv_shape *s, const float *input, int first, int n,
@@ -29,21 +31,22 @@ static inline void tile_origins(const anvil_conv_shape *s, const float *input, i
     }
 }
 
-/// One pass of a tile over input channels `[c0, c1)` of every tap, for one block of 16 output
-/// channels. The first pass starts from the bias, later ones from the partial sums already in
+/// One pass of a tile over input channels `[c0, c1)` of every tap, for a group of 1 to
+/// `MAX_GROUP` neighbouring blocks of 16 output channels. The first pass starts from the bias, later ones from the partial sums already in
 /// `out`; the last applies the clamp. Splitting the channels keeps a pass's weights and
 /// inputs in cache when a layer has thousands of input channels.
 typedef struct {
     const anvil_conv_shape *s;
-    const float *weights;   ///< The block's packed weights, `[tap][channel][16]`.
-    const float *weights2;  ///< A pair's second block (see `tile_shape`): its packed weights, or NULL.
-    const float *bias;      ///< 16 biases (32 for a pair; zero-padded), or NULL.
+    const float *weights;   ///< The group's first block's packed weights, `[tap][channel][16]`.
+    size_t block_stride;    ///< Floats from one block's packed weights to the next's.
+    int blocks;             ///< Blocks in the group (see `tile_shape`).
+    const float *bias;      ///< 16 biases per block (zero-padded), or NULL.
     const float *residual;  ///< Values added to the first pass's start (laid out like `out`), or NULL.
     const int *window;      ///< Input offsets of every (tap, channel) of the window, or NULL (see `window_offsets`).
     int window_length;
     int c0, c1;
     int first, last;
-    int valid;              ///< Output channels of the block that exist (16 but for the last block; 17–32 for a pair).
+    int valid;              ///< Output channels of the group that exist (16 × blocks but for the layer's last block).
 } pass_t;
 
 /// The contiguous runs of (tap, channel) pairs a pass reads in one window row: in NHWC the
@@ -108,48 +111,42 @@ static inline void prefetch_tile_ends(const pass_t *t, const float *out, int n, 
     if (left > size) left = size;
     for (int i = n; i < n + left; i++) {
         const float *o = out + (size_t)i * row, *r = t->residual + (size_t)i * row;
-        __builtin_prefetch(r);
+        for (int j = 0; j < t->valid; j += 16) {
+            __builtin_prefetch(r + j);
+            __builtin_prefetch(o + j);
+        }
         __builtin_prefetch(r + t->valid - 1);
-        __builtin_prefetch(o);
         __builtin_prefetch(o + t->valid - 1);
     }
 }
 
-/// A body's tile: `n` (1 … the shape's pixels) pixels at `origins`, one pass, one block (or a
-/// pair), into `out`.
+/// A body's tile: `n` (1 … the shape's pixels for `t->blocks`) pixels at `origins`, one pass, one
+/// group of blocks, into `out`.
 typedef void (*tile_body)(const pass_t *t, const float *origins[MAX_TILE], int n, float *out);
 
-/// Which blocks a body's tile takes two at a time (`pass_t.weights2`).
-typedef enum {
-    PAIRS_NONE,
-    /// Every two neighbouring blocks: a 32-channel tile (see `run_blocks`).
-    PAIRS_ALL,
-} pairing;
-
-/// A body's tile and its size: what the shared walk needs to know of it.
+/// A body's tile and its sizes: what the shared walk needs to know of it.
 typedef struct {
     tile_body tile;
-    int pixels;       ///< Pixels of a one-block tile (at most `MAX_TILE`).
-    int pair_pixels;  ///< Pixels of a two-block tile.
-    pairing pairs;
+    int groups;                    ///< Blocks a tile takes at most (1 … `MAX_GROUP`; see `run_blocks`).
+    int pixels[MAX_GROUP + 1];     ///< `[g]`: pixels of a tile of `g` blocks (at most `MAX_TILE`).
+    int chunk;                     ///< A multiple of every tile's pixels: chunks of the walk are multiples of it.
 } tile_shape;
 
-/// Runs one pass over the tiles of pixels `[pixel_begin, pixel_end)` for block `b`, or, with
-/// `pair`, for blocks `b` and `b + 1` together in tiles of the shape's `pair_pixels`.
+/// Runs one pass over the tiles of pixels `[pixel_begin, pixel_end)` for the group of blocks
+/// `[b, b + blocks)`, in tiles of the shape's `pixels[blocks]`.
 ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                       const float *residual, const int *window, int window_length, float *output, int pixel_begin,
-                      int pixel_end, int b, int pair, int c0, int c1, const tile_shape *shape) {
+                      int pixel_end, int b, int blocks, int c0, int c1, const tile_shape *shape) {
     const size_t depth = (size_t)s->kernel_height * s->kernel_width * s->channels;
     const int rest = s->outputs - b * BLOCK; // channels from the block's first on
-    const int width = pair ? 2 * BLOCK : BLOCK;
-    pass_t t = { .s = s, .weights = packed + (size_t)b * depth * BLOCK,
-                 .weights2 = pair ? packed + (size_t)(b + 1) * depth * BLOCK : NULL,
-                 .window = window, .window_length = window_length, .c0 = c0, .c1 = c1,
+    const int width = blocks * BLOCK;
+    pass_t t = { .s = s, .weights = packed + (size_t)b * depth * BLOCK, .block_stride = depth * BLOCK,
+                 .blocks = blocks, .window = window, .window_length = window_length, .c0 = c0, .c1 = c1,
                  .first = c0 == 0, .last = c1 == s->channels,
                  .valid = rest < width ? rest : width };
-    // Only the last, partial block needs its bias padded (to 16, or 32 for a pair: a copy per
-    // call cost layers of few input channels as much as a tile's multiply-adds).
-    float padded_bias[2 * BLOCK];
+    // Only the last, partial block needs its bias padded (to whole blocks: a copy per call cost
+    // layers of few input channels as much as a tile's multiply-adds).
+    float padded_bias[MAX_GROUP * BLOCK];
     if (bias && t.valid % BLOCK == 0) {
         t.bias = bias + (size_t)b * BLOCK;
     } else if (bias) {
@@ -157,7 +154,7 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
         memcpy(padded_bias, bias + b * BLOCK, (size_t)t.valid * sizeof(float));
         t.bias = padded_bias;
     }
-    const int size = pair ? shape->pair_pixels : shape->pixels;
+    const int size = shape->pixels[blocks];
     for (int p = pixel_begin, n; p < pixel_end; p += n) {
         // Tiles of `size` pixels; a rest of 1–1.5 tiles becomes two tiles (with tiles of 6, 49
         // pixels are 7 × 6, 3, 4 rather than 8 × 6, 1): a 1-pixel tile has two accumulators,
@@ -173,31 +170,30 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
     }
 }
 
-/// Runs one pass of blocks `[block_begin, block_end)` over pixels `[pixel_begin, pixel_end)`.
-/// With `PAIRS_ALL` every two neighbouring blocks run together as one tile of 32 channels
-/// (AVX2: 3 pixels × 4 ymm, each input broadcast once for 32 channels where the 6 × 16 tile
-/// broadcasts it for 16: 1.3–1.7× the speed of 1×1 layers, the broadcasts competing with the
-/// multiply-adds for the FP pipes on Zen 3). With an odd number of blocks one runs alone: the
-/// last, unless it has at most 8 channels; then it pairs with the block before it and the
-/// block before that pair runs alone. Alone, such a block's tile (6 pixels × 8 channels in
-/// AVX2) has 6 accumulators and waits on the multiply-add latency (a 144 → 8 layer took 80% of a
-/// 144 → 16 one); paired, its 24-channel tile broadcasts each input once for 24 channels
-/// (ShuffleNet's first layer, 3 → 24: 0.60× the time alone, 0.76× in the network). Each
-/// channel's sum is made in the same order either way, so the output does not depend on
-/// whether a split of the blocks (threads) left a pair together.
+/// Runs one pass of blocks `[block_begin, block_end)` over pixels `[pixel_begin, pixel_end)`, in
+/// groups of the shape's `groups` neighbouring blocks, each group one tile wide: an input value
+/// is broadcast once for all the group's channels. (AVX2: a pair of blocks in 3 pixels × 4 ymm,
+/// 1.3–1.7× the speed of the 6 × 16 tile on 1×1 layers, the broadcasts competing with the
+/// multiply-adds for the FP pipes on Zen 3. AVX-512: up to 4 blocks in 6 pixels × 4 zmm, see its
+/// body.) The last group takes the blocks left over; when that would be a lone block of at most
+/// 8 channels, the group before it leaves it its last block. Alone, such a block's tile (6
+/// pixels × 8 channels in AVX2) has 6 accumulators and waits on the multiply-add latency (a 144
+/// → 8 layer took 80% of a 144 → 16 one); paired, its 24-channel tile broadcasts each input once
+/// for 24 channels (ShuffleNet's first layer, 3 → 24: 0.60× the time alone, 0.76× in the
+/// network). Each channel's sum is made in the same order in any group, so the output does not
+/// depend on how a split of the blocks (threads) grouped them.
 ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                              const float *residual, const int *window, int window_length, float *output,
                              int pixel_begin, int pixel_end, int block_begin, int block_end, int c0, int c1,
                              const tile_shape *shape) {
     const int last = s->outputs - (block_end - 1) * BLOCK; // channels of the range's last block, if it is the layer's
-    const int count = block_end - block_begin;
-    // The block that runs alone (none for an even count).
-    const int single = count % 2 == 0 ? -1 : count > 1 && last <= BLOCK / 2 ? block_end - 3 : block_end - 1;
-    for (int b = block_begin; b < block_end; b++) {
-        const int pair = shape->pairs == PAIRS_ALL && b != single && b + 1 < block_end;
-        run_block(s, input, packed, bias, residual, window, window_length, output, pixel_begin, pixel_end, b, pair,
+    const int count = block_end - block_begin, g = shape->groups;
+    const int narrow_rest = count > g && count % g == 1 && last <= BLOCK / 2;
+    for (int b = block_begin, blocks; b < block_end; b += blocks) {
+        const int left = block_end - b;
+        blocks = narrow_rest && left == g + 1 ? g - 1 : (left < g ? left : g);
+        run_block(s, input, packed, bias, residual, window, window_length, output, pixel_begin, pixel_end, b, blocks,
                   c0, c1, shape);
-        if (pair) b++;
     }
 }
 
@@ -214,7 +210,7 @@ enum {
     MAX_CHUNK_TILES = 32, MAX_PASS_CHANNELS = 512, PASS_CHANNELS = 256, MAX_WINDOW = 1024
 };
 
-/// Pixels per chunk of the cached-weights walk: a multiple of the tile's `pixels` whose input
+/// Pixels per chunk of the cached-weights walk: a multiple of the shape's `chunk` whose input
 /// rows (each pixel's `pass_channels` in each of the window's rows) fit `CHUNK_INPUT`.
 static inline int pixel_chunk(const anvil_conv_shape *s, int pass_channels, int pixels) {
     int chunk = (int)(CHUNK_INPUT / ((size_t)pass_channels * s->kernel_height * sizeof(float))) / pixels * pixels;
@@ -250,11 +246,11 @@ ANVIL_INLINE void direct_convolution(const anvil_conv_shape *s, const float *inp
     int window_storage[MAX_WINDOW];
     const int window_length = window_offsets(s, pass_channels, window_storage);
     const int *window = window_length ? window_storage : NULL;
-    const int chunk = pixel_chunk(s, pass_channels, shape->pixels);
-    int span = (int)(INPUT_SPAN / ((size_t)pass_channels * sizeof(float))) / shape->pixels * shape->pixels;
+    const int chunk = pixel_chunk(s, pass_channels, shape->chunk);
+    int span = (int)(INPUT_SPAN / ((size_t)pass_channels * sizeof(float))) / shape->chunk * shape->chunk;
     if (span < chunk) span = chunk;
     // A span or chunk of pixels is never followed by less than a chunk or a tile: that rest joins it.
-    const int tile = shape->pixels;
+    const int tile = shape->chunk;
     for (int p0 = pixel_begin, p1; p0 < pixel_end; p0 = p1) {
         p1 = pixel_end - p0 < span + chunk ? pixel_end : p0 + span;
         for (int c0 = 0; c0 < s->channels; c0 += pass_channels) {

@@ -26,7 +26,7 @@ static void tile_scalar(const pass_t *t, const float *origins[MAX_TILE], int n, 
 void anvil_direct_convolution_scalar(const anvil_conv_shape *s, const float *input, const float *packed,
                                      const float *bias, const float *residual, float *output, int pixel_begin,
                                      int pixel_end, int block_begin, int block_end) {
-    static const tile_shape shape = { tile_scalar, TILE, TILE, PAIRS_NONE };
+    static const tile_shape shape = { tile_scalar, 1, { 0, TILE }, TILE };
     direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end, block_begin, block_end,
                        &shape);
 }

@@ -12,7 +12,7 @@
 static const int tail_masks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 /// Vector `h` of a tile's weights for (tap, channel) row `k`: the block's two halves, then, in a
-/// pair, the second block's.
+/// pair, the second block's (`w2`).
 static inline __attribute__((always_inline)) __m256 weight_vector(int h, const float *w, const float *w2, size_t k) {
     return _mm256_loadu_ps(h < 2 ? w + k * BLOCK + 8 * h : w2 + k * BLOCK + 8 * (h - 2));
 }
@@ -44,7 +44,7 @@ multiply_row(const int N, const int H, __m256 a[TILE][4], const float *const x[T
 
 /// One tile of `N` pixels × `H` vectors of 8 output channels (`H` = 1 when a block alone has at
 /// most 8 valid channels, so the padding lanes cost no multiply-adds; `H` = 4 for a pair, whose
-/// third and fourth vectors' weights are the second block's, `t->weights2`, or 3 when that block
+/// third and fourth vectors' weights are the second block's, `t->block_stride` floats on, or 3 when that block
 /// has at most 8 valid channels). The last
 /// vector of a partial block is read and written through a lane mask (whole when its channels
 /// are a multiple of 8, as 24, 40 and 1000 are). `N` and `H` are constants at every call site
@@ -80,7 +80,7 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[MAX_
 #undef LOAD_LAST
     if (t->window) {
         // One loop over the whole window (see window_offsets).
-        const float *w = t->weights, *w2 = t->weights2;
+        const float *w = t->weights, *w2 = t->weights + t->block_stride;
         for (int e = 0; e < t->window_length; e++)
             multiply_row(N, H, a, origins, (size_t)t->window[e], w, w2, (size_t)e);
     }
@@ -89,7 +89,7 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[MAX_
         for (int kx = 0; kx < r.segments; kx++) {
             size_t offset = run_offset(t, ky, kx);
             const float *w = t->weights + run_offset_weights(t, ky, kx);
-            const float *w2 = H >= 3 ? t->weights2 + run_offset_weights(t, ky, kx) : NULL;
+            const float *w2 = H >= 3 ? w + t->block_stride : NULL;
             const float *x[TILE];
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
             for (int c = 0; c < r.length; c++) multiply_row(N, H, a, x, (size_t)c, w, w2, (size_t)c);
@@ -134,9 +134,9 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[MAX_
     }
 
 static void tile_avx2(const pass_t *t, const float *origins[MAX_TILE], int n, float *out) {
-    if (t->weights2 && t->valid > 3 * 8)
+    if (t->blocks == 2 && t->valid > 3 * 8)
         PAIR_CASES(4)
-    else if (t->weights2)
+    else if (t->blocks == 2)
         PAIR_CASES(3)
     else if (t->valid > 8)
         TILE_CASES(2)
@@ -149,7 +149,7 @@ static void tile_avx2(const pass_t *t, const float *origins[MAX_TILE], int n, fl
 void anvil_direct_convolution_avx2(const anvil_conv_shape *s, const float *input, const float *packed,
                                    const float *bias, const float *residual, float *output, int pixel_begin,
                                    int pixel_end, int block_begin, int block_end) {
-    static const tile_shape shape = { tile_avx2, TILE, 3, PAIRS_ALL };
+    static const tile_shape shape = { tile_avx2, 2, { 0, TILE, 3 }, TILE };
     direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end, block_begin, block_end,
                        &shape);
 }

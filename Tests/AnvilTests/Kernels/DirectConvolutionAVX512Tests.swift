@@ -9,10 +9,11 @@ import Testing
 /// own source built on emulated intrinsics (Tests/CAnvilKernelsEmulated) is checked against a
 /// float64 naive convolution, and bit for bit against the AVX2 body, which makes every sum in
 /// the same order. Where the CPU has AVX-512 the real body (through the dispatch table) must equal
-/// the emulated one bit for bit. The cases reach its 8 × 32 tiles (pairs of blocks) and 8 × 16
-/// ones (a last odd block), partial blocks through lane masks, tile rests, the window table and
-/// the runs, passes over channel ranges, the block-by-block walk, a fused residual, and splits of
-/// pixels and of blocks that break pairs.
+/// the emulated one bit for bit. The cases reach its tiles of every group of blocks — 6 × 64 (four
+/// blocks), 8 × 48, 8 × 32 and 8 × 16 — and the group a last narrow block makes with the one
+/// before it, partial blocks through lane masks, tile rests, the window table and the runs,
+/// passes over channel ranges, the block-by-block walk, a fused residual, and splits of pixels and
+/// of blocks that break groups.
 @Suite("Direct convolution, AVX-512 body")
 struct DirectConvolutionAVX512Tests {
     /// One convolution over an already padded image.
@@ -39,7 +40,7 @@ struct DirectConvolutionAVX512Tests {
     }
 
     static let cases: [Case] = [
-        // Few channels: the window table. 64 pixels in tiles of 8; a pair of 16 + 8 channels.
+        // Few channels: the window table. 64 pixels in tiles of 8; a group of 16 + 8 channels.
         Case(height: 10, width: 10, inputs: 3, outputs: 24, kernel: (3, 3), clamp: (0, .infinity)),
         // Stride 2, a pair of 16 + 5 (masked), 16 pixels.
         Case(height: 9, width: 9, inputs: 3, outputs: 21, kernel: (3, 3), stride: (2, 2), clamp: (0, 6)),
@@ -48,22 +49,30 @@ struct DirectConvolutionAVX512Tests {
              clamp: (-0.2, 0.3)),
         // 1×1 runs: 35 pixels = 8 + 8 + 8 + a rest of 11 as 5 + 6; with a residual.
         Case(height: 5, width: 7, inputs: 144, outputs: 24, residual: true),
-        // 16 blocks, all paired, weights cached: chunks of pixels.
+        // 16 blocks in groups of 4, weights cached: chunks of pixels.
         Case(height: 6, width: 6, inputs: 64, outputs: 256, clamp: (0, .infinity)),
-        // 300 × 256 weights: the block-by-block walk; 9 pairs and a last block of 12.
+        // 300 × 256 weights: the block-by-block walk; 4 groups of 4 and one of 3 ending in 12 channels.
         Case(height: 6, width: 6, inputs: 256, outputs: 300),
-        // 600 inputs: three passes that read partial sums back; a pair and a masked last 8; residual.
+        // 600 inputs: three passes that read partial sums back; a group of 3 blocks, the last 8 (masked); residual.
         Case(height: 7, width: 7, inputs: 600, outputs: 40, residual: true, clamp: (0, .infinity)),
         // 3×3 over 1,100 inputs: five passes over runs of window rows; a pair of 16 + 3.
         Case(height: 3, width: 5, inputs: 1100, outputs: 19, kernel: (3, 3)),
         // A single pixel and a single partial block.
         Case(height: 1, width: 1, inputs: 64, outputs: 10),
-        // Stride 2 over runs, 4 pairs and a last block of 2, a residual.
+        // Stride 2 over runs, a residual; 9 blocks, the last of 2 channels: groups of 4, 3 and 2.
         Case(height: 9, width: 9, inputs: 70, outputs: 130, kernel: (3, 3), stride: (2, 2), residual: true),
         // Many pixels of few channels: the largest chunks and a rest joining the last.
         Case(height: 30, width: 31, inputs: 16, outputs: 40, clamp: (0, 6)),
         // One whole block alone (8 × 16 tiles without a mask).
         Case(height: 14, width: 14, inputs: 96, outputs: 16, kernel: (1, 1)),
+        // Four blocks, the last of 12 channels (masked), in tiles of 6: 35 pixels as 4 × 6, 6 and 5; a residual.
+        Case(height: 5, width: 7, inputs: 24, outputs: 60, residual: true, clamp: (0, 6)),
+        // Five whole blocks: a group of 4 and one alone.
+        Case(height: 4, width: 6, inputs: 32, outputs: 80),
+        // Five blocks, the last of 8: groups of 3 and 2; a 3×3 window in runs.
+        Case(height: 6, width: 5, inputs: 40, outputs: 72, kernel: (3, 3), clamp: (-0.5, .infinity)),
+        // The window table with groups of 4: 3×3 over 3 channels, 64 outputs, 64 pixels.
+        Case(height: 10, width: 10, inputs: 3, outputs: 64, kernel: (3, 3), bias: false),
     ]
 
     typealias Body = @Sendable (UnsafePointer<anvil_conv_shape>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>?,
@@ -157,7 +166,7 @@ struct DirectConvolutionAVX512Tests {
                 #expect(refBitDifferences(data.run(c, Self.dispatched(ANVIL_ISA_AVX2)), actual) == 0,
                         "\(c): AVX2 and emulated AVX-512 differ")
             }
-            // Threads' splits: pixels at odd places, and blocks so that pairs break.
+            // Threads' splits: pixels at odd places, and blocks so that groups break.
             #expect(refBitDifferences(data.run(c, Self.emulated, pixelCuts: [c.pixels / 3, c.pixels / 3 + 1]), actual) == 0,
                     "\(c): pixel split")
             if c.blocks > 1 {
