@@ -8,7 +8,7 @@ import Testing
 /// The AVX-512 max pooling body (`x86_avx512/pooling.c`) on every machine: its own source built
 /// on emulated intrinsics (Tests/CAnvilKernelsEmulated) against a naive max pooling (exact: a
 /// maximum rounds nothing) and the AVX2 body, and where the CPU has AVX-512 the real body against
-/// the emulated one. The cases reach its 64-channel loop, 16-channel loop and masked last 1–15
+/// the emulated one. The cases reach its 32-channel loop, 16-channel loop and masked last 1–15
 /// channels, padding, strides, dilation, windows entirely in the padding and NaN cells (skipped).
 @Suite("Max pooling, AVX-512 body")
 struct MaxPoolingAVX512Tests {
@@ -32,10 +32,11 @@ struct MaxPoolingAVX512Tests {
     }
 
     static let cases: [Case] = [
-        Case(height: 8, width: 8, channels: 70, output: (4, 4)),                                  // 64 + a masked 6
+        Case(height: 8, width: 8, channels: 70, output: (4, 4)),                                  // 32 + 32 + a masked 6
+        Case(images: 2, height: 6, width: 6, channels: 32, output: (3, 3)),                      // 32, no tail
         Case(images: 2, height: 7, width: 9, channels: 16, kernel: (3, 3), stride: (2, 2), pad: (1, 1), output: (4, 5)),
         Case(height: 5, width: 6, channels: 5, kernel: (3, 2), stride: (1, 2), dilation: (2, 1), output: (1, 3)),
-        Case(height: 6, width: 6, channels: 130, kernel: (3, 3), stride: (1, 1), pad: (1, 1), output: (6, 6)), // 64 + 64 + 2
+        Case(height: 6, width: 6, channels: 130, kernel: (3, 3), stride: (1, 1), pad: (1, 1), output: (6, 6)), // 4 × 32 + 2
         // Output pixels past the input: windows entirely in the padding give -infinity.
         Case(height: 3, width: 3, channels: 48, kernel: (2, 2), stride: (2, 2), pad: (2, 2), output: (3, 3)),
     ]
