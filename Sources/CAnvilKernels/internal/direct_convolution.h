@@ -2,9 +2,8 @@
 #define ANVIL_KERNELS_DIRECT_CONVOLUTION_H
 
 // Direct convolution: each output tile of a few pixels × 16–64 channels lives in registers
-// (3 × 32 or 6 × 16 in 12 ymm accumulators in the AVX2 body, 6 × 64 … 16 × 16 in 24 or 16 zmm
-// in the AVX-512 one) while
-// the kernel walks the window taps and input channels,
+// (3 × 32 or 6 × 16 in 12 ymm accumulators in the AVX2 body; 6 × 64, 8 × 48, 8 × 32 or 8 × 16 in
+// up to 24 zmm in the AVX-512 one) while the kernel walks the window taps and input channels,
 // reading the input in place — for a fixed tap, a pixel's channels are contiguous in NHWC —
 // so no im2col matrix is ever written. Weights are packed per block of 16 output channels
 // so the inner loop reads them as one sequential stream.
@@ -32,8 +31,8 @@ static inline void tile_origins(const anvil_conv_shape *s, const float *input, i
 }
 
 /// One pass of a tile over input channels `[c0, c1)` of every tap, for a group of 1 to
-/// `MAX_GROUP` neighbouring blocks of 16 output channels. The first pass starts from the bias, later ones from the partial sums already in
-/// `out`; the last applies the clamp. Splitting the channels keeps a pass's weights and
+/// `MAX_GROUP` neighbouring blocks of 16 output channels. The first pass starts from the bias,
+/// later ones from the partial sums already in `out`; the last applies the clamp. Splitting the channels keeps a pass's weights and
 /// inputs in cache when a layer has thousands of input channels.
 typedef struct {
     const anvil_conv_shape *s;
