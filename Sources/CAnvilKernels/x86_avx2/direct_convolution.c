@@ -44,11 +44,10 @@ multiply_row(const int N, const int H, __m256 a[TILE][4], const float *const x[T
 
 /// One tile of `N` pixels × `H` vectors of 8 output channels (`H` = 1 when a block alone has at
 /// most 8 valid channels, so the padding lanes cost no multiply-adds; `H` = 4 for a pair, whose
-/// third and fourth vectors' weights are the second block's, `t->block_stride` floats on, or 3 when that block
-/// has at most 8 valid channels). The last
-/// vector of a partial block is read and written through a lane mask (whole when its channels
-/// are a multiple of 8, as 24, 40 and 1000 are). `N` and `H` are constants at every call site
-/// so the loops unroll.
+/// third and fourth vectors' weights are the second block's, `t->block_stride` floats on, or 3
+/// when that block has at most 8 valid channels). The last vector of a partial block is read and
+/// written through a lane mask (whole when its channels are a multiple of 8, as 24, 40 and 1000
+/// are). `N` and `H` are constants at every call site so the loops unroll.
 static inline __attribute__((always_inline)) void
 tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[MAX_TILE], float *out) {
     const anvil_conv_shape *s = t->s;

@@ -31,9 +31,10 @@ static inline __attribute__((always_inline)) __m512 weight_vector(int h, const f
     return _mm512_loadu_ps(w + h * stride + k * BLOCK);
 }
 
-/// One tile of `N` pixels × `H` vectors of 16 output channels, one per block of the group. The last vector of a partial block is read and written
-/// through a lane mask: masked-off lanes are neither read (they cannot fault past the end of a
-/// row) nor written. `N` and `H` are constants at every call site so the loops unroll.
+/// One tile of `N` pixels × `H` vectors of 16 output channels, one per block of the group. The
+/// last vector of a partial block is read and written through a lane mask: masked-off lanes are
+/// neither read (they cannot fault past the end of a row) nor written. `N` and `H` are constants
+/// at every call site so the loops unroll.
 static inline __attribute__((always_inline)) void
 tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MAX_TILE], float *out) {
     const anvil_conv_shape *s = t->s;
