@@ -19,44 +19,22 @@ struct GlobalPoolingKernel: RangeKernel {
 
     /// Images `range` (see ``run(_:)``).
     func run(_ range: Range<Int>, _ io: KernelIO) {
-        let input = io.inputs[0]
-        for item in 0 ..< range.count * strips {
-            let image = range.lowerBound + item / strips
-            let first = item % strips * Self.channelStrip, count = min(Self.channelStrip, channels - first)
-            let out = io.output + image * channels + first
-            let base = input + image * pixels * channels + first
-            if count == Self.channelStrip {
-                strip(UnsafeRawPointer(base), into: UnsafeMutableRawPointer(out))
-                continue
-            }
-            out.update(from: base, count: count)
-            for p in 1 ..< max(pixels, 1) {
-                let source = base + p * channels
-                if average {
-                    for c in 0 ..< count { out[c] += source[c] }
-                } else {
-                    for c in 0 ..< count { out[c] = max(out[c], source[c]) }
-                }
-            }
-            if average {
-                let scale = 1 / Float(pixels)
-                for c in 0 ..< count { out[c] *= scale }
+        for image in range {
+            let base = io.inputs[0] + image * pixels * channels, out = io.output + image * channels
+            for first in stride(from: 0, to: channels, by: Self.channelStrip) {
+                strip(base + first, count: min(Self.channelStrip, channels - first), into: out + first)
             }
         }
     }
 
-    /// Strips of ``channelStrip`` channels per image.
-    var strips: Int { (channels + Self.channelStrip - 1) / Self.channelStrip }
-
-    /// One whole strip in a vector register, each lane as the scalar loop does it: the sum in
-    /// pixel order, or the maximum keeping the running value unless a pixel's is greater or
-    /// equal (so a NaN pixel is skipped, as `max(out, source)` did).
+    /// One strip of `count` (1–16) channels in a vector register, each lane as a scalar loop
+    /// would make it: the sum in pixel order, or the maximum keeping the running value unless a
+    /// pixel's is greater or equal (so a NaN pixel is skipped, as `max(out, source)` does).
     @inline(__always)
-    private func strip(_ base: UnsafeRawPointer, into out: UnsafeMutableRawPointer) {
-        let stride = channels * MemoryLayout<Float>.stride
-        var value = base.loadUnaligned(as: SIMD16<Float>.self)
+    private func strip(_ base: UnsafePointer<Float>, count: Int, into out: UnsafeMutablePointer<Float>) {
+        var value = load(base, count: count)
         for p in 1 ..< max(pixels, 1) {
-            let source = base.loadUnaligned(fromByteOffset: p * stride, as: SIMD16<Float>.self)
+            let source = load(base + p * channels, count: count)
             if average {
                 value += source
             } else {
@@ -64,6 +42,20 @@ struct GlobalPoolingKernel: RangeKernel {
             }
         }
         if average { value *= 1 / Float(pixels) }
-        out.storeBytes(of: value, as: SIMD16<Float>.self)
+        if count == Self.channelStrip {
+            UnsafeMutableRawPointer(out).storeBytes(of: value, as: SIMD16<Float>.self)
+        } else {
+            for c in 0 ..< count { out[c] = value[c] }
+        }
+    }
+
+    /// `count` floats at `values` in the first lanes of a vector (zero in the others: a last,
+    /// partial strip must not read past its row).
+    @inline(__always)
+    private func load(_ values: UnsafePointer<Float>, count: Int) -> SIMD16<Float> {
+        if count == Self.channelStrip { return UnsafeRawPointer(values).loadUnaligned(as: SIMD16<Float>.self) }
+        var vector = SIMD16<Float>()
+        for c in 0 ..< count { vector[c] = values[c] }
+        return vector
     }
 }

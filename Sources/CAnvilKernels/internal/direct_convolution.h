@@ -198,7 +198,8 @@ ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, cons
 
 /// Cache budgets (bytes). A pass's weights up to `CACHED_WEIGHTS` stay in L2: the kernel then
 /// walks all blocks for a chunk of pixels at a time whose input rows take about `CHUNK_INPUT`
-/// bytes, so they are read from L1 (`MIN_CHUNK` … `MAX_CHUNK` pixels: fixed chunks of 24 pixels
+/// bytes, so they are read from L1 (`MIN_CHUNK_TILES` … `MAX_CHUNK_TILES` times the shape's
+/// `chunk` pixels: fixed chunks of 24 pixels
 /// made layers of few channels, MobileNet v2's 16 → 96 at 112 × 112, pay a block's set-up every
 /// 4 tiles; sized chunks took MobileNet v2 to 0.90× its time, A/B). Larger weights go block by
 /// block (each block's slice of a pass fits L1) over `INPUT_SPAN` bytes of input pixels at a
@@ -209,12 +210,12 @@ enum {
     MAX_CHUNK_TILES = 32, MAX_PASS_CHANNELS = 512, PASS_CHANNELS = 256, MAX_WINDOW = 1024
 };
 
-/// Pixels per chunk of the cached-weights walk: a multiple of the shape's `chunk` whose input
-/// rows (each pixel's `pass_channels` in each of the window's rows) fit `CHUNK_INPUT`.
-static inline int pixel_chunk(const anvil_conv_shape *s, int pass_channels, int pixels) {
-    int chunk = (int)(CHUNK_INPUT / ((size_t)pass_channels * s->kernel_height * sizeof(float))) / pixels * pixels;
-    return chunk < MIN_CHUNK_TILES * pixels ? MIN_CHUNK_TILES * pixels
-         : chunk > MAX_CHUNK_TILES * pixels ? MAX_CHUNK_TILES * pixels : chunk;
+/// Pixels per chunk of the cached-weights walk: a multiple of `unit` (the shape's `chunk`)
+/// whose input rows (each pixel's `pass_channels` in each of the window's rows) fit `CHUNK_INPUT`.
+static inline int pixel_chunk(const anvil_conv_shape *s, int pass_channels, int unit) {
+    int chunk = (int)(CHUNK_INPUT / ((size_t)pass_channels * s->kernel_height * sizeof(float))) / unit * unit;
+    return chunk < MIN_CHUNK_TILES * unit ? MIN_CHUNK_TILES * unit
+         : chunk > MAX_CHUNK_TILES * unit ? MAX_CHUNK_TILES * unit : chunk;
 }
 
 /// Small windows of few channels (first layers: 3×3 or 7×7 over 3 channels, 5×5 over 1) read
