@@ -7,8 +7,7 @@
 #include "common.h"
 
 /// Output pixels per interior block: the AVX2 and scalar bodies' (16 registers), and the AVX-512
-/// body's (32 registers) for rows of up to 32 channels, where a block's setup costs more than its
-/// multiply-adds.
+/// body's (32 registers).
 enum { PIXELS = 4, WIDE_PIXELS = 8 };
 
 /// Taps `[*lo, *hi)` of a `k`-tap window with dilation `d` whose first tap sits at `origin`
@@ -63,9 +62,11 @@ static inline window make_window(const anvil_depthwise_shape *s, const float *im
 }
 
 /// Input rows the next output row reads and this one does not (at most `AHEAD_ROWS`, the
-/// stride-2 case): a body fetches them while it computes the current row, a slice per block of
-/// pixels, so that a batch larger than the caches does not wait on memory at the start of each
-/// row (MobileNet v1 at batch 8: 0.87× the time).
+/// stride-2 case): a body fetches them while it computes the current row, so that a batch
+/// larger than the caches does not wait on memory at the start of each row (MobileNet v1 at
+/// batch 8: 0.87× the time). Only when a pass takes all channels: fetching a group's slice of
+/// each pixel cost more than it saved (112 × 112 × 96 at stride 2, input just written by a 1×1
+/// layer: 0.074 → 0.091 ms).
 enum { AHEAD_ROWS = 2 };
 
 typedef struct {
@@ -123,7 +124,8 @@ make_walk(const anvil_depthwise_shape *s, window win, ptrdiff_t pixel_step, cons
     return k;
 }
 
-/// A body's `n` (1 to its block size) interior output pixels, `pixel_step` floats apart in the input, all
+/// A body's `n` interior output pixels (a row's run of them, which the body takes in blocks of its
+/// size), `pixel_step` floats apart in the input, all
 /// sharing the taps of `win`, channels `[c0, c1)`.
 typedef void depthwise_interior_fn(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
                                    const float *bias, float *out, int c0, int c1);
@@ -131,34 +133,49 @@ typedef void depthwise_interior_fn(const anvil_depthwise_shape *s, int n, window
 typedef void depthwise_border_fn(const anvil_depthwise_shape *s, window win, const float *bias, float *out, int c0,
                                  int c1);
 
-/// Bytes of input a block's taps read, from which the walk goes a group of channels at a time:
-/// half the 32-48 KB L1 data caches of the target CPUs.
+/// Bytes of input a pass keeps in L1 (see the two rules below): about half the 32-48 KB L1 data
+/// caches of the target CPUs.
 enum { GROUP_FOOTPRINT = 24 * 1024 };
 
-/// Channels per pass of `depthwise_rows` for blocks of `block` pixels: all of them while a
-/// block's window (its input rows × the columns its pixels' taps span × the channels) fits
-/// `GROUP_FOOTPRINT`, else `group` (a multiple of the body's widest strip). Walked whole, a
-/// block of 14 × 14 × 672 read 3 rows × 6 pixels × 672 channels = 48 KB, and neither the next
-/// block (2 of its 6 columns) nor the next row (2 of its 3 rows) found its inputs in L1.
-static inline int depthwise_group(const anvil_depthwise_shape *s, int block, int group) {
+/// Channels per pass of `depthwise_rows` by the window of one block of `block` pixels: all of
+/// them while the block's window (its input rows × the columns its pixels' taps span × the
+/// channels) fits `GROUP_FOOTPRINT`, else `group`. Walked whole, a block of 14 × 14 × 672 read 3
+/// rows × 6 pixels × 672 channels = 48 KB, and neither the next block (2 of its 6 columns) nor
+/// the next row (2 of its 3 rows) found its inputs in L1 (AVX2: 0.036 → 0.027 ms).
+static inline int depthwise_group_by_block(const anvil_depthwise_shape *s, int block, int group) {
     const long columns = (long)(block - 1) * s->stride_width + (long)(s->kernel_width - 1) * s->dilation_width + 1;
     const long bytes = (long)s->kernel_height * columns * s->channels * (long)sizeof(float);
     return bytes <= GROUP_FOOTPRINT || s->channels <= group ? s->channels : group;
 }
 
+/// Channels per pass of `depthwise_rows` by the window rows of a whole output row: all of them
+/// while `kernel_height` whole input rows fit `GROUP_FOOTPRINT`, else as many multiples of `unit`
+/// (the body's widest strip) as fit, at least one. Within a pass the next output row then finds
+/// all its rows but the fresh ones in L1. With the AVX-512 body's blocks of 8 pixels, against the
+/// block rule, C microbenchmark, median ms: 56 × 56 × 144 0.069 → 0.063 (three rows of 32 KB
+/// read from L2 for every output row), 112 × 112 × 96 at stride 2 0.089 → 0.080, 28 × 28 × 192
+/// 0.024 → 0.020; with the AVX2 body's blocks of 4 the block rule stays ahead (56 × 56 × 144
+/// 0.087 against 0.104).
+static inline int depthwise_group_by_rows(const anvil_depthwise_shape *s, int unit) {
+    const long channel_rows = (long)s->kernel_height * s->input_width * (long)sizeof(float);
+    if (channel_rows * s->channels <= GROUP_FOOTPRINT || s->channels <= unit) return s->channels;
+    const long group = GROUP_FOOTPRINT / channel_rows / unit * unit;
+    return group < unit ? unit : (int)group;
+}
+
 /// Output rows `[row_begin, row_end)` of one image with multiplier 1, the walk every vector body
-/// shares: border pixels singly with their own tap ranges, interior ones in blocks of up to
-/// `block` pixels; a group of channels at a time over all the rows (see `depthwise_group`),
-/// or, all channels at once, each block prefetching its slice of the input rows the next
-/// output row reads. The body's `interior` and `border` compute.
+/// shares: border pixels singly with their own tap ranges, each row's interior ones in one call
+/// (a call per block of 8 pixels: 112 × 112 × 32 1.17× the time, AVX-512, C microbenchmark); a group
+/// of `step` channels at a time over all the rows (the body's choice: see the two rules above),
+/// or all channels at once, fetching the input rows the next output row reads. The body's
+/// `interior` and `border` compute.
 static inline __attribute__((always_inline)) void
 depthwise_rows(const anvil_depthwise_shape *s, const float *image, const float *weights, const float *bias,
-               float *output, int row_begin, int row_end, int block, int group, depthwise_interior_fn *interior,
+               float *output, int row_begin, int row_end, int step, depthwise_interior_fn *interior,
                depthwise_border_fn *border) {
     const int channels = s->channels;
     const ptrdiff_t row_floats = (ptrdiff_t)s->output_width * channels;
     const ptrdiff_t pixel_step = (ptrdiff_t)s->stride_width * channels;
-    const int step = depthwise_group(s, block, group);
     int lo, hi;
     interior_columns(s, &lo, &hi);
     for (int c0 = 0; c0 < channels; c0 += step) {
@@ -168,18 +185,16 @@ depthwise_rows(const anvil_depthwise_shape *s, const float *image, const float *
             const int iy0 = oy * s->stride_height - s->pad_top;
             int ky_lo, ky_hi;
             tap_range(iy0, s->input_height, s->kernel_height, s->dilation_height, &ky_lo, &ky_hi);
-            // A group's slice of the next rows is not one stream a slice per block can fetch.
             const row_prefetch ahead = step < channels ? (row_prefetch){ { 0, 0 }, 0, 0, 0 } : next_rows(s, image, oy);
             int ox = 0;
             while (ox < s->output_width) {
                 const int ix0 = ox * s->stride_width - s->pad_left;
                 float *o = out + (ptrdiff_t)ox * channels;
                 if (ox >= lo && ox < hi) {
-                    const int n = hi - ox < block ? hi - ox : block;
-                    prefetch_pixels(&ahead, ox, ox + n);
-                    interior(s, n, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, 0, s->kernel_width),
+                    prefetch_pixels(&ahead, ox, hi);
+                    interior(s, hi - ox, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, 0, s->kernel_width),
                              pixel_step, bias, o, c0, c1);
-                    ox += n;
+                    ox = hi;
                 } else {
                     int kx_lo, kx_hi;
                     tap_range(ix0, s->input_width, s->kernel_width, s->dilation_width, &kx_lo, &kx_hi);

@@ -123,20 +123,25 @@ block_avx2(const int P, const int KH, const int KW, const int S, const anvil_dep
         masked_avx2(P, s, &k, win, bias, out, c, c1 - c);
 }
 
-/// `n` (1 to PIXELS) pixels through `block_avx2` with the window constants `KH`, `KW`, `S`: the
-/// switch turns `n` into a constant too.
+/// `n` pixels through `block_avx2` with the window constants `KH`, `KW`, `S`, in blocks of PIXELS
+/// and one of the rest: the switch turns the rest into a constant too.
 static inline __attribute__((always_inline)) void
 blocks_avx2(const int KH, const int KW, const int S, const int head, const anvil_depthwise_shape *s, int n, window win,
             ptrdiff_t pixel_step, const float *bias, float *out, int c0, int c1) {
+    for (; n >= PIXELS; n -= PIXELS) {
+        block_avx2(PIXELS, KH, KW, S, s, win, pixel_step, bias, out, head, c0, c1);
+        win.x += PIXELS * pixel_step;
+        out += (ptrdiff_t)PIXELS * s->channels;
+    }
     switch (n) {
-    case 4: block_avx2(4, KH, KW, S, s, win, pixel_step, bias, out, head, c0, c1); return;
+    case 0: return;
     case 3: block_avx2(3, KH, KW, S, s, win, pixel_step, bias, out, head, c0, c1); return;
     case 2: block_avx2(2, KH, KW, S, s, win, pixel_step, bias, out, head, c0, c1); return;
     default: block_avx2(1, KH, KW, S, s, win, pixel_step, bias, out, head, c0, c1); return;
     }
 }
 
-/// Interior pixels: up to PIXELS at once, with unrolled bodies for 3-tap rows, whole 3×3 windows at
+/// A run of interior pixels, with unrolled bodies for 3-tap rows, whole 3×3 windows at
 /// stride 2 and whole 5×5 windows at stride 1.
 static inline __attribute__((always_inline)) void
 interior_avx2(const int head, const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
@@ -192,13 +197,14 @@ void anvil_depthwise_convolution_avx2(const anvil_depthwise_shape *s, const floa
     }
     // When every pixel starts 16 bytes past a 32-byte boundary (channels a multiple of 8,
     // a 16-byte aligned buffer, as malloc gives), peel 4 channels to align the rest — of each
-    // group, when windows too wide for L1 go 256 channels at a time (see depthwise_group; 14 ×
+    // group, when windows too wide for L1 go 256 channels at a time (see depthwise_group_by_block; 14 ×
     // 14 × 672 0.036 -> 0.027 ms, 7 × 7 × 960 0.016 -> 0.010, 512 and 1024 channels alike).
+    const int step = depthwise_group_by_block(s, PIXELS, 256);
     if (s->channels % 8 == 0 && s->channels >= 256 && (size_t)input % 32 == 16)
-        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, PIXELS, 256, interior_peeled_avx2,
+        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, step, interior_peeled_avx2,
                        border_peeled_avx2);
     else
-        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, PIXELS, 256, interior_aligned_avx2,
+        depthwise_rows(s, input, weights, bias, output, row_begin, row_end, step, interior_aligned_avx2,
                        border_aligned_avx2);
 }
 

@@ -4,9 +4,10 @@
 // Depthwise convolution, NHWC, with AVX-512F: the AVX2 body's walk (x86_avx2/depthwise_convolution.c:
 // a block of up to PIXELS output pixels whose accumulators stay in registers while the taps are
 // walked, interior pixels without bounds checks, 3×3 and 5×5 windows unrolled) with 16 channels per
-// zmm register. With 32 registers a block takes 64 channels of 4 pixels (16 accumulators, 4 weight
-// vectors), then 32, then 16, and the last 1-15 channels through a lane mask (masked-off lanes are
-// neither read nor written), so no channel count falls back to narrower vectors. The engine's
+// zmm register. With 32 registers a block takes 32 channels of 8 pixels (16 accumulators, 2 weight
+// vectors) at a time (a lone border pixel 64), and the channels left over in one strip whose last
+// vector goes through a lane mask (masked-off lanes are neither read nor written), so no channel
+// count falls back to narrower vectors. The engine's
 // buffers start on 64-byte boundaries, so with channels a multiple of 16 every access is aligned;
 // the AVX2 body's peeling for buffers 16 bytes off a boundary has no counterpart here.
 //
@@ -67,28 +68,36 @@ block_avx512(const int P, const int KH, const int KW, const int S, const anvil_d
     const walk k = make_walk(s, win, pixel_step, KW, S);
     const __mmask16 all = 0xffff;
     int c = c0;
-    // Strips of 4 vectors for up to 4 pixels, of 2 for up to 8: at most 16 accumulators. Then
-    // at most one of 2 vectors, one of 1, and the masked rest.
+    // Strips of 4 vectors for up to 4 pixels (border pixels), of 2 for up to 8: at most 16
+    // accumulators. The channels left over go in one strip of as many vectors as they need, the
+    // last through a lane mask: a strip of one vector has too few accumulators to hide the
+    // multiply-add latency (72 channels as 64 + 8 in blocks of 4 pixels: 1.26× the time of 64).
     const int wide = P <= PIXELS ? 4 : 2;
     for (; c + 16 * wide <= c1; c += 16 * wide) strip_avx512(P, wide, s, &k, win, bias, out, c, all);
-    if (wide == 4 && c + 32 <= c1) {
-        strip_avx512(P, 2, s, &k, win, bias, out, c, all);
-        c += 32;
+    const int rest = c1 - c;
+    if (rest > 0) {
+        const __mmask16 last = (__mmask16)(0xffffu >> ((16 - rest % 16) % 16));
+        switch ((rest + 15) / 16) {
+        case 4: strip_avx512(P, 4, s, &k, win, bias, out, c, last); break;
+        case 3: strip_avx512(P, 3, s, &k, win, bias, out, c, last); break;
+        case 2: strip_avx512(P, 2, s, &k, win, bias, out, c, last); break;
+        default: strip_avx512(P, 1, s, &k, win, bias, out, c, last); break;
+        }
     }
-    if (c + 16 <= c1) {
-        strip_avx512(P, 1, s, &k, win, bias, out, c, all);
-        c += 16;
-    }
-    if (c < c1) strip_avx512(P, 1, s, &k, win, bias, out, c, (__mmask16)((1u << (c1 - c)) - 1u));
 }
 
-/// `n` (1 to WIDE_PIXELS) pixels through `block_avx512` with the window constants `KH`, `KW`, `S`: the
-/// switch turns `n` into a constant too.
+/// `n` pixels through `block_avx512` with the window constants `KH`, `KW`, `S`, in blocks of
+/// WIDE_PIXELS and one of the rest: the switch turns the rest into a constant too.
 static inline __attribute__((always_inline)) void
 blocks_avx512(const int KH, const int KW, const int S, const anvil_depthwise_shape *s, int n, window win,
               ptrdiff_t pixel_step, const float *bias, float *out, int c0, int c1) {
+    for (; n >= WIDE_PIXELS; n -= WIDE_PIXELS) {
+        block_avx512(WIDE_PIXELS, KH, KW, S, s, win, pixel_step, bias, out, c0, c1);
+        win.x += WIDE_PIXELS * pixel_step;
+        out += (ptrdiff_t)WIDE_PIXELS * s->channels;
+    }
     switch (n) {
-    case 8: block_avx512(8, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
+    case 0: return;
     case 7: block_avx512(7, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
     case 6: block_avx512(6, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
     case 5: block_avx512(5, KH, KW, S, s, win, pixel_step, bias, out, c0, c1); return;
@@ -99,8 +108,9 @@ blocks_avx512(const int KH, const int KW, const int S, const anvil_depthwise_sha
     }
 }
 
-/// Interior pixels, up to `depthwise_rows`' block at once, with the AVX2 body's unrolled cases: 3-tap rows at
-/// stride 1, whole 3×3 windows at stride 2 and whole 5×5 windows at stride 1.
+/// A run of interior pixels, with the AVX2 body's unrolled cases (3-tap rows at
+/// stride 1, whole 3×3 windows at stride 2 and whole 5×5 windows at stride 1) and whole 5×5 windows at
+/// stride 2 (EfficientNet-B0, MobileNet v3: 56 × 56 × 40 0.020 → 0.017 ms, C microbenchmark).
 static void interior_avx512(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
                             const float *bias, float *out, int c0, int c1) {
     const int dense = s->dilation_width == 1;
@@ -112,6 +122,8 @@ static void interior_avx512(const anvil_depthwise_shape *s, int n, window win, p
         blocks_avx512(0, 3, 2, s, n, win, pixel_step, bias, out, c0, c1);
     else if (dense && win.columns == 5 && win.rows == 5 && s->stride_width == 1)
         blocks_avx512(5, 5, 1, s, n, win, pixel_step, bias, out, c0, c1);
+    else if (dense && win.columns == 5 && win.rows == 5 && s->stride_width == 2)
+        blocks_avx512(5, 5, 2, s, n, win, pixel_step, bias, out, c0, c1);
     else
         blocks_avx512(0, 0, 0, s, n, win, pixel_step, bias, out, c0, c1);
 }
@@ -127,14 +139,14 @@ void DEPTHWISE_AVX512_NAME(const anvil_depthwise_shape *s, const float *input, c
         anvil_depthwise_convolution_scalar(s, input, weights, bias, output, row_begin, row_end);
         return;
     }
-    // Up to 32 channels a block of 4 pixels is a few dozen multiply-adds and its setup (window,
-    // prefetch, dispatch) dominates: 8 pixels halve the blocks.
-    const int block = s->channels <= 32 ? WIDE_PIXELS : PIXELS;
-    // Windows too wide for L1 go 256 channels at a time (see depthwise_group; C microbenchmark,
-    // median of 15: 14 × 14 × 672 0.034 -> 0.019 ms, 7 × 7 × 960 0.014 -> 0.007, 14 × 14 × 480
-    // 0.019 -> 0.013; 512 and 1024 channels, whose 2 and 4 KB pixel strides fall on few L1
-    // sets, alike; groups of 64 and 128 gained less).
-    depthwise_rows(s, input, weights, bias, output, row_begin, row_end, block, 256, interior_avx512, border_avx512);
+    // Blocks of 8 pixels in strips of 2 vectors (16 accumulators): per window row of a 3×3 window
+    // at stride 1, 10 input and 3 weight loads per vector feed 24 multiply-adds, against 6 and 3
+    // for 12 in blocks of 4 × 4 vectors, and half the blocks to set up. C microbenchmark, median
+    // ms: 56 × 56 × 64 0.043 → 0.036, 56 × 56 × 72 0.060 → 0.045, 7 × 7 × 960 0.0091 → 0.0074.
+    // Windows whose rows outgrow L1 go a group of channels at a time, in multiples of the
+    // 32-channel strip (see depthwise_group_by_rows).
+    depthwise_rows(s, input, weights, bias, output, row_begin, row_end, depthwise_group_by_rows(s, 32), interior_avx512,
+                   border_avx512);
 }
 
 #ifndef ANVIL_AVX512_EMULATED

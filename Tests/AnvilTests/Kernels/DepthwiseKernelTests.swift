@@ -227,7 +227,7 @@ private func randomCase(seed: UInt64) -> DepthwiseCase {
 }
 
 /// Hand-picked cases: MobileNet's 3×3 stride 1 and 2 layers at small sizes (the unrolled
-/// bodies), widths just around the 4-pixel blocks, windows wholly inside the padding, 1×1
+/// bodies), widths just around the 4- and 8-pixel blocks, windows wholly inside the padding, 1×1
 /// and 5×5 kernels, asymmetric padding and every activation family.
 private let fixedCases: [DepthwiseCase] = [
     DepthwiseCase(batch: 1, height: 14, width: 14, channels: 32, activation: .relu6),
@@ -261,9 +261,16 @@ private let fixedCases: [DepthwiseCase] = [
     DepthwiseCase(batch: 2, height: 11, width: 14, channels: 40, kernel: (5, 5), activation: .relu6),
     DepthwiseCase(batch: 1, height: 9, width: 13, channels: 264, kernel: (5, 5), dilation: (2, 1), activation: .hardSwish),
     DepthwiseCase(batch: 1, height: 10, width: 19, channels: 20, kernel: (5, 5), stride: (2, 1), padding: .valid),
-    // Windows too wide for L1 whole, walked 256 channels at a time (`depthwise_group`; the 7 × 7
-    // × 1024 and 264-channel 5 × 5 cases above too): a last group of 88, of 8 (and peeled
-    // again at each group's start), stride 2, borders on every side.
+    // 5×5 at stride 2, whole windows unrolled in the AVX-512 body: rows of two 8-pixel blocks and
+    // a rest, 72 channels as two strips of 32 and a masked one of 8.
+    DepthwiseCase(batch: 1, height: 13, width: 37, channels: 72, kernel: (5, 5), stride: (2, 2), activation: .relu6),
+    // Rows too wide for L1 whole (a pass per group of channels, each body by its rule: AVX2 by a
+    // block's window, 256 channels at a time; AVX-512 by the window rows, multiples of 32):
+    // MobileNet v2's 56-pixel rows of 144 channels; 120 channels with a rest of 24 in one masked
+    // strip; below, a last group of 88 or 24, of 8 (and peeled again at each group's start),
+    // stride 2, borders on every side; the 7 × 7 × 1024 and 264-channel 5 × 5 cases above too.
+    DepthwiseCase(batch: 1, height: 4, width: 56, channels: 144, activation: .relu6),
+    DepthwiseCase(batch: 1, height: 6, width: 50, channels: 120, kernel: (3, 3), stride: (2, 2), activation: .hardSwish),
     DepthwiseCase(batch: 1, height: 9, width: 10, channels: 600, stride: (2, 2), activation: .relu6),
     DepthwiseCase(batch: 2, height: 7, width: 9, channels: 520, padding: .explicit(top: 0, left: 2, bottom: 1, right: 0),
                   activation: .hardSwish),
