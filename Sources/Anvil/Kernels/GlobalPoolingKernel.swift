@@ -22,7 +22,15 @@ struct GlobalPoolingKernel: RangeKernel {
         for image in range {
             let base = io.inputs[0] + image * pixels * channels, out = io.output + image * channels
             for first in stride(from: 0, to: channels, by: Self.channelStrip) {
-                strip(base + first, count: min(Self.channelStrip, channels - first), into: out + first)
+                // A partial last strip of a row of 16 or more channels is the whole strip that
+                // ends with the row: its first lanes redo channels of the strip before, with the
+                // same operations in the same order, so they write the same values.
+                if channels - first < Self.channelStrip, channels >= Self.channelStrip {
+                    let last = channels - Self.channelStrip
+                    strip(base + last, count: Self.channelStrip, into: out + last)
+                } else {
+                    strip(base + first, count: min(Self.channelStrip, channels - first), into: out + first)
+                }
             }
         }
     }

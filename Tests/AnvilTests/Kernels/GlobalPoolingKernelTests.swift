@@ -8,7 +8,8 @@ import Testing
 @Suite("Global pooling kernel")
 struct GlobalPoolingKernelTests {
     static let cases: [(batch: Int, height: Int, width: Int, channels: Int)] = [
-        (1, 7, 7, 70), (3, 3, 4, 33), (1, 1, 1, 16), (2, 2, 3, 1), (1, 14, 14, 48), (3, 5, 5, 32),
+        (1, 7, 7, 70), (3, 3, 4, 33), (1, 1, 1, 16), (2, 2, 3, 1), (1, 14, 14, 48), (3, 5, 5, 32), (2, 3, 3, 9),
+        (1, 28, 28, 72),
     ]
 
     /// `kernel` over `input` with its images cut at `cuts` (each piece run alone).
