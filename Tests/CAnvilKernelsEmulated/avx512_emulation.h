@@ -90,6 +90,11 @@ static inline emulated_m512 emulated_roundscale_ps(emulated_m512 a, int mode) {
     for (int i = 0; i < 16; i++) a.f[i] = rintf(a.f[i]);
     return a;
 }
+/// a·2^⌊b⌋ (exact while the result is a normal float, as in the kernels' uses).
+static inline emulated_m512 emulated_scalef_ps(emulated_m512 a, emulated_m512 b) {
+    for (int i = 0; i < 16; i++) a.f[i] = ldexpf(a.f[i], (int)floorf(b.f[i]));
+    return a;
+}
 static inline emulated_m512i emulated_cvtps_epi32(emulated_m512 a) {
     emulated_m512i r;
     for (int i = 0; i < 16; i++) r.i[i] = (int32_t)rintf(a.f[i]);
@@ -157,6 +162,7 @@ static inline emulated_m512 emulated_mask_blend_ps(emulated_mask16 k, emulated_m
 #define _mm512_fnmadd_ps emulated_fnmadd_ps
 #undef _mm512_roundscale_ps // a macro in <immintrin.h> (its rounding mode is an immediate)
 #define _mm512_roundscale_ps emulated_roundscale_ps
+#define _mm512_scalef_ps emulated_scalef_ps
 #define _mm512_cvtps_epi32 emulated_cvtps_epi32
 #define _mm512_set1_epi32 emulated_set1_epi32
 #define _mm512_add_epi32 emulated_add_epi32

