@@ -15,8 +15,9 @@
 #include <string.h>
 
 /// `TILE`: the pixels of the AVX2 and scalar bodies' one-block tiles; `MAX_TILE`: of any body's
-/// tile; `MAX_GROUP`: the blocks of 16 output channels one tile takes at most.
-enum { TILE = 6, MAX_TILE = 8, MAX_GROUP = 4, BLOCK = ANVIL_CONV_BLOCK };
+/// tile (the AVX-512 body's one-block tile of contiguous pixels); `MAX_GROUP`: the blocks of 16
+/// output channels one tile takes at most.
+enum { TILE = 6, MAX_TILE = 16, MAX_GROUP = 4, BLOCK = ANVIL_CONV_BLOCK };
 
 /// The input address of each tile pixel's window origin (tap 0, channel 0).
 static inline void tile_origins(const anvil_conv_shape *s, const float *input, int first, int n,

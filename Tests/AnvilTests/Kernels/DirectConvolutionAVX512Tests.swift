@@ -10,7 +10,7 @@ import Testing
 /// float64 naive convolution, and bit for bit against the AVX2 body, which makes every sum in
 /// the same order. Where the CPU has AVX-512 the real body (through the dispatch table) must equal
 /// the emulated one bit for bit. The cases reach its tiles of every group of blocks — 6 × 64 (four
-/// blocks), 8 × 48, 8 × 32 and 8 × 16 — and the group a last narrow block makes with the one
+/// blocks), 8 × 48, 8 × 32 and 8 × 16, and 16 × 16 for 1×1 layers at stride 1 — and the group a last narrow block makes with the one
 /// before it, partial blocks through lane masks, tile rests, the window table and the runs,
 /// passes over channel ranges, the block-by-block walk, a fused residual, and splits of pixels and
 /// of blocks that break groups.
@@ -73,6 +73,13 @@ struct DirectConvolutionAVX512Tests {
         Case(height: 6, width: 5, inputs: 40, outputs: 72, kernel: (3, 3), clamp: (-0.5, .infinity)),
         // The window table with groups of 4: 3×3 over 3 channels, 64 outputs, 64 pixels.
         Case(height: 10, width: 10, inputs: 3, outputs: 64, kernel: (3, 3), bias: false),
+        // 1×1 at stride 1, one block of 5 (masked): 16-pixel tiles of contiguous pixels, 45 = 16 +
+        // 16 + 13, over three passes of 1,100 inputs that read partial sums back; a residual.
+        Case(height: 5, width: 9, inputs: 1100, outputs: 5, residual: true, clamp: (0, 6)),
+        // 20 pixels of one whole block: a rest of 1–1.5 tiles as 10 + 10.
+        Case(height: 4, width: 5, inputs: 24, outputs: 16),
+        // 1×1 at stride 2 (pixels not contiguous): the 8-pixel tiles.
+        Case(height: 9, width: 9, inputs: 20, outputs: 7, stride: (2, 2)),
     ]
 
     typealias Body = @Sendable (UnsafePointer<anvil_conv_shape>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>?,
