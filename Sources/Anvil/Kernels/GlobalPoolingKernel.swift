@@ -19,18 +19,16 @@ struct GlobalPoolingKernel: RangeKernel {
 
     /// Images `range` (see ``run(_:)``).
     func run(_ range: Range<Int>, _ io: KernelIO) {
+        // Rows of 16 or more channels go in whole strips, the last one ending with the row: its
+        // first lanes redo channels of the strip before with the same operations in the same
+        // order, so they write the same values (filling a partial vector lane by lane at every
+        // pixel cost MobileNet v3 large's 28 × 28 × 72 poolings 0.029 ms against 0.004).
+        let width = min(Self.channelStrip, channels)
         for image in range {
             let base = io.inputs[0] + image * pixels * channels, out = io.output + image * channels
-            for first in stride(from: 0, to: channels, by: Self.channelStrip) {
-                // A partial last strip of a row of 16 or more channels is the whole strip that
-                // ends with the row: its first lanes redo channels of the strip before, with the
-                // same operations in the same order, so they write the same values.
-                if channels - first < Self.channelStrip, channels >= Self.channelStrip {
-                    let last = channels - Self.channelStrip
-                    strip(base + last, count: Self.channelStrip, into: out + last)
-                } else {
-                    strip(base + first, count: min(Self.channelStrip, channels - first), into: out + first)
-                }
+            for start in stride(from: 0, to: channels, by: width) {
+                let first = min(start, channels - width)
+                strip(base + first, count: width, into: out + first)
             }
         }
     }
@@ -57,8 +55,8 @@ struct GlobalPoolingKernel: RangeKernel {
         }
     }
 
-    /// `count` floats at `values` in the first lanes of a vector (zero in the others: a last,
-    /// partial strip must not read past its row).
+    /// `count` floats at `values` in the first lanes of a vector (zero in the others: a row of
+    /// fewer than 16 channels must not be read past its end).
     @inline(__always)
     private func load(_ values: UnsafePointer<Float>, count: Int) -> SIMD16<Float> {
         if count == Self.channelStrip { return UnsafeRawPointer(values).loadUnaligned(as: SIMD16<Float>.self) }

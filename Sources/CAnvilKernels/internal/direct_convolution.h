@@ -3,7 +3,8 @@
 
 // Direct convolution: each output tile of a few pixels × 16–64 channels lives in registers
 // (3 × 32 or 6 × 16 in 12 ymm accumulators in the AVX2 body; 6 × 64, 8 × 48, 8 × 32 or 8 × 16 in
-// up to 24 zmm in the AVX-512 one) while the kernel walks the window taps and input channels,
+// up to 24 zmm in the AVX-512 one, and 16 × 16 for 1×1 layers at stride 1) while the kernel walks
+// the window taps and input channels,
 // reading the input in place — for a fixed tap, a pixel's channels are contiguous in NHWC —
 // so no im2col matrix is ever written. Weights are packed per block of 16 output channels
 // so the inner loop reads them as one sequential stream.

@@ -33,16 +33,17 @@ static inline __attribute__((always_inline)) __m512 weight_vector(int h, const f
     return _mm512_loadu_ps(w + h * stride + k * BLOCK);
 }
 
-/// One tile of `N` pixels × `H` vectors of 16 output channels, one per block of the group. The
-/// last vector of a partial block is read and written through a lane mask: masked-off lanes are
-/// neither read (they cannot fault past the end of a row) nor written. `N` and `H` are constants
-/// at every call site so the loops unroll.
+/// The lane mask of a tile's last vector of `H`: its valid channels, 1-16.
+static inline __attribute__((always_inline)) __mmask16 tile_mask(const int H, const pass_t *t) {
+    return (__mmask16)((1u << (t->valid - BLOCK * (H - 1))) - 1u);
+}
+
+/// Loads a tile's starting sums into `a` (`N` pixels × `H` vectors): on the first pass the bias
+/// plus the residual, later the partial sums already in `out`.
 static inline __attribute__((always_inline)) void
-tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MAX_TILE], float *out) {
+tile_start_avx512(const int N, const int H, const pass_t *t, const float *out, __m512 a[MAX_TILE][MAX_GROUP]) {
     const anvil_conv_shape *s = t->s;
-    __m512 a[MAX_TILE][MAX_GROUP];
-    const int tail = t->valid - BLOCK * (H - 1); // channels of the last vector, 1-16
-    const __mmask16 mask = (__mmask16)((1u << tail) - 1u);
+    const __mmask16 mask = tile_mask(H, t);
     if (t->first) {
         // The bias is padded to whole blocks (see run_block): whole loads.
         for (int h = 0; h < H; h++) {
@@ -63,6 +64,36 @@ tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MA
             a[i][H - 1] = _mm512_maskz_loadu_ps(mask, o + BLOCK * (H - 1));
         }
     }
+}
+
+/// Writes a tile's sums, clamped on the last pass.
+static inline __attribute__((always_inline)) void
+tile_finish_avx512(const int N, const int H, const pass_t *t, float *out, __m512 a[MAX_TILE][MAX_GROUP]) {
+    const anvil_conv_shape *s = t->s;
+    const __mmask16 mask = tile_mask(H, t);
+    if (t->last) {
+        __m512 lo = _mm512_set1_ps(s->clamp_min), hi = _mm512_set1_ps(s->clamp_max);
+        for (int i = 0; i < N; i++)
+            // max then min with the sum second: each returns its second operand when either is
+            // NaN, so a NaN sum stays NaN (as in the scalar body and the other kernels).
+            for (int h = 0; h < H; h++) a[i][h] = _mm512_min_ps(hi, _mm512_max_ps(lo, a[i][h]));
+    }
+    for (int i = 0; i < N; i++) {
+        float *row = out + (size_t)i * s->outputs;
+        for (int h = 0; h < H - 1; h++) _mm512_storeu_ps(row + BLOCK * h, a[i][h]);
+        _mm512_mask_storeu_ps(row + BLOCK * (H - 1), mask, a[i][H - 1]);
+    }
+}
+
+/// One tile of `N` pixels × `H` vectors of 16 output channels, one per block of the group. The
+/// last vector of a partial block is read and written through a lane mask: masked-off lanes are
+/// neither read (they cannot fault past the end of a row) nor written. `N` and `H` are constants
+/// at every call site so the loops unroll.
+static inline __attribute__((always_inline)) void
+tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MAX_TILE], float *out) {
+    const anvil_conv_shape *s = t->s;
+    __m512 a[MAX_TILE][MAX_GROUP];
+    tile_start_avx512(N, H, t, out, a);
     if (t->window) {
         // One loop over the whole window (see window_offsets).
         const float *w = t->weights;
@@ -93,18 +124,7 @@ tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MA
             }
         }
     }
-    if (t->last) {
-        __m512 lo = _mm512_set1_ps(s->clamp_min), hi = _mm512_set1_ps(s->clamp_max);
-        for (int i = 0; i < N; i++)
-            // max then min with the sum second: each returns its second operand when either is
-            // NaN, so a NaN sum stays NaN (as in the scalar body and the other kernels).
-            for (int h = 0; h < H; h++) a[i][h] = _mm512_min_ps(hi, _mm512_max_ps(lo, a[i][h]));
-    }
-    for (int i = 0; i < N; i++) {
-        float *row = out + (size_t)i * s->outputs;
-        for (int h = 0; h < H - 1; h++) _mm512_storeu_ps(row + BLOCK * h, a[i][h]);
-        _mm512_mask_storeu_ps(row + BLOCK * (H - 1), mask, a[i][H - 1]);
-    }
+    tile_finish_avx512(N, H, t, out, a);
 }
 
 /// One block of 16 output channels for `N` (9 to 16) pixels of a 1×1 layer at stride 1, whose
@@ -117,17 +137,8 @@ tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MA
 static inline __attribute__((always_inline)) void
 tile_contiguous_avx512(const int N, const pass_t *t, const float *origins[MAX_TILE], float *out) {
     const anvil_conv_shape *s = t->s;
-    __m512 a[MAX_TILE];
-    const __mmask16 mask = (__mmask16)((1u << t->valid) - 1u);
-    if (t->first) {
-        const __m512 b = t->bias ? _mm512_loadu_ps(t->bias) : _mm512_setzero_ps();
-        for (int i = 0; i < N; i++) a[i] = b;
-        if (t->residual)
-            for (int i = 0; i < N; i++)
-                a[i] = _mm512_add_ps(a[i], _mm512_maskz_loadu_ps(mask, t->residual + (size_t)i * s->outputs));
-    } else {
-        for (int i = 0; i < N; i++) a[i] = _mm512_maskz_loadu_ps(mask, out + (size_t)i * s->outputs);
-    }
+    __m512 a[MAX_TILE][MAX_GROUP];
+    tile_start_avx512(N, 1, t, out, a);
     const size_t C = (size_t)s->channels;
     const float *x0 = origins[0] + t->c0, *x4 = x0 + 4 * C, *x8 = x0 + 8 * C, *x12 = x0 + 12 * C;
     const float *w = t->weights + (size_t)t->c0 * BLOCK;
@@ -135,18 +146,14 @@ tile_contiguous_avx512(const int N, const pass_t *t, const float *origins[MAX_TI
     for (int c = 0; c < t->c1 - t->c0; c++) {
         const __m512 wv = _mm512_loadu_ps(w + (size_t)c * BLOCK);
         // Pixel I's input is at X + R + c: X the base of its four, R = (I mod 4) · channels.
-#define PIXEL(I, X, R) if (I < N) a[I] = _mm512_fmadd_ps(_mm512_set1_ps((X)[(R) + c]), wv, a[I]);
+#define PIXEL(I, X, R) if (I < N) a[I][0] = _mm512_fmadd_ps(_mm512_set1_ps((X)[(R) + c]), wv, a[I][0]);
         PIXEL(0, x0, 0) PIXEL(1, x0, C) PIXEL(2, x0, C2) PIXEL(3, x0, C3)
         PIXEL(4, x4, 0) PIXEL(5, x4, C) PIXEL(6, x4, C2) PIXEL(7, x4, C3)
         PIXEL(8, x8, 0) PIXEL(9, x8, C) PIXEL(10, x8, C2) PIXEL(11, x8, C3)
         PIXEL(12, x12, 0) PIXEL(13, x12, C) PIXEL(14, x12, C2) PIXEL(15, x12, C3)
 #undef PIXEL
     }
-    if (t->last) {
-        const __m512 lo = _mm512_set1_ps(s->clamp_min), hi = _mm512_set1_ps(s->clamp_max);
-        for (int i = 0; i < N; i++) a[i] = _mm512_min_ps(hi, _mm512_max_ps(lo, a[i]));
-    }
-    for (int i = 0; i < N; i++) _mm512_mask_storeu_ps(out + (size_t)i * s->outputs, mask, a[i]);
+    tile_finish_avx512(N, 1, t, out, a);
 }
 
 /// A case of `n` for each tile size: `N` pixels × `H` vectors, each a constant at its call site.
