@@ -21,6 +21,7 @@ static const anvil_kernel_table scalar_table = {
     anvil_winograd3_input_scalar,
     anvil_winograd3_output_scalar,
     anvil_winograd3_filters_scalar,
+    anvil_winograd3_taps_scalar,
     anvil_binary_scalar,
     anvil_col2im_scalar,
     anvil_resample_scalar,
@@ -46,6 +47,7 @@ static const anvil_kernel_table avx2_table = {
     anvil_winograd3_input_avx2,
     anvil_winograd3_output_avx2,
     anvil_winograd3_filters_avx2,
+    anvil_winograd3_taps_avx2,
     anvil_binary_avx2,
     anvil_col2im_avx2,
     anvil_resample_avx2,
@@ -74,6 +76,7 @@ static const anvil_kernel_table avx512_table = {
     anvil_winograd3_input_avx512,
     anvil_winograd3_output_avx512,
     anvil_winograd3_filters_avx512,
+    anvil_winograd3_taps_avx512,
     anvil_binary_avx2,
     anvil_col2im_avx2,
     anvil_resample_avx2,
@@ -216,6 +219,11 @@ void anvil_winograd3_transform_filters(anvil_isa isa, int tile, const float *wei
                                        anvil_winograd3_filter_strides strides, const float *scale, int outputs,
                                        int inputs, float *u, int input_begin, int input_end) {
     table_or_abort(isa)->winograd3_filters(tile, weights, strides, scale, outputs, inputs, u, input_begin, input_end);
+}
+
+void anvil_winograd3_transform_taps(anvil_isa isa, int tile, const float *taps, long padded_outputs, int width,
+                                    int input_begin, int input_end, float *u, long position_stride) {
+    table_or_abort(isa)->winograd3_taps(tile, taps, padded_outputs, width, input_begin, input_end, u, position_stride);
 }
 
 void anvil_binary(anvil_isa isa, anvil_binary_op op, const anvil_binary_shape *s, const float *a, const float *b,

@@ -77,6 +77,10 @@ enum ConvolutionSelection {
     /// 1 and 2 threads and batch 8, peak memory 663 → 714 thousand kB), not VGG16's 14×14 ones (0.05: 21 MB
     /// each for 1 ms). At 0.4, the price before (2026-11-27), those layers kept F(2×2); at 0,
     /// VGG16 peaks at 776 thousand kB.
+    /// Winograd is priced as transformed filters even where the kernel then keeps the taps
+    /// (``WinogradFilterForm``): the model does not price the taps' transform, and choices priced
+    /// with the taps' memory picked Winograd where it is slower (ResNet-50's 7×7 512 → 512 layers:
+    /// F(2×2) from taps 1.45–1.55 ms against the direct kernel's 1.1, Zen 5, one thread).
     /// `ANVIL_WINOGRAD_MS_PER_MB` sets it; 0 picks the fastest algorithm whatever its memory.
     static let millisecondsPerMegabyte: Double = {
         guard let text = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_MS_PER_MB"], let value = Double(text),
@@ -130,6 +134,12 @@ enum ConvolutionSelection {
 
     /// The Winograd variant cheaper than `fallback` for this layer, or nil. Fewer than 8 input
     /// channels never take Winograd (its transforms work on vectors of 8 channels).
+    ///
+    /// Winograd against `fallback` is priced with the transformed filters' memory (see
+    /// ``millisecondsPerMegabyte``). Between the variants, where both would keep taps (the same
+    /// memory) the faster by time alone wins: VGG16's 14×14 512 → 512 layers, F(4×4) from taps
+    /// 2.7 ms against F(2×2)'s 3.0–3.2 (Zen 5, one thread), where the transformed F(4×4)
+    /// filters' 21 MB more priced them out.
     static func preferredWinograd(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
                                   against fallback: ConvolutionAlgorithm,
                                   millisecondsPerMegabyte: Double) -> WinogradVariant? {
@@ -139,12 +149,16 @@ enum ConvolutionSelection {
         let pairs = Double(inputChannels * outputChannels)
         let alternative = ConvolutionCostModel.nanoseconds(fallback, geometry: geometry, inputChannels: inputChannels,
                                                            outputChannels: outputChannels) + perFloat * pairs * 9
-        let best = WinogradVariant.allCases.map { variant in
+        let times = WinogradVariant.allCases.map { variant in
             (variant, ConvolutionCostModel.nanoseconds(variant == .f4x4 ? .winogradF4x4 : .winogradF2x2, geometry: geometry,
-                                                       inputChannels: inputChannels, outputChannels: outputChannels)
-                + perFloat * pairs * Double(variant.positions))
-        }.min { $0.1 < $1.1 }!
-        return best.1 < alternative ? best.0 : nil
+                                                       inputChannels: inputChannels, outputChannels: outputChannels))
+        }
+        let best = times.map { ($0.0, $0.1 + perFloat * pairs * Double($0.0.positions)) }.min { $0.1 < $1.1 }!
+        guard best.1 < alternative else { return nil }
+        let allTaps = WinogradVariant.allCases.allSatisfy {
+            WinogradFilterForm.preferred(variant: $0, inputs: inputChannels, outputs: outputChannels) == .taps
+        }
+        return allTaps ? times.min { $0.1 < $1.1 }!.0 : best.0
     }
 }
 
@@ -257,10 +271,11 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
     if let variant = algorithm.winogradVariant {
         // The filter transform reads the weights in their own layout and applies a folded
         // BatchNormalization's scale itself: no reordered or scaled copy.
+        let form = WinogradFilterForm.preferred(variant: variant, inputs: inputChannels, outputs: outputChannels)
         let (filters, foldedBias) = context.sharedAcrossSizes("winograd-\(variant.rawValue)") {
-            (WinogradConvolutionKernel.transformFilters(variant: variant, weights: raw, layout: context.layout, scale: affine?.scale,
-                                                        inputChannels: inputChannels, outputChannels: outputChannels,
-                                                        cache: context.weightCache),
+            (WinogradConvolutionKernel.transformFilters(variant: variant, form: form, weights: raw, layout: context.layout,
+                                                        scale: affine?.scale, inputChannels: inputChannels,
+                                                        outputChannels: outputChannels, cache: context.weightCache),
              KernelWeights.foldedBias(bias, affine: affine, outputs: outputChannels))
         }
         let kernel = WinogradConvolutionKernel(

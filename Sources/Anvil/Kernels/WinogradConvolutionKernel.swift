@@ -25,21 +25,25 @@ enum WinogradVariant: String, Sendable, CaseIterable, CustomStringConvertible {
 ///    vectors of `inputChannels`, which for position `p` form the matrix `V[p]`
 ///    (`tiles × inputChannels`, rows strided by a whole tile);
 /// 2. α² products `M[p] = V[p] · U[p]` (``anvil_winograd_products``), with `U[p]` (`inputChannels ×
-///    outputChannels`, packed in blocks of 16 output channels) the filters transformed once at construction;
+///    outputChannels`, packed in blocks of 16 output channels) the transformed filters: made once
+///    at construction, or — in the ``WinogradFilterForm/taps`` form — made from the 3×3 taps for
+///    32 output and 128 input channels at a time as the products need them;
 /// 3. `Aᵀ M A` of every tile goes straight into the NHWC output with the bias and the
 ///    activation applied while the values are in registers.
 ///
 /// All three phases are ``ParallelJob``s on ``Compute``'s threads: the transforms split the
 /// tiles, the products split the positions (whole positions per thread read the filters once
-/// in all, where splitting the tiles would make every thread stream all of them). Blocks are sized so `V`
-/// and `M` stay about ``blockBudget`` floats. The transformed filters take α²/9 times the
-/// memory of the weights (16/9 for F(2×2), 4 for F(4×4)).
+/// in all, where splitting the tiles would make every thread stream all of them) or, from taps,
+/// the pairs of output blocks. Blocks are sized so `V` and `M` stay about ``blockBudget``
+/// floats. Transformed filters take α²/9 times the memory of the weights (16/9 for F(2×2), 4
+/// for F(4×4)); taps take the weights' own.
 struct WinogradConvolutionKernel: Kernel {
     let variant: WinogradVariant
     let geometry: WindowGeometry
     let inputChannels: Int
     let outputChannels: Int
-    /// The transformed filters `U[p][i][o]`, packed as ``WinogradFilterLayout`` says.
+    /// The transformed filters `U[p][i][o]` or the taps they are made from, packed as
+    /// ``WinogradFilterLayout`` says.
     let filters: WinogradFilters
     let bias: ParameterData?
     let activation: ActivationFunction
@@ -72,13 +76,14 @@ struct WinogradConvolutionKernel: Kernel {
                   blockTiles: blockTiles, instructionSet: instructionSet)
     }
 
-    /// Transforms the filters straight from `weights` in `layout` (no reordered copy), each
-    /// output channel's filters times `scale[o]` when given (a folded BatchNormalization, whose
-    /// shift the caller has put into `bias`). The kernel keeps no reference to `weights`.
+    /// Transforms the filters (or packs their taps, for `form`) straight from `weights` in
+    /// `layout` (no reordered copy), each output channel's filters times `scale[o]` when given (a
+    /// folded BatchNormalization, whose shift the caller has put into `bias`). The kernel keeps no
+    /// reference to `weights`. `transformed`, when given, is used instead (its form wins).
     init(variant: WinogradVariant, geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
          weights: ParameterData, layout: WeightLayout, scale: [Float]?, bias: ParameterData?,
          activation: ActivationFunction, blockTiles: Int? = nil, instructionSet: InstructionSet = .current,
-         transformed: WinogradFilters? = nil) {
+         form: WinogradFilterForm = .transformed, transformed: WinogradFilters? = nil) {
         precondition(Self.supports(geometry: geometry, groups: 1), "Winograd needs a 3×3, stride 1, dilation 1 convolution")
         precondition(weights.count == 9 * inputChannels * outputChannels && (scale?.count ?? outputChannels) == outputChannels)
         self.variant = variant
@@ -87,9 +92,9 @@ struct WinogradConvolutionKernel: Kernel {
         self.outputChannels = outputChannels
         // `transformed`: the same filters made for another input size of an open model (see
         // ``KernelContext/sharedAcrossSizes(_:_:)``).
-        self.filters = transformed ?? Self.transformFilters(variant: variant, weights: weights, layout: layout, scale: scale,
-                                                            inputChannels: inputChannels, outputChannels: outputChannels,
-                                                            instructionSet: instructionSet)
+        self.filters = transformed ?? Self.transformFilters(variant: variant, form: form, weights: weights, layout: layout,
+                                                            scale: scale, inputChannels: inputChannels,
+                                                            outputChannels: outputChannels, instructionSet: instructionSet)
         self.bias = bias
         self.activation = activation
         self.fixedBlockTiles = blockTiles.map { max(1, $0) }
@@ -109,34 +114,44 @@ struct WinogradConvolutionKernel: Kernel {
             clamp_min: epilogue.lower, clamp_max: epilogue.upper, negative_slope: epilogue.slope)
     }
 
-    /// The transformed filters of `weights` in `layout`, each output channel's times `scale[o]` when given.
+    /// The filters of `weights` in `layout` in `form` (transformed, or the taps the products
+    /// transform), each output channel's times `scale[o]` when given.
     /// With a `cache`, filters of weights mapped from a file come from its entry when there is one
-    /// and a sample of it (the first and last input channels) matches this build's transform bit
-    /// for bit; otherwise they are made and the entry written for the next compile.
-    static func transformFilters(variant: WinogradVariant, weights: ParameterData, layout: WeightLayout, scale: [Float]?,
-                                 inputChannels: Int, outputChannels: Int,
+    /// and a sample of it (the first and last input channels) matches this build's transform or
+    /// packing bit for bit; otherwise they are made and the entry written for the next compile.
+    static func transformFilters(variant: WinogradVariant, form: WinogradFilterForm = .transformed, weights: ParameterData,
+                                 layout: WeightLayout, scale: [Float]?, inputChannels: Int, outputChannels: Int,
                                  instructionSet: InstructionSet = .current, cache: WeightCache? = nil) -> WinogradFilters {
         let strides = FilterStrides(layout: layout, inputs: inputChannels, outputs: outputChannels)
         let filterLayout = WinogradFilterLayout(inputs: inputChannels, outputs: outputChannels)
+        // Taps are the same for both variants and every instruction set.
+        let made = form == .taps ? "winograd3 taps" : "winograd3 \(variant.rawValue) isa \(instructionSet)"
         let key = cache.flatMap { _ in WeightCache.origin(of: weights) }.map { origin in
-            "winograd3 \(variant.rawValue) isa \(instructionSet) layout \(layout.rawValue) inputs \(inputChannels) "
+            "\(made) layout \(layout.rawValue) inputs \(inputChannels) "
                 + "outputs \(outputChannels) scale \(scale.map(Self.fingerprint) ?? "none") weights \(origin)"
         }
         return weights.withUnsafeBufferPointer { source in
             func transform(_ factors: UnsafePointer<Float>?) -> WinogradFilters {
-                let count = variant.positions * filterLayout.positionStride
+                let count = filterLayout.count(form: form, positions: variant.positions)
                 if let cache, let key, let entry = cache.entry(key: key, count: count) {
-                    let mapped = WinogradFilters(layout: filterLayout, positions: variant.positions, mapped: entry)
+                    let mapped = WinogradFilters(layout: filterLayout, form: form, positions: variant.positions, mapped: entry)
                     let sample = Set([0, inputChannels - 1])
-                    if sample.allSatisfy({ variant.matches(mapped, input: $0, weights: source.baseAddress!, strides: strides,
-                                                           scale: factors, instructionSet: instructionSet) }) {
+                    if sample.allSatisfy({
+                        form == .taps
+                            ? mapped.tapsMatch(input: $0, weights: source.baseAddress!, strides: strides, scale: factors)
+                            : variant.matches(mapped, input: $0, weights: source.baseAddress!, strides: strides,
+                                              scale: factors, instructionSet: instructionSet)
+                    }) {
                         cache.hit()
                         return mapped
                     }
                     cache.reject()
                 }
-                let made = variant.transformFilters(source.baseAddress!, strides: strides, scale: factors,
-                                                    outputs: outputChannels, inputs: inputChannels, instructionSet: instructionSet)
+                let made = form == .taps
+                    ? WinogradFilters.taps(source.baseAddress!, strides: strides, scale: factors, outputs: outputChannels,
+                                           inputs: inputChannels)
+                    : variant.transformFilters(source.baseAddress!, strides: strides, scale: factors,
+                                               outputs: outputChannels, inputs: inputChannels, instructionSet: instructionSet)
                 if let cache, let key { cache.store(key: key, values: UnsafeBufferPointer(start: made.pointer, count: made.count)) }
                 return made
             }
@@ -167,11 +182,30 @@ struct WinogradConvolutionKernel: Kernel {
         return (blocks, (total + blocks - 1) / blocks)
     }
 
-    /// Room for `V` and `M` of one block, each 64-byte aligned.
+    /// Room for `V` and `M` of one block, each 64-byte aligned, and with taps one slot of
+    /// transformed filters per thread that can run.
     func scratchCount(batch: Int) -> Int {
         let tiles = blocking(batch: batch).tiles
-        return Self.roundUp(variant.positions * tiles * inputChannels) + variant.positions * tiles * paddedOutputs + 16
+        let slots = filters.form == .taps ? saturatingProduct(Compute.maximumThreadCount, slotCount) : 0
+        return Self.roundUp(variant.positions * tiles * inputChannels) + Self.roundUp(variant.positions * tiles * paddedOutputs)
+            + slots + 16
     }
+
+    /// Input channels transformed from taps at a time (a multiple of ``ANVIL_WINOGRAD_CHUNK``, so
+    /// the products sum the same runs as from transformed filters). The slot they fill (590 KB
+    /// for F(4×4)) stays in the core's L2 between the transform and the products, and `M`'s rows
+    /// of the pair are read and written once per run. On VGG16 (Zen 5, batch 1, 1 and 2
+    /// threads, alternating runs) 128 beat 32 and 64; 32 output channels a slot (a pair of
+    /// blocks) beat 64 and 128, which also leave threads idle on narrow layers.
+    static let slotInputs = 4 * Int(ANVIL_WINOGRAD_CHUNK)
+
+    /// Floats from one position's filters to the next in a slot: a cache line more than they
+    /// take, so the α² values a transform writes at once do not all fall into one cache set.
+    var slotPositionStride: Int { min(inputChannels, Self.slotInputs) * WinogradFilterLayout.tapWidth + 16 }
+
+    /// Floats of one thread's slot of filters transformed from taps: ``slotInputs`` input
+    /// channels' filters to a pair of blocks at every position.
+    var slotCount: Int { variant.positions * slotPositionStride }
 
     private static func roundUp(_ floats: Int) -> Int { (floats + 15) & ~15 }
 
@@ -184,13 +218,24 @@ struct WinogradConvolutionKernel: Kernel {
         let address = (UInt(bitPattern: io.scratch) + 63) & ~UInt(63)
         let v = UnsafeMutablePointer<Float>(bitPattern: address)!
         let products = v + Self.roundUp(variant.positions * blockTiles * inputChannels)
+        let slots = products + Self.roundUp(variant.positions * blockTiles * paddedOutputs)
+        let pairs = (paddedOutputs + WinogradFilterLayout.tapWidth - 1) / WinogradFilterLayout.tapWidth
         for block in 0 ..< blocks {
             let first = total * block / blocks
             let count = total * (block + 1) / blocks - first
             Compute.parallelFor(count, costPerItem: variant.positions * inputChannels * 4,
                                 InputTransform(isa: instructionSet.cValue, shape: transforms, input: io.inputs[0], v: v, firstTile: first))
-            Compute.parallelFor(variant.positions, costPerItem: count * inputChannels * outputChannels,
-                                Products(kernel: self, v: v, u: UnsafePointer(filters.pointer), products: products, tiles: count))
+            switch filters.form {
+            case .transformed:
+                Compute.parallelFor(variant.positions, costPerItem: count * inputChannels * outputChannels,
+                                    Products(kernel: self, v: v, u: UnsafePointer(filters.pointer), products: products, tiles: count))
+            case .taps:
+                // One part per thread (each with its slot), each an equal share of the pairs.
+                let parts = Compute.parts(pairs, costPerItem: variant.positions * count * inputChannels * WinogradFilterLayout.tapWidth)
+                Compute.parallelFor(parts, costPerItem: 16_384,
+                                    TapProducts(kernel: self, v: v, products: products, tiles: count, pairs: pairs, parts: parts,
+                                                slots: slots))
+            }
             Compute.parallelFor(count, costPerItem: variant.positions * outputChannels * 4,
                                 OutputTransform(kernel: self, shape: transforms, products: products, output: io.output, firstTile: first))
         }
@@ -216,10 +261,56 @@ struct WinogradConvolutionKernel: Kernel {
             let filterLayout = kernel.filters.layout
             var shape = anvil_winograd_products_shape(
                 tiles: Int32(tiles), channels: Int32(inputs), outputs: Int32(kernel.outputChannels),
-                v_tile_stride: kernel.variant.positions * inputs, m_tile_stride: kernel.variant.positions * outputs)
+                v_tile_stride: kernel.variant.positions * inputs, m_tile_stride: kernel.variant.positions * outputs,
+                accumulate: 0)
             for p in range {
                 anvil_winograd_products(kernel.instructionSet.cValue, &shape, v + p * inputs, u + p * filterLayout.positionStride, products + p * outputs,
                                         0, Int32(outputs / Int(ANVIL_WINOGRAD_BLOCK)))
+            }
+        }
+    }
+
+    /// The products from taps of the parts in a range, as a parallel job: part `i` of `parts`
+    /// takes an equal share of the pairs of output blocks and slot `i`. For each pair, a run of
+    /// ``slotInputs`` input channels at a time: their filters to the pair's 32 outputs are
+    /// transformed into the slot (``anvil_winograd3_transform_taps``, the arithmetic of
+    /// transformed filters), then each position's products add the run into `M`. The runs are
+    /// whole runs of the products' sums, so `M` holds what transformed filters give, bit for bit.
+    private struct TapProducts: ParallelJob {
+        let kernel: WinogradConvolutionKernel
+        let v: UnsafePointer<Float>
+        let products: UnsafeMutablePointer<Float>
+        let tiles: Int
+        let pairs: Int
+        let parts: Int
+        let slots: UnsafeMutablePointer<Float>
+
+        func run(_ range: Range<Int>) {
+            let inputs = kernel.inputChannels, padded = kernel.paddedOutputs, positions = kernel.variant.positions
+            let isa = kernel.instructionSet.cValue, tile = Int32(kernel.variant.outputTile)
+            let layout = kernel.filters.layout, positionStride = kernel.slotPositionStride
+            var shape = anvil_winograd_products_shape(
+                tiles: Int32(tiles), channels: 0, outputs: Int32(kernel.outputChannels),
+                v_tile_stride: positions * inputs, m_tile_stride: positions * padded, accumulate: 0)
+            for part in range {
+                let slot = slots + part * kernel.slotCount
+                for pair in pairs * part / parts ..< pairs * (part + 1) / parts {
+                    // A last pair may be one block; the taps' padding lanes are zeros, so whole
+                    // blocks are transformed.
+                    let (first, width) = layout.tapGroup(of: pair * WinogradFilterLayout.tapWidth)
+                    let taps = kernel.filters.pointer + layout.tapOffset(input: 0, tap: 0, output: first)
+                    for begin in stride(from: 0, to: inputs, by: WinogradConvolutionKernel.slotInputs) {
+                        let end = min(inputs, begin + WinogradConvolutionKernel.slotInputs)
+                        anvil_winograd3_transform_taps(isa, tile, taps, width, Int32(width), Int32(begin), Int32(end), slot,
+                                                       positionStride)
+                        shape.channels = Int32(end - begin)
+                        shape.accumulate = begin > 0 ? 1 : 0
+                        for p in 0 ..< positions {
+                            anvil_winograd_products(isa, &shape, v + p * inputs + begin, slot + p * positionStride,
+                                                    products + p * padded + first, 0, Int32(width) / ANVIL_WINOGRAD_BLOCK)
+                        }
+                    }
+                }
             }
         }
     }

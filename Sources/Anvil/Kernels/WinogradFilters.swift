@@ -18,20 +18,24 @@ struct FilterStrides: Sendable, Equatable {
     }
 }
 
-/// The transformed filters of a Winograd kernel, `U[i][p][o]`: for each input channel `i`, the
-/// α² rows (one per position `p`) of its transformed filters to every output channel `o`. The
-/// GEMM of position `p` reads its B operand (`inputs × outputs`) at `p · outputs` with a row
-/// stride of α² · outputs. Input-channel-major, the transform writes each thread's share of the
-/// memory from start to end: each 2 MB page is zeroed by the kernel and then filled while still
-/// in cache, and no two threads fault the same page. (Position-major, each thread wrote a row of
-/// each of the α² matrices in turn, and the kernel's zeroing and the transform's writes went
-/// to memory and back.) One allocation, 2 MB aligned and (on Linux) advised for transparent
-/// huge pages — or a read-only mapping of a ``WeightCache`` entry holding the same values.
+/// The filters of a Winograd kernel in one of two ``WinogradFilterForm``s:
+/// - **transformed**, `U[p][i][o]`: for each input channel `i`, the α² rows (one per position
+///   `p`) of its transformed filters to every output channel `o`. The GEMM of position `p` reads
+///   its B operand (`inputs × outputs`) at `p · outputs` with a row stride of α² · outputs.
+///   Input-channel-major, the transform writes each thread's share of the memory from start to
+///   end: each 2 MB page is zeroed by the kernel and then filled while still in cache, and no two
+///   threads fault the same page. (Position-major, each thread wrote a row of each of the α²
+///   matrices in turn, and the kernel's zeroing and the transform's writes went to memory and
+///   back.) They take 16/9 (F(2×2)) or 4 (F(4×4)) times the memory of the weights;
+/// - **taps**, the 3×3 filters themselves (times the folded scale), `[i][y][x][o]` with the
+///   outputs padded to whole blocks of 16: the weights' own memory, transformed 32 output
+///   channels at a time as the products need them.
 ///
-/// They take 16/9 (F(2×2)) or 4 (F(4×4)) times the memory of the weights, and fresh memory is
-/// dear: the kernel zeroes every page on first touch, and on the reference VM faulting 235 MB in
-/// 4 KB pages took 170–240 ms against 40 ms or more in 2 MB pages.
-/// Huge pages also spare the products TLB misses when they stream the filters.
+/// One allocation, 2 MB aligned and (on Linux) advised for transparent huge pages — or a
+/// read-only mapping of a ``WeightCache`` entry holding the same values. Fresh memory is dear:
+/// the kernel zeroes every page on first touch, and on the reference VM faulting 235 MB in 4 KB
+/// pages took 170–240 ms against 40 ms or more in 2 MB pages. Huge pages also spare the
+/// products TLB misses when they stream the filters.
 final class WinogradFilters: @unchecked Sendable {
     // @unchecked Sendable: `pointer`, `count` and `storage` are `let`s; owned filters are written
     // by the compile step's transform before the kernel holding them is published, mapped ones
@@ -42,6 +46,8 @@ final class WinogradFilters: @unchecked Sendable {
     let count: Int
     /// Where each filter value lives.
     let layout: WinogradFilterLayout
+    /// Whether the values are transformed filters or taps.
+    let form: WinogradFilterForm
     private let storage: Storage
 
     /// Memory this object allocated (freed with it), or a ``WeightCache`` entry it maps.
@@ -50,11 +56,11 @@ final class WinogradFilters: @unchecked Sendable {
         case mapped(WeightCacheEntry)
     }
 
-    /// Memory for `positions` positions of filters in `layout` (in huge pages when large:
-    /// ``LargeAllocation``), uninitialised but for the padding lanes of a last partial block
-    /// (zeros: they enter the products, never the outputs).
-    init(layout: WinogradFilterLayout, positions: Int) {
-        let count = positions * layout.positionStride
+    /// Memory for filters of `positions` positions in `form` and `layout` (in huge pages when
+    /// large: ``LargeAllocation``), uninitialised but for the padding lanes of a last partial
+    /// block (zeros: they enter the products, never the outputs).
+    init(layout: WinogradFilterLayout, form: WinogradFilterForm = .transformed, positions: Int) {
+        let count = layout.count(form: form, positions: positions)
         let bytes = max(count, 1) * MemoryLayout<Float>.stride
         guard let raw = LargeAllocation.allocate(bytes: bytes) else {
             fatalError("cannot allocate \(bytes) bytes of Winograd filters")
@@ -64,18 +70,20 @@ final class WinogradFilters: @unchecked Sendable {
         self.storage = .owned(pointer)
         self.count = count
         self.layout = layout
+        self.form = form
         if layout.paddedOutputs != layout.outputs && !LargeAllocation.startsZeroed(bytes: bytes) {
             pointer.initialize(repeating: 0, count: count)
         }
     }
 
-    /// Filters mapped from a cache entry of exactly `positions` positions in `layout`.
-    init(layout: WinogradFilterLayout, positions: Int, mapped entry: WeightCacheEntry) {
-        precondition(entry.count == positions * layout.positionStride)
+    /// Filters mapped from a cache entry of exactly the count `form`, `layout` and `positions` give.
+    init(layout: WinogradFilterLayout, form: WinogradFilterForm = .transformed, positions: Int, mapped entry: WeightCacheEntry) {
+        precondition(entry.count == layout.count(form: form, positions: positions))
         self.pointer = entry.pointer
         self.storage = .mapped(entry)
         self.count = entry.count
         self.layout = layout
+        self.form = form
     }
 
     /// The memory the transform writes (owned filters only).
@@ -167,9 +175,34 @@ struct WinogradFilterLayout: Sendable, Equatable {
     /// Floats from one position's filters to the next.
     var positionStride: Int { paddedOutputs * inputs }
 
-    /// The offset of `U[position][input][output]`.
+    /// The offset of `U[position][input][output]` (transformed filters).
     func offset(position: Int, input: Int, output: Int) -> Int {
         let block = Int(ANVIL_WINOGRAD_BLOCK)
         return position * positionStride + (output / block * inputs + input) * block + output % block
+    }
+
+    /// Output channels side by side in the taps: the products' pair of blocks.
+    static let tapWidth = 2 * Int(ANVIL_WINOGRAD_BLOCK)
+
+    /// The outputs of the taps' group holding `output`: `first ..< first + width`.
+    func tapGroup(of output: Int) -> (first: Int, width: Int) {
+        let first = output / Self.tapWidth * Self.tapWidth
+        return (first, min(Self.tapWidth, paddedOutputs - first))
+    }
+
+    /// The offset of tap `tap` (`3y + x`) from `input` to `output` (taps): groups of
+    /// ``tapWidth`` outputs one after another (the last may be one block), each `[i][y][x][o]`,
+    /// so the products transform each group's taps from one sequential stream.
+    func tapOffset(input: Int, tap: Int, output: Int) -> Int {
+        let (first, width) = tapGroup(of: output)
+        return first * 9 * inputs + (input * 9 + tap) * width + output - first
+    }
+
+    /// Floats of filters in `form` for `positions` positions.
+    func count(form: WinogradFilterForm, positions: Int) -> Int {
+        switch form {
+        case .transformed: return positions * positionStride
+        case .taps: return 9 * inputs * paddedOutputs
+        }
     }
 }

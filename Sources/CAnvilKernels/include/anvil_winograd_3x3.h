@@ -56,6 +56,15 @@ void anvil_winograd3_transform_filters(anvil_isa isa, int tile, const float *wei
                                        anvil_winograd3_filter_strides strides, const float *scale, int outputs,
                                        int inputs, float *u, int input_begin, int input_end);
 
+/// Writes `U = G g Gᵀ` of taps packed `[i][y][x][o]` (`padded_outputs` floats from one tap to the
+/// next, already scaled; `taps` points at the first output wanted) for `width` outputs (a
+/// multiple of 16) and the inputs `[input_begin, input_end)`, as `anvil_winograd_products` reads
+/// them: (position p, input i, output o) at `p · position_stride + (⌊o / 16⌋ · n + i − input_begin)
+/// · 16 + o mod 16`, n = input_end − input_begin, position_stride ≥ n · width. The arithmetic is
+/// `anvil_winograd3_transform_filters`'s: the same values bit for bit.
+void anvil_winograd3_transform_taps(anvil_isa isa, int tile, const float *taps, long padded_outputs, int width,
+                                    int input_begin, int input_end, float *u, long position_stride);
+
 #ifdef __cplusplus
 }
 #endif

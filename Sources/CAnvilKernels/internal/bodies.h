@@ -69,16 +69,22 @@ typedef void anvil_winograd3_output_body(const anvil_winograd3_shape *s, const f
 typedef void anvil_winograd3_filters_body(int tile, const float *weights, anvil_winograd3_filter_strides strides,
                                           const float *scale, int outputs, int inputs, float *u, int input_begin,
                                           int input_end);
+/// The bodies, one per instruction set (`anvil_winograd3_transform_taps` without the `isa`).
+typedef void anvil_winograd3_taps_body(int tile, const float *taps, long padded_outputs, int width, int input_begin,
+                                       int input_end, float *u, long position_stride);
 anvil_winograd3_input_body anvil_winograd3_input_scalar;
 anvil_winograd3_output_body anvil_winograd3_output_scalar;
 anvil_winograd3_filters_body anvil_winograd3_filters_scalar;
+anvil_winograd3_taps_body anvil_winograd3_taps_scalar;
 #if defined(__x86_64__)
 anvil_winograd3_input_body anvil_winograd3_input_avx2;
 anvil_winograd3_output_body anvil_winograd3_output_avx2;
 anvil_winograd3_filters_body anvil_winograd3_filters_avx2;
+anvil_winograd3_taps_body anvil_winograd3_taps_avx2;
 anvil_winograd3_input_body anvil_winograd3_input_avx512;
 anvil_winograd3_output_body anvil_winograd3_output_avx512;
 anvil_winograd3_filters_body anvil_winograd3_filters_avx512;
+anvil_winograd3_taps_body anvil_winograd3_taps_avx512;
 #endif
 
 /// The bodies, one per instruction set (`anvil_binary` without the `isa`).

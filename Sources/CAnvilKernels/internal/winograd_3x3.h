@@ -243,6 +243,22 @@ INLINE void filter_group(const int m, const float *weights, anvil_winograd3_filt
     for (int p = 0; p < alpha * alpha; p++) store_lanes(packed + p * position_stride, r[p], lanes);
 }
 
+/// `G g Gᵀ` of LANES outputs' taps at `taps` (side by side, `tap_stride` floats from one tap to
+/// the next, already scaled), its α² vectors stored `position_stride` apart from `u`: the
+/// arithmetic of `filter_group`, so the same values bit for bit.
+INLINE void taps_group(const int m, const float *taps, long tap_stride, float *u, long position_stride) {
+    const int alpha = m + 2;
+    vf g[9], rows[3 * MAX_ALPHA];
+    for (int tap = 0; tap < 9; tap++) g[tap] = loadv(taps + tap * tap_stride);
+    for (int y = 0; y < 3; y++) filter_line(m, g + 3 * y, 1, rows + y * alpha, 1);  // along each row
+    // Down each column, stored as made: the 3α row values stay in registers (α² results would not).
+    for (int b = 0; b < alpha; b++) {
+        vf column[MAX_ALPHA];
+        filter_line(m, rows + b, alpha, column, 1);
+        for (int a = 0; a < alpha; a++) storev(u + (a * alpha + b) * position_stride, column[a]);
+    }
+}
+
 // ---- What each body runs ----
 
 INLINE void input_tiles(const anvil_winograd3_shape *s, const float *input, float *v, long first, long begin, long end) {
@@ -275,7 +291,22 @@ INLINE void filter_inputs(int tile, const float *weights, anvil_winograd3_filter
     else filter_inputs_m(4, weights, strides, scale, outputs, inputs, u, begin, end);
 }
 
-/// Defines the three entry bodies of one instruction set (`anvil_winograd3_input_<isa>`, …):
+INLINE void taps_inputs_m(const int m, const float *taps, long padded, int width, int begin, int end, float *u,
+                          long position_stride) {
+    const size_t n = (size_t)(end - begin);
+    for (int i = begin; i < end; i++)
+        for (int o = 0; o < width; o += LANES)
+            taps_group(m, taps + (size_t)i * 9 * padded + o, padded,
+                       u + ((size_t)(o / PACK) * n + (size_t)(i - begin)) * PACK + o % PACK, position_stride);
+}
+
+INLINE void taps_inputs(int tile, const float *taps, long padded, int width, int begin, int end, float *u,
+                        long position_stride) {
+    if (tile == 2) taps_inputs_m(2, taps, padded, width, begin, end, u, position_stride);
+    else taps_inputs_m(4, taps, padded, width, begin, end, u, position_stride);
+}
+
+/// Defines the four entry bodies of one instruction set (`anvil_winograd3_input_<isa>`, …):
 /// each body file expands it once, inside its target attribute.
 #define ANVIL_WINOGRAD3_BODIES(isa)                                                                                  \
     void anvil_winograd3_input_##isa(const anvil_winograd3_shape *s, const float *input, float *v, long first,       \
@@ -289,6 +320,10 @@ INLINE void filter_inputs(int tile, const float *weights, anvil_winograd3_filter
     void anvil_winograd3_filters_##isa(int tile, const float *weights, anvil_winograd3_filter_strides strides,       \
                                        const float *scale, int outputs, int inputs, float *u, int begin, int end) {  \
         filter_inputs(tile, weights, strides, scale, outputs, inputs, u, begin, end);                                \
+    }                                                                                                                \
+    void anvil_winograd3_taps_##isa(int tile, const float *taps, long padded_outputs, int width, int begin, int end, \
+                                    float *u, long position_stride) {                                                \
+        taps_inputs(tile, taps, padded_outputs, width, begin, end, u, position_stride);                              \
     }
 
 #endif

@@ -4,6 +4,7 @@
 
 void anvil_winograd_products_scalar(const anvil_winograd_products_shape *s, const float *v, const float *u, float *m,
                                     int block_begin, int block_end) {
+    const int accumulate = s->accumulate;
     for (int b = block_begin; b < block_end; b++) {
         const float *ub = u + (size_t)b * s->channels * BLOCK;
         for (int t = 0; t < s->tiles; t += GROUP) {
@@ -22,7 +23,7 @@ void anvil_winograd_products_scalar(const anvil_winograd_products_shape *s, cons
                 }
                 for (int i = 0; i < n; i++) {
                     float *out = m + (size_t)(t + i) * s->m_tile_stride + (size_t)b * BLOCK;
-                    for (int j = 0; j < BLOCK; j++) out[j] = c0 == 0 ? acc[i][j] : out[j] + acc[i][j];
+                    for (int j = 0; j < BLOCK; j++) out[j] = c0 == 0 && !accumulate ? acc[i][j] : out[j] + acc[i][j];
                 }
             }
         }

@@ -14,7 +14,7 @@ enum { PAIR_GROUP = 3 };
 /// Blocks `b` and `b + 1` (filters `u0`, `u1`): tiles in groups of 3, each run of channels summed
 /// from zero in channel order, then added into M, as the single-block loop below does.
 static void pair_products(const anvil_winograd_products_shape *s, const float *v, const float *u0, const float *u1,
-                          float *m, int b) {
+                          float *m, int b, int accumulate) {
     for (int t = 0; t < s->tiles; t += PAIR_GROUP) {
         const int n = s->tiles - t < PAIR_GROUP ? s->tiles - t : PAIR_GROUP;
         const float *r[PAIR_GROUP];
@@ -40,7 +40,7 @@ static void pair_products(const anvil_winograd_products_shape *s, const float *v
                 for (int h = 0; h < 4; h++) {
                     // Block h / 2's lanes 8 · (h % 2) …: the two blocks are adjacent in M's row.
                     float *p = o + 8 * h;
-                    _mm256_storeu_ps(p, c0 == 0 ? a[i][h] : _mm256_add_ps(_mm256_loadu_ps(p), a[i][h]));
+                    _mm256_storeu_ps(p, c0 == 0 && !accumulate ? a[i][h] : _mm256_add_ps(_mm256_loadu_ps(p), a[i][h]));
                 }
             }
         }
@@ -49,10 +49,12 @@ static void pair_products(const anvil_winograd_products_shape *s, const float *v
 
 void anvil_winograd_products_avx2(const anvil_winograd_products_shape *s, const float *v, const float *u, float *m,
                                   int block_begin, int block_end) {
+    // Read once, as in the AVX-512 body (a condition on `s` in the loops can cost registers).
+    const int accumulate = s->accumulate;
     for (int b = block_begin; b < block_end; b++) {
         const float *ub = u + (size_t)b * s->channels * BLOCK;
         if (b + 1 < block_end) {
-            pair_products(s, v, ub, ub + (size_t)s->channels * BLOCK, m, b);
+            pair_products(s, v, ub, ub + (size_t)s->channels * BLOCK, m, b, accumulate);
             b++;
             continue;
         }
@@ -79,7 +81,7 @@ void anvil_winograd_products_avx2(const anvil_winograd_products_shape *s, const 
                 const __m256 acc[GROUP][2] = { { a00, a01 }, { a10, a11 }, { a20, a21 }, { a30, a31 }, { a40, a41 }, { a50, a51 } };
                 for (int i = 0; i < n; i++) {
                     float *o = out + (size_t)i * s->m_tile_stride;
-                    if (c0 == 0) {
+                    if (c0 == 0 && !accumulate) {
                         _mm256_storeu_ps(o, acc[i][0]);
                         _mm256_storeu_ps(o + 8, acc[i][1]);
                     } else {

@@ -24,7 +24,7 @@ struct WinogradProductsAVX512Tests {
         var description: String { "\(tiles) tiles × \(channels) channels → \(outputs), blocks \(range)" }
         var shape: anvil_winograd_products_shape {
             anvil_winograd_products_shape(tiles: Int32(tiles), channels: Int32(channels), outputs: Int32(outputs),
-                                          v_tile_stride: vStride, m_tile_stride: mStride)
+                                          v_tile_stride: vStride, m_tile_stride: mStride, accumulate: 0)
         }
     }
 
@@ -74,6 +74,54 @@ struct WinogradProductsAVX512Tests {
                 }
             }
             return m
+        }
+
+        /// M after `body` over the case's blocks in one call per run of channels `cuts` make (each
+        /// a multiple of ANVIL_WINOGRAD_CHUNK): U repacked for each run's channels, every call
+        /// after the first with `accumulate` set.
+        func runChannels(_ c: Case, _ body: Body, cuts: [Int]) -> [Float] {
+            var m = [Float](repeating: .nan, count: c.tiles * c.mStride)
+            let bounds = [0] + cuts + [c.channels]
+            for i in 0 ..< bounds.count - 1 {
+                let begin = bounds[i], count = bounds[i + 1] - begin
+                var part = [Float](repeating: 0, count: c.blockCount * count * 16)
+                for b in 0 ..< c.blockCount {
+                    for ch in 0 ..< count {
+                        for j in 0 ..< 16 { part[(b * count + ch) * 16 + j] = u[(b * c.channels + begin + ch) * 16 + j] }
+                    }
+                }
+                var shape = c.shape
+                shape.channels = Int32(count)
+                shape.accumulate = i > 0 ? 1 : 0
+                v.withUnsafeBufferPointer { vp in
+                    part.withUnsafeBufferPointer { up in
+                        m.withUnsafeMutableBufferPointer { mp in
+                            body(&shape, vp.baseAddress! + begin, up.baseAddress!, mp.baseAddress!, Int32(c.range.lowerBound),
+                                 Int32(c.range.upperBound))
+                        }
+                    }
+                }
+            }
+            return m
+        }
+    }
+
+    /// Products from taps add 128 input channels at a time into M (`accumulate`): a case's
+    /// channels in several calls, each a whole number of runs, must sum as one call does, bit for
+    /// bit, in every body (the emulated AVX-512 one on any x86-64).
+    @Test("channels in several calls sum as in one", arguments: refInstructionSets)
+    func accumulatedCalls(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        let chunk = Int(ANVIL_WINOGRAD_CHUNK)
+        var bodies: [(String, Body)] = [("\(isa)", Self.dispatched(isa.cValue))]
+        if anvil_emulated_bodies_available() == 1 { bodies.append(("emulated AVX-512", Self.emulated)) }
+        for (index, c) in Self.cases.enumerated() where c.channels > chunk {
+            let data = Data(c, seed: 9_400 + index)
+            let cuts = Array(stride(from: chunk, to: c.channels, by: chunk * (index % 2 + 1)))
+            for (name, body) in bodies {
+                let whole = data.run(c, body)
+                #expect(refBitDifferences(data.runChannels(c, body, cuts: cuts), whole) == 0, "\(name) \(c), cuts \(cuts)")
+            }
         }
     }
 

@@ -314,9 +314,10 @@ struct WinogradTests {
                                            dilation: (1, 1), padding: .same)
             #expect(ConvolutionSelection.algorithm(geometry: first, inputChannels: 3, outputChannels: 64, groups: 1).winogradVariant == nil)
             // At 512 channels, by time alone (the measured crossovers): F(4×4) from 14×14, F(2×2)
-            // around 7×7, im2col below. Counting 0.4 ms per MB of weights or filters: F(2×2) at
-            // 28×28 and 14×14 (F(4×4) needs 21 MB more for 6–7 ms less), im2col from 7×7 (16/9 of
-            // the weights' memory for 0.8 ms less).
+            // around 7×7, im2col below. Counting 0.4 ms per MB of weights or transformed filters:
+            // Winograd at 28×28 and 14×14, not from 7×7 (16/9 of the weights' memory for 0.8 ms
+            // less); both variants would keep taps there (the weights' memory), so the faster by
+            // time, F(4×4), runs.
             func square(_ size: Int) throws -> WindowGeometry {
                 try WindowGeometry(input: Shape(height: size, width: size, channels: 512), kernel: (3, 3), stride: (1, 1),
                                    dilation: (1, 1), padding: .same)
@@ -328,9 +329,16 @@ struct WinogradTests {
                 }
             }
             #expect(try picks(0) == [.f4x4, .f4x4, .f2x2, nil])
-            #expect(try picks(0.4) == [.f2x2, .f2x2, nil, nil])
-            // At the default 0.2: F(4×4) at 28×28 (21 MB more for 6–7 ms less), F(2×2) at 14×14.
-            #expect(try picks(0.2) == [.f4x4, .f2x2, nil, nil])
+            // Under `ANVIL_WINOGRAD_FILTERS=transformed` (nothing kept as taps) the variant is the
+            // one priced with its own filters: F(2×2) at 0.4, and at 0.2 F(4×4) at 28×28 (21 MB
+            // more for 6–7 ms less) but F(2×2) at 14×14.
+            if WinogradFilterForm.preferred(variant: .f2x2, inputs: 512, outputs: 512) == .taps {
+                #expect(try picks(0.4) == [.f4x4, .f4x4, nil, nil])
+                #expect(try picks(0.2) == [.f4x4, .f4x4, nil, nil])
+            } else {
+                #expect(try picks(0.4) == [.f2x2, .f2x2, nil, nil])
+                #expect(try picks(0.2) == [.f4x4, .f2x2, nil, nil])
+            }
             // ResNet-50's 28×28 128 → 128 layers: F(4×4) from 0.39 ms per MB down.
             let resnet28 = try WindowGeometry(input: Shape(height: 28, width: 28, channels: 128), kernel: (3, 3), stride: (1, 1),
                                               dilation: (1, 1), padding: .same)
@@ -338,7 +346,9 @@ struct WinogradTests {
                 ConvolutionSelection.algorithm(geometry: resnet28, inputChannels: 128, outputChannels: 128, groups: 1,
                                                override: .auto, millisecondsPerMegabyte: rate).winogradVariant
             }
-            #expect(resnetPicks == [.f2x2, .f4x4])
+            if WinogradFilterForm.preferred(variant: .f4x4, inputs: 128, outputs: 128) == .transformed {
+                #expect(resnetPicks == [.f2x2, .f4x4])
+            }
             // VGG16's 56×56×256 layers keep F(4×4) at 0.4 (9 MB of filters, 7 ms faster than F(2×2)).
             let vgg56 = try WindowGeometry(input: Shape(height: 56, width: 56, channels: 256), kernel: (3, 3), stride: (1, 1),
                                            dilation: (1, 1), padding: .same)
@@ -363,13 +373,55 @@ struct WinogradTests {
         let reference = referenceConvolution(c, g, input: data.input, weights: scaled, bias: data.bias)
         for layout in WeightLayout.allCases {
             let weights = relayout(data.weights, to: layout, inputs: c.inputs, outputs: c.outputs)
-            let kernel = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
-                                                   weights: ParameterData(weights), layout: layout, scale: scale,
-                                                   bias: data.bias.map { ParameterData($0) }, activation: c.activation,
-                                                   instructionSet: isa)
-            let output = runWinograd(kernel, c, g, input: data.input).output
-            let error = maxScaledError(output, reference.values, reference.magnitudes)
-            #expect(error <= tolerance(variant), "\(variant) \(isa), \(layout): scaled error \(error)")
+            for form in WinogradFilterForm.allCases {
+                let kernel = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs,
+                                                       outputChannels: c.outputs, weights: ParameterData(weights),
+                                                       layout: layout, scale: scale, bias: data.bias.map { ParameterData($0) },
+                                                       activation: c.activation, instructionSet: isa, form: form)
+                #expect(kernel.filters.form == form)
+                let output = runWinograd(kernel, c, g, input: data.input).output
+                let error = maxScaledError(output, reference.values, reference.magnitudes)
+                #expect(error <= tolerance(variant), "\(variant) \(isa), \(layout), \(form): scaled error \(error)")
+            }
+        }
+    }
+
+    /// Products from taps transform 128 input channels' filters at a time and add each run into
+    /// `M`: with more input channels than that (two and three runs, the last short), outputs
+    /// that are not whole pairs of blocks (a last pair of one block, zero-padded lanes), several
+    /// blocks of tiles and a folded scale, the outputs must be those of transformed filters bit
+    /// for bit (the same sums in the same order) and match a float64 convolution.
+    @Test("products from taps equal those of transformed filters", arguments: WinogradVariant.allCases, refInstructionSets)
+    func tapsEqualTransformed(variant: WinogradVariant, isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        let cases = [
+            WinogradCase(batch: 2, height: 6, width: 7, inputs: 150, outputs: 40, padding: .same, bias: true, activation: .relu),
+            WinogradCase(batch: 1, height: 5, width: 5, inputs: 300, outputs: 70, padding: .valid, bias: false,
+                         activation: .leakyRelu(alpha: 0.1)),
+            WinogradCase(batch: 1, height: 4, width: 9, inputs: 13, outputs: 64, padding: .same, bias: true, activation: .none),
+        ]
+        for (index, c) in cases.enumerated() {
+            let g = try c.geometry()
+            let data = WinogradData(c, seed: 700 + UInt64(index))
+            var random = RefRandom.winograd(seed: 800 + UInt64(index))
+            let scale = random.floats(c.outputs, 0.5, 2)
+            var scaled = data.weights
+            for o in 0 ..< c.outputs { for k in 0 ..< 9 * c.inputs { scaled[o * 9 * c.inputs + k] *= scale[o] } }
+            let reference = referenceConvolution(c, g, input: data.input, weights: scaled, bias: data.bias)
+            let weights = relayout(data.weights, to: .pytorch, inputs: c.inputs, outputs: c.outputs)
+            var outputs: [WinogradFilterForm: [Float]] = [:]
+            for form in WinogradFilterForm.allCases {
+                let kernel = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs,
+                                                       outputChannels: c.outputs, weights: ParameterData(weights),
+                                                       layout: .pytorch, scale: scale, bias: data.bias.map { ParameterData($0) },
+                                                       activation: c.activation, blockTiles: 5, instructionSet: isa, form: form)
+                let (output, guardIntact) = runWinograd(kernel, c, g, input: data.input)
+                #expect(guardIntact, "\(variant) \(isa) \(c), \(form): wrote past its scratch")
+                let error = maxScaledError(output, reference.values, reference.magnitudes)
+                #expect(error <= tolerance(variant), "\(variant) \(isa) \(c), \(form): scaled error \(error)")
+                outputs[form] = output
+            }
+            #expect(refBitDifferences(outputs[.taps]!, outputs[.transformed]!) == 0, "\(variant) \(isa) \(c)")
         }
     }
 

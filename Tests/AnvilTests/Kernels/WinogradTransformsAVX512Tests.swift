@@ -58,17 +58,75 @@ struct WinogradTransformsAVX512Tests {
                                UnsafeMutablePointer<Float>, Int, Int, Int) -> Void
         let filters: @Sendable (Int32, UnsafePointer<Float>, anvil_winograd3_filter_strides, UnsafePointer<Float>?, Int32, Int32,
                                 UnsafeMutablePointer<Float>, Int32, Int32) -> Void
+        let taps: @Sendable (Int32, UnsafePointer<Float>, Int, Int32, Int32, Int32, UnsafeMutablePointer<Float>, Int) -> Void
 
         static let emulated = Body(
             input: { anvil_winograd3_input_avx512_emulated($0, $1, $2, $3, $4, $5) },
             output: { anvil_winograd3_output_avx512_emulated($0, $1, $2, $3, $4, $5, $6) },
-            filters: { anvil_winograd3_filters_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8) })
+            filters: { anvil_winograd3_filters_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8) },
+            taps: { anvil_winograd3_taps_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7) })
 
         static func dispatched(_ isa: anvil_isa) -> Body {
             Body(input: { anvil_winograd3_transform_input(isa, $0, $1, $2, $3, $4, $5) },
                  output: { anvil_winograd3_transform_output(isa, $0, $1, $2, $3, $4, $5, $6) },
-                 filters: { anvil_winograd3_transform_filters(isa, $0, $1, $2, $3, $4, $5, $6, $7, $8) })
+                 filters: { anvil_winograd3_transform_filters(isa, $0, $1, $2, $3, $4, $5, $6, $7, $8) },
+                 taps: { anvil_winograd3_transform_taps(isa, $0, $1, $2, $3, $4, $5, $6, $7) })
         }
+    }
+
+    /// What `body`'s taps transform makes of the same weights and scale as `run`'s filter
+    /// transform: the scaled taps laid out `[i][y][x][o]` (outputs padded with zeros), transformed
+    /// for all outputs in U's layout (`whole`), and for the inputs from `cut` on into a slot of
+    /// their own whose positions lie a cache line further apart than they take (`part`).
+    static func runTaps(_ c: Case, _ body: Body, seed: Int) -> (whole: [Float], part: [Float], cut: Int, partStride: Int) {
+        var random = RefRandom(seed: seed)
+        _ = random.floats(c.batch * c.height * c.width * c.channels)
+        _ = random.floats(c.tiles * c.positions * c.padded)
+        _ = random.floats(c.outputs)
+        let scale = random.floats(c.outputs, 0.5, 2)
+        let weights = random.floats(c.outputs * c.channels * 9)
+        var taps = [Float](repeating: 0, count: c.channels * 9 * c.padded)
+        for o in 0 ..< c.outputs {
+            for i in 0 ..< c.channels {
+                for tap in 0 ..< 9 { taps[(i * 9 + tap) * c.padded + o] = weights[(o * c.channels + i) * 9 + tap] * scale[o] }
+            }
+        }
+        let cut = c.channels / 3, partStride = (c.channels - cut) * c.padded + 16
+        var whole = [Float](repeating: sentinel, count: c.positions * c.channels * c.padded + slack)
+        var part = [Float](repeating: sentinel, count: c.positions * partStride + slack)
+        taps.withUnsafeBufferPointer { t in
+            body.taps(Int32(c.tile), t.baseAddress!, c.padded, Int32(c.padded), 0, Int32(c.channels), &whole,
+                      c.channels * c.padded)
+            body.taps(Int32(c.tile), t.baseAddress!, c.padded, Int32(c.padded), Int32(cut), Int32(c.channels), &part,
+                      partStride)
+        }
+        return (whole, part, cut, partStride)
+    }
+
+    /// Checks a body's taps transform against its filter transform `u` (PyTorch layout, scaled):
+    /// the same values bit for bit, the part's slot in its own layout.
+    static func expectTapsMatch(_ c: Case, _ body: Body, u: [Float], seed: Int) {
+        let taps = runTaps(c, body, seed: seed)
+        // The filter transform leaves padding lanes alone; the taps' padding lanes transform to zeros.
+        func differences(_ values: [Float], stride: Int, inputs: Int, first: Int) -> (differ: Int, padding: Int) {
+            var differ = 0, padding = 0
+            for p in 0 ..< c.positions {
+                for i in 0 ..< inputs {
+                    for o in 0 ..< c.padded {
+                        let value = values[p * stride + (o / 16 * inputs + i) * 16 + o % 16]
+                        let filter = u[p * c.channels * c.padded + (o / 16 * c.channels + first + i) * 16 + o % 16]
+                        if o >= c.outputs { padding += value == 0 ? 0 : 1 } else if value.bitPattern != filter.bitPattern { differ += 1 }
+                    }
+                }
+            }
+            return (differ, padding)
+        }
+        let whole = differences(taps.whole, stride: c.channels * c.padded, inputs: c.channels, first: 0)
+        #expect(whole.differ == 0 && whole.padding == 0, "\(c): taps ≠ filters \(whole)")
+        let part = differences(taps.part, stride: taps.partStride, inputs: c.channels - taps.cut, first: taps.cut)
+        #expect(part.differ == 0 && part.padding == 0, "\(c): taps of inputs \(taps.cut)… into their own slot \(part)")
+        #expect(taps.whole.suffix(slack).allSatisfy { $0 == sentinel }, "\(c): taps written past U's end")
+        #expect(taps.part.suffix(slack).allSatisfy { $0 == sentinel }, "\(c): taps written past the slot's end")
     }
 
     /// V, the output and U as `body` makes them from the same random data: the input
@@ -132,6 +190,15 @@ struct WinogradTransformsAVX512Tests {
         #expect(emulated.v.suffix(Self.slack).allSatisfy { $0 == Self.sentinel }, "\(c): V written past its end")
         #expect(emulated.output.suffix(Self.slack).allSatisfy { $0 == Self.sentinel }, "\(c): output written past its end")
         #expect(emulated.u.suffix(Self.slack).allSatisfy { $0 == Self.sentinel }, "\(c): U written past its end")
+        Self.expectTapsMatch(c, .emulated, u: emulated.u, seed: 9_100 + index)
+    }
+
+    @Test("Every body's taps transform makes its filter transform's values", arguments: cases.indices, refInstructionSets)
+    func tapsMatchFilters(index: Int, isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        let c = Self.cases[index]
+        let body = Body.dispatched(isa.cValue)
+        Self.expectTapsMatch(c, body, u: Self.run(c, body, seed: 9_300 + index).u, seed: 9_300 + index)
     }
 
     @Test("The real AVX-512 transforms equal the emulated ones bit for bit", arguments: cases.indices)

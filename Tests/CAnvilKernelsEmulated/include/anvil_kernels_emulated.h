@@ -33,8 +33,8 @@ void anvil_winograd_products_avx512_emulated(const anvil_winograd_products_shape
                                              float *m, int block_begin, int block_end);
 
 /// `x86_avx512/winograd_3x3.c`'s three transforms (`internal/winograd_3x3.h` at 16 lanes)
-/// compiled without the AVX-512 target: `anvil_winograd3_transform_input`'s, `…_output`'s and
-/// `…_filters`' arguments without the `isa`. Built on every CPU.
+/// compiled without the AVX-512 target: `anvil_winograd3_transform_input`'s, `…_output`'s,
+/// `…_filters`' and `…_taps`' arguments without the `isa`. Built on every CPU.
 void anvil_winograd3_input_avx512_emulated(const anvil_winograd3_shape *s, const float *input, float *v, long first_tile,
                                            long tile_begin, long tile_end);
 void anvil_winograd3_output_avx512_emulated(const anvil_winograd3_shape *s, const float *m, const float *bias,
@@ -42,6 +42,8 @@ void anvil_winograd3_output_avx512_emulated(const anvil_winograd3_shape *s, cons
 void anvil_winograd3_filters_avx512_emulated(int tile, const float *weights, anvil_winograd3_filter_strides strides,
                                              const float *scale, int outputs, int inputs, float *u, int input_begin,
                                              int input_end);
+void anvil_winograd3_taps_avx512_emulated(int tile, const float *taps, long padded_outputs, int width, int input_begin,
+                                          int input_end, float *u, long position_stride);
 
 /// `x86_avx512/pooling.c` on emulated AVX-512: `anvil_max_pool_lines`'s arguments without the
 /// `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.

@@ -1,0 +1,33 @@
+import Foundation
+
+/// How a Winograd 3×3 kernel keeps its filters (``WinogradFilters``).
+///
+/// Transformed filters cost nothing per prediction but take α²/9 times the weights' memory
+/// (16/9 for F(2×2), 4 for F(4×4)): VGG16's took 164 MB where its convolution weights take 59.
+/// Taps keep the weights' own memory; the products transform 32 output and 128 input channels'
+/// filters at a time into a per-thread slot that stays in L2. On layers with large filters the
+/// transform costs about what streaming the larger transformed filters from memory costs (VGG16's
+/// 256- and 512-channel layers, Zen 5, alternating runs: as fast or faster at batch 1 and 8, 1 and
+/// 2 threads), and a model compiles without making or mapping them.
+enum WinogradFilterForm: String, Sendable, CaseIterable {
+    /// `U = G g Gᵀ` of every filter, made once.
+    case transformed
+    /// The 3×3 taps, transformed as the products need them.
+    case taps
+
+    /// Transformed filters up to this many bytes are kept transformed; larger ones as taps.
+    static let transformedLimit = 4 << 20
+
+    /// The form for a layer: taps once the transformed filters would pass ``transformedLimit``
+    /// and the outputs make at least two pairs of blocks (the products from taps split the pairs
+    /// among the threads), unless `ANVIL_WINOGRAD_FILTERS` (`transformed` or `taps`) says otherwise.
+    static func preferred(variant: WinogradVariant, inputs: Int, outputs: Int) -> WinogradFilterForm {
+        if let forced = environment { return forced }
+        let bytes = variant.positions * inputs * outputs * MemoryLayout<Float>.size
+        return bytes > transformedLimit && outputs > WinogradFilterLayout.tapWidth ? .taps : .transformed
+    }
+
+    /// `ANVIL_WINOGRAD_FILTERS`, when it names a form.
+    private static let environment: WinogradFilterForm? =
+        ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_FILTERS"].flatMap(WinogradFilterForm.init(rawValue:))
+}
