@@ -156,7 +156,7 @@ enum ConvolutionSelection {
         let best = times.map { ($0.0, $0.1 + perFloat * pairs * Double($0.0.positions)) }.min { $0.1 < $1.1 }!
         guard best.1 < alternative else { return nil }
         let allTaps = WinogradVariant.allCases.allSatisfy {
-            WinogradFilterForm.preferred(variant: $0, inputs: inputChannels, outputs: outputChannels) == .taps
+            WinogradFilterForm.preferred(variant: $0, geometry: geometry, inputs: inputChannels, outputs: outputChannels) == .taps
         }
         return allTaps ? times.min { $0.1 < $1.1 }!.0 : best.0
     }
@@ -271,7 +271,8 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
     if let variant = algorithm.winogradVariant {
         // The filter transform reads the weights in their own layout and applies a folded
         // BatchNormalization's scale itself: no reordered or scaled copy.
-        let form = WinogradFilterForm.preferred(variant: variant, inputs: inputChannels, outputs: outputChannels)
+        let form = WinogradFilterForm.preferred(variant: variant, geometry: geometry, inputs: inputChannels,
+                                                 outputs: outputChannels)
         let (filters, foldedBias) = context.sharedAcrossSizes("winograd-\(variant.rawValue)") {
             (WinogradConvolutionKernel.transformFilters(variant: variant, form: form, weights: raw, layout: context.layout,
                                                         scale: affine?.scale, inputChannels: inputChannels,

@@ -18,13 +18,25 @@ enum WinogradFilterForm: String, Sendable, CaseIterable {
     /// Transformed filters up to this many bytes are kept transformed; larger ones as taps.
     static let transformedLimit = 4 << 20
 
-    /// The form for a layer: taps once the transformed filters would pass ``transformedLimit``
-    /// and the outputs make at least two pairs of blocks (the products from taps split the pairs
-    /// among the threads), unless `ANVIL_WINOGRAD_FILTERS` (`transformed` or `taps`) says otherwise.
-    static func preferred(variant: WinogradVariant, inputs: Int, outputs: Int) -> WinogradFilterForm {
+    /// Products per (input, output) channel pair and image, tiles × α², that a layer needs before
+    /// its filters are kept as taps: each slot's transform is paid once per block of tiles, and
+    /// below this it costs more than streaming transformed filters saves (ResNet-50's 7 × 7
+    /// 512 → 512 layers, F(2×2): 16 tiles × 16 positions, 1.45–1.55 ms from taps against 1.25
+    /// from transformed filters; VGG16's 14 × 14 ones, F(4×4): 16 × 36, as fast as before).
+    static let minimumProducts = 512
+
+    /// The form for a layer of `geometry`: taps once the transformed filters would pass
+    /// ``transformedLimit``, the outputs make at least two pairs of blocks (the products from taps
+    /// split the pairs among the threads) and an image has ``minimumProducts``, unless
+    /// `ANVIL_WINOGRAD_FILTERS` (`transformed` or `taps`) says otherwise.
+    static func preferred(variant: WinogradVariant, geometry: WindowGeometry, inputs: Int,
+                          outputs: Int) -> WinogradFilterForm {
         if let forced = environment { return forced }
         let bytes = variant.positions * inputs * outputs * MemoryLayout<Float>.size
-        return bytes > transformedLimit && outputs > WinogradFilterLayout.tapWidth ? .taps : .transformed
+        let m = variant.outputTile
+        let tiles = ((geometry.outputHeight + m - 1) / m) * ((geometry.outputWidth + m - 1) / m)
+        return bytes > transformedLimit && outputs > WinogradFilterLayout.tapWidth
+            && tiles * variant.positions >= minimumProducts ? .taps : .transformed
     }
 
     /// `ANVIL_WINOGRAD_FILTERS`, when it names a form.

@@ -332,7 +332,7 @@ struct WinogradTests {
             // Under `ANVIL_WINOGRAD_FILTERS=transformed` (nothing kept as taps) the variant is the
             // one priced with its own filters: F(2×2) at 0.4, and at 0.2 F(4×4) at 28×28 (21 MB
             // more for 6–7 ms less) but F(2×2) at 14×14.
-            if WinogradFilterForm.preferred(variant: .f2x2, inputs: 512, outputs: 512) == .taps {
+            if WinogradFilterForm.preferred(variant: .f2x2, geometry: try square(14), inputs: 512, outputs: 512) == .taps {
                 #expect(try picks(0.4) == [.f4x4, .f4x4, nil, nil])
                 #expect(try picks(0.2) == [.f4x4, .f4x4, nil, nil])
             } else {
@@ -346,7 +346,22 @@ struct WinogradTests {
                 ConvolutionSelection.algorithm(geometry: resnet28, inputChannels: 128, outputChannels: 128, groups: 1,
                                                override: .auto, millisecondsPerMegabyte: rate).winogradVariant
             }
-            if WinogradFilterForm.preferred(variant: .f4x4, inputs: 128, outputs: 128) == .transformed {
+            // Taps only where the transformed filters pass 4 MB, the outputs make two pairs of
+            // blocks and an image has 512 products per channel pair.
+            if ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_FILTERS"] == nil {
+                func form(_ variant: WinogradVariant, _ size: Int, _ inputs: Int, _ outputs: Int) throws -> WinogradFilterForm {
+                    let geometry = try WindowGeometry(input: Shape(height: size, width: size, channels: inputs), kernel: (3, 3),
+                                                      stride: (1, 1), dilation: (1, 1), padding: .same)
+                    return WinogradFilterForm.preferred(variant: variant, geometry: geometry, inputs: inputs, outputs: outputs)
+                }
+                #expect(try form(.f2x2, 14, 512, 512) == .taps)         // 16.8 MB, 49 tiles × 16
+                #expect(try form(.f4x4, 14, 512, 512) == .taps)         // 37.7 MB, 16 tiles × 36
+                #expect(try form(.f2x2, 7, 512, 512) == .transformed)   // 16 tiles × 16
+                #expect(try form(.f4x4, 28, 128, 128) == .transformed)  // 2.4 MB
+                #expect(try form(.f4x4, 28, 2048, 32) == .transformed)  // 9.4 MB, one pair of blocks
+                #expect(try form(.f4x4, 28, 1024, 48) == .taps)         // 7.1 MB, a pair and a block
+            }
+            if WinogradFilterForm.preferred(variant: .f4x4, geometry: resnet28, inputs: 128, outputs: 128) == .transformed {
                 #expect(resnetPicks == [.f2x2, .f4x4])
             }
             // VGG16's 56×56×256 layers keep F(4×4) at 0.4 (9 MB of filters, 7 ms faster than F(2×2)).
