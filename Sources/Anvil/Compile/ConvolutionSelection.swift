@@ -138,7 +138,7 @@ enum ConvolutionSelection {
     /// Winograd against `fallback` is priced with the transformed filters' memory (see
     /// ``millisecondsPerMegabyte``). Between the variants, where both would keep taps (the same
     /// memory) the faster by time alone wins: VGG16's 14×14 512 → 512 layers, F(4×4) from taps
-    /// 2.7 ms against F(2×2)'s 3.0–3.2 (Zen 5, one thread), where the transformed F(4×4)
+    /// 2.7–3.0 ms against F(2×2)'s 3.1–3.3 (Zen 5, one thread), where the transformed F(4×4)
     /// filters' 21 MB more priced them out.
     static func preferredWinograd(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
                                   against fallback: ConvolutionAlgorithm,

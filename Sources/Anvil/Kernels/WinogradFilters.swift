@@ -27,9 +27,10 @@ struct FilterStrides: Sendable, Equatable {
 ///   threads fault the same page. (Position-major, each thread wrote a row of each of the α²
 ///   matrices in turn, and the kernel's zeroing and the transform's writes went to memory and
 ///   back.) They take 16/9 (F(2×2)) or 4 (F(4×4)) times the memory of the weights;
-/// - **taps**, the 3×3 filters themselves (times the folded scale), `[i][y][x][o]` with the
-///   outputs padded to whole blocks of 16: the weights' own memory, transformed 32 output
-///   channels at a time as the products need them.
+/// - **taps**, the 3×3 filters themselves (times the folded scale) in groups of 32 output
+///   channels, each `[i][y][x][o]`, the last group padded to a whole block of 16
+///   (``WinogradFilterLayout/tapOffset(input:tap:output:)``): the weights' own memory,
+///   transformed a group at a time as the products need them.
 ///
 /// One allocation, 2 MB aligned and (on Linux) advised for transparent huge pages — or a
 /// read-only mapping of a ``WeightCache`` entry holding the same values. Fresh memory is dear:
