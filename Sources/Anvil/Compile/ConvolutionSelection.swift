@@ -202,8 +202,7 @@ enum ConvolutionCostModel {
                 + 0.5469 * Double(pixels * (depth + outputChannels)) + 269
         case .winogradF2x2, .winogradF4x4:
             let variant = algorithm.winogradVariant!
-            let m = variant.outputTile, positions = variant.positions
-            let tiles = ((g.outputHeight + m - 1) / m) * ((g.outputWidth + m - 1) / m)
+            let positions = variant.positions, (high, wide) = variant.tiles(g), tiles = high * wide
             let limit = max(WinogradConvolutionKernel.minimumBlockTiles,
                             WinogradConvolutionKernel.blockBudget / (positions * (inputChannels + outputChannels)))
             let blocks = (tiles + limit - 1) / limit
@@ -274,9 +273,9 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
         let form = WinogradFilterForm.preferred(variant: variant, geometry: geometry, inputs: inputChannels,
                                                  outputs: outputChannels)
         let (filters, foldedBias) = context.sharedAcrossSizes("winograd-\(variant.rawValue)") {
-            (WinogradConvolutionKernel.transformFilters(variant: variant, form: form, weights: raw, layout: context.layout,
-                                                        scale: affine?.scale, inputChannels: inputChannels,
-                                                        outputChannels: outputChannels, cache: context.weightCache),
+            (WinogradConvolutionKernel.makeFilters(variant: variant, form: form, weights: raw, layout: context.layout,
+                                                   scale: affine?.scale, inputChannels: inputChannels,
+                                                   outputChannels: outputChannels, cache: context.weightCache),
              KernelWeights.foldedBias(bias, affine: affine, outputs: outputChannels))
         }
         let kernel = WinogradConvolutionKernel(

@@ -14,6 +14,11 @@ enum WinogradVariant: String, Sendable, CaseIterable, CustomStringConvertible {
     var positions: Int { self == .f2x2 ? 16 : 36 }
 
     var description: String { "F(\(outputTile)x\(outputTile),3x3)" }
+
+    /// Tiles down and across an output of `geometry` (the last ones may stick out of it).
+    func tiles(_ geometry: WindowGeometry) -> (high: Int, wide: Int) {
+        ((geometry.outputHeight + outputTile - 1) / outputTile, (geometry.outputWidth + outputTile - 1) / outputTile)
+    }
 }
 
 /// 3×3, stride 1, dilation 1, ungrouped convolution by Winograd's minimal filtering, any
@@ -92,15 +97,14 @@ struct WinogradConvolutionKernel: Kernel {
         self.outputChannels = outputChannels
         // `transformed`: the same filters made for another input size of an open model (see
         // ``KernelContext/sharedAcrossSizes(_:_:)``).
-        self.filters = transformed ?? Self.transformFilters(variant: variant, form: form, weights: weights, layout: layout,
-                                                            scale: scale, inputChannels: inputChannels,
-                                                            outputChannels: outputChannels, instructionSet: instructionSet)
+        self.filters = transformed ?? Self.makeFilters(variant: variant, form: form, weights: weights, layout: layout,
+                                                       scale: scale, inputChannels: inputChannels,
+                                                       outputChannels: outputChannels, instructionSet: instructionSet)
         self.bias = bias
         self.activation = activation
         self.fixedBlockTiles = blockTiles.map { max(1, $0) }
         let m = variant.outputTile
-        tilesHigh = (geometry.outputHeight + m - 1) / m
-        tilesWide = (geometry.outputWidth + m - 1) / m
+        (tilesHigh, tilesWide) = variant.tiles(geometry)
         tilesPerImage = tilesHigh * tilesWide
         self.instructionSet = instructionSet
         let epilogue = Epilogue(activation), padded = filters.layout.paddedOutputs
@@ -119,9 +123,9 @@ struct WinogradConvolutionKernel: Kernel {
     /// With a `cache`, filters of weights mapped from a file come from its entry when there is one
     /// and a sample of it (the first and last input channels) matches this build's transform or
     /// packing bit for bit; otherwise they are made and the entry written for the next compile.
-    static func transformFilters(variant: WinogradVariant, form: WinogradFilterForm = .transformed, weights: ParameterData,
-                                 layout: WeightLayout, scale: [Float]?, inputChannels: Int, outputChannels: Int,
-                                 instructionSet: InstructionSet = .current, cache: WeightCache? = nil) -> WinogradFilters {
+    static func makeFilters(variant: WinogradVariant, form: WinogradFilterForm = .transformed, weights: ParameterData,
+                            layout: WeightLayout, scale: [Float]?, inputChannels: Int, outputChannels: Int,
+                            instructionSet: InstructionSet = .current, cache: WeightCache? = nil) -> WinogradFilters {
         let strides = FilterStrides(layout: layout, inputs: inputChannels, outputs: outputChannels)
         let filterLayout = WinogradFilterLayout(inputs: inputChannels, outputs: outputChannels)
         // Taps are the same for both variants and every instruction set.

@@ -33,10 +33,9 @@ enum WinogradFilterForm: String, Sendable, CaseIterable {
                           outputs: Int) -> WinogradFilterForm {
         if let forced = environment { return forced }
         let bytes = variant.positions * inputs * outputs * MemoryLayout<Float>.size
-        let m = variant.outputTile
-        let tiles = ((geometry.outputHeight + m - 1) / m) * ((geometry.outputWidth + m - 1) / m)
+        let tiles = variant.tiles(geometry)
         return bytes > transformedLimit && outputs > WinogradFilterLayout.tapWidth
-            && tiles * variant.positions >= minimumProducts ? .taps : .transformed
+            && tiles.high * tiles.wide * variant.positions >= minimumProducts ? .taps : .transformed
     }
 
     /// `ANVIL_WINOGRAD_FILTERS`, when it names a form.

@@ -222,13 +222,26 @@ INLINE void output_tile(const anvil_winograd3_shape *s, const int m, const float
     }
 }
 
+/// `G g Gᵀ` of one vector of filters' 9 taps `g` (row-major), its α² vectors' first `lanes`
+/// stored `position_stride` apart from `u`. Each column is stored as it is made: the 3α row
+/// values stay in registers (α² results would not).
+INLINE void transform_group(const int m, const vf g[9], float *u, size_t position_stride, int lanes) {
+    const int alpha = m + 2;
+    vf rows[3 * MAX_ALPHA];
+    for (int y = 0; y < 3; y++) filter_line(m, g + 3 * y, 1, rows + y * alpha, 1);  // along each row
+    for (int b = 0; b < alpha; b++) {                                                 // down each column
+        vf column[MAX_ALPHA];
+        filter_line(m, rows + b, alpha, column, 1);
+        for (int a = 0; a < alpha; a++) store_lanes(u + (a * alpha + b) * position_stride, column[a], lanes);
+    }
+}
+
 /// `G g Gᵀ` of input `i`'s filters for outputs `[first, first + LANES)`, into the packed filters.
 INLINE void filter_group(const int m, const float *weights, anvil_winograd3_filter_strides s, const float *scale,
                          int outputs, int inputs, float *u, int i, int first) {
-    const int alpha = m + 2;
     const size_t padded = (size_t)(outputs + PACK - 1) / PACK * PACK, position_stride = padded * inputs;
     const int lanes = outputs - first < LANES ? outputs - first : LANES;
-    vf taps[9], rows[3 * MAX_ALPHA], r[MAX_POSITIONS];
+    vf taps[9];
     for (int tap = 0; tap < 9; tap++) {
         const float *origin = weights + first * s.output + i * s.input + (tap / 3) * s.row + (tap % 3) * s.column;
         float lane[LANES] = { 0 };
@@ -236,27 +249,17 @@ INLINE void filter_group(const int m, const float *weights, anvil_winograd3_filt
         taps[tap] = loadv(lane);
         if (scale) taps[tap] = taps[tap] * load_lanes(scale + first, lanes);
     }
-    for (int y = 0; y < 3; y++) filter_line(m, taps + 3 * y, 1, rows + y * alpha, 1);  // along each row
-    for (int b = 0; b < alpha; b++) filter_line(m, rows + b, alpha, r + b, alpha);    // down each column
     // LANES lanes from a multiple of LANES stay inside one block of 16.
-    float *packed = u + ((size_t)(first / PACK) * inputs + i) * PACK + first % PACK;
-    for (int p = 0; p < alpha * alpha; p++) store_lanes(packed + p * position_stride, r[p], lanes);
+    transform_group(m, taps, u + ((size_t)(first / PACK) * inputs + i) * PACK + first % PACK, position_stride, lanes);
 }
 
 /// `G g Gᵀ` of LANES outputs' taps at `taps` (side by side, `tap_stride` floats from one tap to
 /// the next, already scaled), its α² vectors stored `position_stride` apart from `u`: the
 /// arithmetic of `filter_group`, so the same values bit for bit.
 INLINE void taps_group(const int m, const float *taps, long tap_stride, float *u, long position_stride) {
-    const int alpha = m + 2;
-    vf g[9], rows[3 * MAX_ALPHA];
+    vf g[9];
     for (int tap = 0; tap < 9; tap++) g[tap] = loadv(taps + tap * tap_stride);
-    for (int y = 0; y < 3; y++) filter_line(m, g + 3 * y, 1, rows + y * alpha, 1);  // along each row
-    // Down each column, stored as made: the 3α row values stay in registers (α² results would not).
-    for (int b = 0; b < alpha; b++) {
-        vf column[MAX_ALPHA];
-        filter_line(m, rows + b, alpha, column, 1);
-        for (int a = 0; a < alpha; a++) storev(u + (a * alpha + b) * position_stride, column[a]);
-    }
+    transform_group(m, g, u, (size_t)position_stride, LANES);
 }
 
 // ---- What each body runs ----

@@ -36,9 +36,9 @@ private func bits(_ filters: WinogradFilters) -> [UInt32] {
 /// Transformed filters made with and without a cache, for a layer of `inputs` → `outputs`.
 private func transform(_ weights: ParameterData, variant: WinogradVariant, inputs: Int, outputs: Int, scale: [Float]? = nil,
                        isa: InstructionSet, cache: WeightCache?) -> WinogradFilters {
-    WinogradConvolutionKernel.transformFilters(variant: variant, weights: weights, layout: .pytorch, scale: scale,
-                                               inputChannels: inputs, outputChannels: outputs, instructionSet: isa,
-                                               cache: cache)
+    WinogradConvolutionKernel.makeFilters(variant: variant, weights: weights, layout: .pytorch, scale: scale,
+                                          inputChannels: inputs, outputChannels: outputs, instructionSet: isa,
+                                          cache: cache)
 }
 
 @Suite("Weight cache")
