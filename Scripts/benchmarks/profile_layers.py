@@ -38,7 +38,7 @@ sys.path.insert(0, HERE)
 import bench_peers  # noqa: E402  (the networks, their ONNX export and input)
 
 CONV_OPS = {"Conv", "FusedConv", "NhwcFusedConv", "Gemm", "MatMul", "FusedGemm", "FusedMatMul"}
-ANVIL_CONV_TYPES = {"Convolution", "DepthwiseConvolution", "Dense", "TransposedConvolution"}
+ANVIL_CONV_TYPES = {"Convolution", "PointwiseConvolution", "DepthwiseConvolution", "Dense", "TransposedConvolution"}
 LAYER_LINE = re.compile(r"^  (\S+)\s+(\S+)\s+([0-9.]+) ms$")
 SUMMARY_LINE = re.compile(r"^(\S+) \((\w+)\)\s+\(([^)]*)\)\s+([0-9,]+)\s+([0-9,]+)$")
 

@@ -96,6 +96,13 @@ static inline void store_tile(const pass_t *t, float acc[TILE][BLOCK], int n, fl
     }
 }
 
+/// Whether the clamp's lower / upper bound can change a value. `max(−∞, x)` and `min(+∞, x)` are
+/// `x` (a NaN too), so the tiles skip those bounds with the same bits out; with no activation or a
+/// ReLU that saves N·H or 2·N·H vector operations per tile, which compete with the multiply-adds
+/// for the FP pipes (AVX-512, 1×1 64 → 256 at 56 × 56 in a C harness: 2–3% of its time).
+static inline int clamps_below(const anvil_conv_shape *s) { return s->clamp_min != -__builtin_inff(); }
+static inline int clamps_above(const anvil_conv_shape *s) { return s->clamp_max != __builtin_inff(); }
+
 /// Outputs per pixel from which a block's lines in consecutive pixels are too far apart (512
 /// bytes or more) for the hardware prefetchers to see one stream.
 enum { SPARSE_ROW = 128 };

@@ -72,11 +72,16 @@ tile_finish_avx512(const int N, const int H, const pass_t *t, float *out, __m512
     const anvil_conv_shape *s = t->s;
     const __mmask16 mask = tile_mask(H, t);
     if (t->last) {
+        // max then min with the sum second: each returns its second operand when either is NaN,
+        // so a NaN sum stays NaN (as in the scalar body and the other kernels). A bound that
+        // cannot change a value is skipped (see clamps_below).
         __m512 lo = _mm512_set1_ps(s->clamp_min), hi = _mm512_set1_ps(s->clamp_max);
-        for (int i = 0; i < N; i++)
-            // max then min with the sum second: each returns its second operand when either is
-            // NaN, so a NaN sum stays NaN (as in the scalar body and the other kernels).
-            for (int h = 0; h < H; h++) a[i][h] = _mm512_min_ps(hi, _mm512_max_ps(lo, a[i][h]));
+        if (clamps_below(s))
+            for (int i = 0; i < N; i++)
+                for (int h = 0; h < H; h++) a[i][h] = _mm512_max_ps(lo, a[i][h]);
+        if (clamps_above(s))
+            for (int i = 0; i < N; i++)
+                for (int h = 0; h < H; h++) a[i][h] = _mm512_min_ps(hi, a[i][h]);
     }
     for (int i = 0; i < N; i++) {
         float *row = out + (size_t)i * s->outputs;
