@@ -24,5 +24,6 @@
 #include "anvil_strided_copy.h"
 #include "anvil_activation.h"
 #include "anvil_dispatch.h"
+#include "anvil_spin.h"
 
 #endif
