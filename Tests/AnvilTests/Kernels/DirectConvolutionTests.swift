@@ -227,6 +227,31 @@ struct DirectConvolutionTests {
         #expect(runBlocks(splitAt: [1, 2]) == whole)
     }
 
+    @Test("Threads split the blocks of few-pixel layers only when each gets a whole tile's blocks")
+    func splitRule() throws {
+        func kernel(size: Int, outputs: Int, isa: InstructionSet) throws -> DirectConvolutionKernel {
+            let g = try WindowGeometry(input: Shape(height: size, width: size, channels: 8), kernel: (3, 3), stride: (1, 1),
+                                       dilation: (1, 1), padding: .same)
+            var k = DirectConvolutionKernel(
+                geometry: g, inputChannels: 8, outputChannels: outputs,
+                weights: KernelWeights(source: ParameterData([Float](repeating: 0, count: outputs * 72)), reordered: nil,
+                                       bias: nil, outputs: outputs, weightsPerOutput: 72, affine: nil),
+                activation: .none)
+            k.instructionSet = isa
+            return k
+        }
+        // DenseNet-121's 14 × 14 128 → 32: two blocks, fewer than two threads' tiles take.
+        #expect(try !kernel(size: 14, outputs: 32, isa: .avx512).splitsBlocks(batch: 1, threads: 2))
+        #expect(try kernel(size: 14, outputs: 32, isa: .avx512).splitsBlocks(batch: 1, threads: 1))
+        // 7 × 7 with 512 outputs: 32 blocks, the weights split between the threads.
+        #expect(try kernel(size: 7, outputs: 512, isa: .avx512).splitsBlocks(batch: 1, threads: 2))
+        #expect(try kernel(size: 7, outputs: 64, isa: .avx2).splitsBlocks(batch: 1, threads: 2))
+        #expect(try !kernel(size: 7, outputs: 64, isa: .avx512).splitsBlocks(batch: 1, threads: 2))
+        // Many pixels always split the pixels; a batch counts its images' pixels.
+        #expect(try !kernel(size: 56, outputs: 512, isa: .avx512).splitsBlocks(batch: 1, threads: 2))
+        #expect(try !kernel(size: 7, outputs: 512, isa: .avx512).splitsBlocks(batch: 8, threads: 2))
+    }
+
     @Test("Every ungrouped convolution Winograd does not take gets the direct kernel, 1×1 layers of any size too")
     func choice() throws {
         guard ConvolutionOverride.current == .auto else { return }
