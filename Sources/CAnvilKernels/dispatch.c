@@ -16,6 +16,7 @@ static const anvil_kernel_table scalar_table = {
     anvil_depthwise_convolution_scalar,
     anvil_dense_scalar,
     anvil_max_pooling_scalar,
+    anvil_average_pooling_scalar,
     anvil_winograd_5x5_scalar,
     anvil_winograd_products_scalar,
     anvil_winograd3_input_scalar,
@@ -42,6 +43,7 @@ static const anvil_kernel_table avx2_table = {
     anvil_depthwise_convolution_avx2,
     anvil_dense_avx2,
     anvil_max_pooling_avx2,
+    anvil_average_pooling_avx2,
     anvil_winograd_5x5_avx2,
     anvil_winograd_products_avx2,
     anvil_winograd3_input_avx2,
@@ -61,8 +63,8 @@ static const anvil_kernel_table avx2_table = {
     anvil_activation_avx2,
 };
 
-// AVX-512 bodies exist for direct and depthwise convolution, small-batch dense layers, max
-// pooling, the Winograd 3×3 transforms and products, and the activations (SiLU, sigmoid and hard-swish; the others
+// AVX-512 bodies exist for direct and depthwise convolution, small-batch dense layers, max and
+// average pooling, the Winograd 3×3 transforms and products, and the activations (SiLU, sigmoid and hard-swish; the others
 // fall back to AVX2 inside it); the other ops run their AVX2 bodies, which every AVX-512 CPU
 // also runs.
 static const anvil_kernel_table avx512_table = {
@@ -71,6 +73,7 @@ static const anvil_kernel_table avx512_table = {
     anvil_depthwise_convolution_avx512,
     anvil_dense_avx512,
     anvil_max_pooling_avx512,
+    anvil_average_pooling_avx512,
     anvil_winograd_5x5_avx2,
     anvil_winograd_products_avx512,
     anvil_winograd3_input_avx512,
@@ -192,6 +195,11 @@ void anvil_dense_rows(anvil_isa isa, const float *w, const float *x, const float
 void anvil_max_pool_lines(anvil_isa isa, const anvil_pool_shape *s, const float *input, float *output, int line_begin,
                           int line_end) {
     table_or_abort(isa)->max_pooling(s, input, output, line_begin, line_end);
+}
+
+void anvil_average_pool_lines(anvil_isa isa, const anvil_pool_shape *s, anvil_pool_divisor divisor, const float *input,
+                              float *output, int line_begin, int line_end) {
+    table_or_abort(isa)->average_pooling(s, divisor, input, output, line_begin, line_end);
 }
 
 void anvil_winograd5(anvil_isa isa, const anvil_winograd5_shape *s, const float *input, const float *u,

@@ -9,4 +9,6 @@
 #else
 void anvil_max_pooling_avx512_emulated(const anvil_pool_shape *s, const float *input, float *output, int line_begin,
                                        int line_end) {}
+void anvil_average_pooling_avx512_emulated(const anvil_pool_shape *s, anvil_pool_divisor d, const float *input,
+                                           float *output, int line_begin, int line_end) {}
 #endif

@@ -95,9 +95,15 @@ struct DirectConvolutionKernel: Kernel {
     /// 0.72 ms; the whole network 7.70 → 7.57 ms going from 64 to 256 pixels.)
     static let blockSplitPixels = 256
 
-    /// Blocks the widest tile of the kernel's body takes at once (`run_blocks` in the C kernel):
-    /// a thread given fewer broadcasts each input to fewer outputs.
-    var tileBlocks: Int { instructionSet == .avx512 ? 4 : 2 }
+    /// Blocks the widest tile of the kernel's body takes at once (each body's `tile_shape` in the
+    /// C kernel): a thread given fewer broadcasts each input to fewer outputs.
+    var tileBlocks: Int {
+        switch instructionSet {
+        case .avx512: 4
+        case .avx2: 2
+        case .scalar: 1
+        }
+    }
 
     /// Whether threads split the output channels (``Blocks``) rather than the pixels
     /// (``Chunks``): for few pixels (``blockSplitPixels``), when every thread gets at least a

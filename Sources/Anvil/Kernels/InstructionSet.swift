@@ -13,7 +13,8 @@ public enum InstructionSet: String, CaseIterable, Sendable, CustomStringConverti
     /// x86-64 AVX2 with FMA (Haswell, Zen 1 and later).
     case avx2
     /// x86-64 AVX-512F on top of AVX2 + FMA (Skylake-SP, Zen 4 and later). Ops without an
-    /// AVX-512 body of their own (all but max pooling today) run their AVX2 one.
+    /// AVX-512 body of their own (the direct, depthwise and Winograd 3×3 convolutions, dense
+    /// layers, max pooling and the activations have one) run their AVX2 one.
     case avx512
 
     /// The CPU features this set needs, as `/proc/cpuinfo` names them (for messages).

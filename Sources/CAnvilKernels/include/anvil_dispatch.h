@@ -39,6 +39,8 @@ typedef struct {
                   int output_begin, int output_end, float clamp_min, float clamp_max);
     void (*max_pooling)(const anvil_pool_shape *shape, const float *input, float *output, int line_begin,
                         int line_end);
+    void (*average_pooling)(const anvil_pool_shape *shape, anvil_pool_divisor divisor, const float *input,
+                            float *output, int line_begin, int line_end);
     void (*winograd_5x5)(const anvil_winograd5_shape *shape, const float *input, const float *u, const float *bias,
                          float *output, long tile_begin, long tile_end, float *scratch);
     void (*winograd_products)(const anvil_winograd_products_shape *shape, const float *v, const float *u, float *m,

@@ -42,6 +42,15 @@ void anvil_max_pooling_avx2(const anvil_pool_shape *s, const float *input, float
 void anvil_max_pooling_avx512(const anvil_pool_shape *s, const float *input, float *output, int line_begin, int line_end);
 #endif
 
+/// The bodies, one per instruction set (`anvil_average_pool_lines` without the `isa`).
+typedef void anvil_average_pooling_body(const anvil_pool_shape *s, anvil_pool_divisor d, const float *input,
+                                        float *output, int line_begin, int line_end);
+anvil_average_pooling_body anvil_average_pooling_scalar;
+#if defined(__x86_64__)
+anvil_average_pooling_body anvil_average_pooling_avx2;
+anvil_average_pooling_body anvil_average_pooling_avx512;
+#endif
+
 /// The bodies, one per instruction set (`anvil_winograd5` without the `isa`).
 typedef void anvil_winograd_5x5_body(const anvil_winograd5_shape *s, const float *input, const float *u,
                                      const float *bias, float *output, long tile_begin, long tile_end, float *scratch);

@@ -1,10 +1,10 @@
 #ifndef ANVIL_KERNELS_POOLING_H
 #define ANVIL_KERNELS_POOLING_H
 
-// Max pooling helpers shared by every body: for each output pixel, the window's valid cells
-// (rows and columns clipped to the image once per pixel, not tested per cell) are folded into
-// running maxima. NaN inputs are skipped (a window of NaNs gives -infinity), as Anvil's Swift
-// pooling did.
+// Pooling helpers shared by every body: for each output pixel, the window's valid cells (rows
+// and columns clipped to the image once per pixel, not tested per cell) are folded into running
+// maxima or sums. Max pooling skips NaN inputs (a window of NaNs gives -infinity), as Anvil's
+// Swift pooling did; average pooling adds them like any value.
 
 #include "common.h"
 #include <math.h>
@@ -53,6 +53,62 @@ static void anvil_pool_pixel_scalar(const anvil_pool_shape *s, const float *imag
                                          + (left + kx * s->dilation_width)) * C;
             for (int c = 0; c < C; c++) out[c] = cell[c] > out[c] ? cell[c] : out[c];
         }
+    }
+}
+
+/// 1 / the divisor of output pixel (oy, ox)'s average, whose window has `valid` cells inside the
+/// input (see `anvil_pool_divisor`).
+static inline float anvil_pool_average_scale(const anvil_pool_shape *s, anvil_pool_divisor d, int oy, int ox,
+                                             int valid) {
+    int divisor = valid;
+    if (d.counts_padding) {
+        const int top = oy * s->stride_height - s->pad_top, left = ox * s->stride_width - s->pad_left;
+        int rows = 0, columns = 0;
+        for (int ky = 0; ky < s->kernel_height; ky++) {
+            const int y = top + ky * s->dilation_height;
+            rows += y >= -s->pad_top && y < s->input_height + d.pad_bottom;
+        }
+        for (int kx = 0; kx < s->kernel_width; kx++) {
+            const int x = left + kx * s->dilation_width;
+            columns += x >= -s->pad_left && x < s->input_width + d.pad_right;
+        }
+        divisor = rows * columns;
+    }
+    return 1.0f / (float)(divisor > 1 ? divisor : 1);
+}
+
+/// One output pixel of average pooling, all channels, in plain C: the scalar body, and the
+/// vector bodies' fallback for windows of more than `ANVIL_POOL_MAX_CELLS` cells.
+static void anvil_average_pixel_scalar(const anvil_pool_shape *s, anvil_pool_divisor d, const float *image, float *out,
+                                       int oy, int ox) {
+    int ky0, ky1, kx0, kx1;
+    anvil_pool_window(s, oy, ox, &ky0, &ky1, &kx0, &kx1);
+    const int C = s->channels;
+    int top = oy * s->stride_height - s->pad_top, left = ox * s->stride_width - s->pad_left;
+    for (int c = 0; c < C; c++) out[c] = 0.0f;
+    for (int ky = ky0; ky < ky1; ky++) {
+        for (int kx = kx0; kx < kx1; kx++) {
+            const float *cell = image + ((size_t)(top + ky * s->dilation_height) * s->input_width
+                                         + (left + kx * s->dilation_width)) * C;
+            for (int c = 0; c < C; c++) out[c] += cell[c];
+        }
+    }
+    const float scale = anvil_pool_average_scale(s, d, oy, ox, (ky1 - ky0) * (kx1 - kx0));
+    for (int c = 0; c < C; c++) out[c] *= scale;
+}
+
+/// Output lines `[line_begin, line_end)` of average pooling, each pixel by `pixel` (a body's
+/// per-pixel function, a constant at each call site).
+ANVIL_INLINE void anvil_average_pool_lines_with(const anvil_pool_shape *s, anvil_pool_divisor d, const float *input,
+                                                float *output, int line_begin, int line_end,
+                                                void (*pixel)(const anvil_pool_shape *, anvil_pool_divisor,
+                                                              const float *, float *, int, int)) {
+    const size_t image_size = (size_t)s->input_height * s->input_width * s->channels;
+    for (int line = line_begin; line < line_end; line++) {
+        int image = line / s->output_height, oy = line - image * s->output_height;
+        const float *source = input + (size_t)image * image_size;
+        float *out = output + (size_t)line * s->output_width * s->channels;
+        for (int ox = 0; ox < s->output_width; ox++, out += s->channels) pixel(s, d, source, out, oy, ox);
     }
 }
 

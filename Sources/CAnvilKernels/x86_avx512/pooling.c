@@ -1,10 +1,10 @@
 #if defined(__x86_64__)
 #include "../internal/pooling.h"
 
-// Max pooling with AVX-512F: the AVX2 body's loops with 16 channels per zmm register — 32
-// channels of running maxima in two registers, then 16 at a time, then the last 1-15
-// channels through a lane mask instead of a scalar loop (masked-off lanes are neither read,
-// so they cannot fault past the end of a row, nor written).
+// Max and average pooling with AVX-512F: the AVX2 body's loops with 16 channels per zmm
+// register — 32 channels of running maxima or sums in two registers, then 16 at a time, then
+// the last 1-15 channels through a lane mask instead of a scalar loop (masked-off lanes are
+// neither read, so they cannot fault past the end of a row, nor written).
 
 //
 // `ANVIL_AVX512_EMULATED` (Tests/CAnvilKernelsEmulated) compiles this file on emulated
@@ -12,8 +12,10 @@
 
 #ifdef ANVIL_AVX512_EMULATED
 #define MAX_POOLING_AVX512_NAME anvil_max_pooling_avx512_emulated
+#define AVERAGE_POOLING_AVX512_NAME anvil_average_pooling_avx512_emulated
 #else
 #define MAX_POOLING_AVX512_NAME anvil_max_pooling_avx512
+#define AVERAGE_POOLING_AVX512_NAME anvil_average_pooling_avx512
 #pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
 #endif
 
@@ -53,6 +55,43 @@ static void pixel_avx512(const anvil_pool_shape *s, const float *image, float *o
 
 void MAX_POOLING_AVX512_NAME(const anvil_pool_shape *s, const float *input, float *output, int line_begin, int line_end) {
     anvil_pool_lines(s, input, output, line_begin, line_end, pixel_avx512);
+}
+
+/// Average pooling's pixel: the scalar pixel's operations (0, plus each cell in window order,
+/// times the scale) 32, 16, then the last 1-15 channels through a lane mask.
+static void average_pixel_avx512(const anvil_pool_shape *s, anvil_pool_divisor d, const float *image, float *out,
+                                 int oy, int ox) {
+    const float *cells[ANVIL_POOL_MAX_CELLS];
+    const int count = anvil_pool_cells(s, image, oy, ox, cells);
+    if (count < 0) { anvil_average_pixel_scalar(s, d, image, out, oy, ox); return; }
+    const int C = s->channels;
+    const __m512 k = _mm512_set1_ps(anvil_pool_average_scale(s, d, oy, ox, count));
+    int c = 0;
+    for (; c + 32 <= C; c += 32) {
+        __m512 m0 = _mm512_setzero_ps(), m1 = _mm512_setzero_ps();
+        for (int i = 0; i < count; i++) {
+            m0 = _mm512_add_ps(m0, _mm512_loadu_ps(cells[i] + c));
+            m1 = _mm512_add_ps(m1, _mm512_loadu_ps(cells[i] + c + 16));
+        }
+        _mm512_storeu_ps(out + c, _mm512_mul_ps(m0, k));
+        _mm512_storeu_ps(out + c + 16, _mm512_mul_ps(m1, k));
+    }
+    for (; c + 16 <= C; c += 16) {
+        __m512 m = _mm512_setzero_ps();
+        for (int i = 0; i < count; i++) m = _mm512_add_ps(m, _mm512_loadu_ps(cells[i] + c));
+        _mm512_storeu_ps(out + c, _mm512_mul_ps(m, k));
+    }
+    if (c < C) {
+        const __mmask16 tail = (__mmask16)((1u << (C - c)) - 1u);
+        __m512 m = _mm512_setzero_ps();
+        for (int i = 0; i < count; i++) m = _mm512_add_ps(m, _mm512_maskz_loadu_ps(tail, cells[i] + c));
+        _mm512_mask_storeu_ps(out + c, tail, _mm512_mul_ps(m, k));
+    }
+}
+
+void AVERAGE_POOLING_AVX512_NAME(const anvil_pool_shape *s, anvil_pool_divisor d, const float *input, float *output,
+                                 int line_begin, int line_end) {
+    anvil_average_pool_lines_with(s, d, input, output, line_begin, line_end, average_pixel_avx512);
 }
 
 #ifndef ANVIL_AVX512_EMULATED

@@ -49,6 +49,10 @@ void anvil_winograd3_taps_avx512_emulated(int tile, const float *taps, long padd
 /// `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
 void anvil_max_pooling_avx512_emulated(const anvil_pool_shape *s, const float *input, float *output, int line_begin,
                                        int line_end);
+/// `x86_avx512/pooling.c`'s average pooling on emulated AVX-512: `anvil_average_pool_lines`'s
+/// arguments without the `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
+void anvil_average_pooling_avx512_emulated(const anvil_pool_shape *s, anvil_pool_divisor d, const float *input,
+                                           float *output, int line_begin, int line_end);
 
 /// `x86_avx512/depthwise_convolution.c` on emulated AVX-512: `anvil_depthwise_rows`'s arguments
 /// without the `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
