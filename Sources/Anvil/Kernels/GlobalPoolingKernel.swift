@@ -22,17 +22,16 @@ struct GlobalPoolingKernel: RangeKernel {
     /// hand-off to another thread costs more than half the pooling.
     static let bandMinimum = 32_768
 
-    /// Bands per image: the threads, when an average of few images is large enough to split.
+    /// Bands per image: one per thread (a band at least a pixel), when an average of fewer
+    /// images than threads is large enough to split.
     func bands(batch: Int, threads: Int) -> Int {
-        average && batch < threads && pixels >= threads && pixels * channels >= Self.bandMinimum ? threads : 1
+        average && batch < threads && pixels * channels >= Self.bandMinimum ? min(threads, pixels) : 1
     }
 
-    /// Room for the bands' sums at any thread count (`bands` for the most threads, without its
-    /// pixel condition, which fewer threads may meet).
+    /// Room for the bands' sums at any thread count: no thread count gives more bands than the most.
     func scratchCount(batch: Int) -> Int {
-        let threads = Compute.maximumThreadCount
-        guard average, batch < threads, pixels * channels >= Self.bandMinimum else { return 0 }
-        return saturatingProduct(batch * threads, channels)
+        let bands = bands(batch: batch, threads: Compute.maximumThreadCount)
+        return bands > 1 ? saturatingProduct(batch * bands, channels) : 0
     }
 
     func run(_ io: KernelIO) {

@@ -11,7 +11,7 @@ import Synchronization
 /// spin-wait hint for about 20 µs, then on `sched_yield` for about 0.7 ms (so another runnable
 /// thread gets the CPU), then a worker sleeps. The hint notices a new job within tens of
 /// nanoseconds where a `sched_yield` takes 0.3–0.4 µs: networks of many small layers spend
-/// 2–3% less on two threads (MobileNet v3 small 0.966, v3 large 0.973, EfficientNet-B0 0.980).
+/// 2–3.5% less on two threads (MobileNet v3 small 0.966, v3 large 0.973, EfficientNet-B0 0.980).
 ///
 /// Part 0 of a job runs on the caller, part `i` on worker `i - 1`; the caller returns only
 /// after every worker has finished its part. One job runs at a time: a caller that finds

@@ -6,10 +6,11 @@
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
-static void pixel_avx2(const anvil_pool_shape *s, const float *image, float *out, int oy, int ox) {
+static void max_pixel_avx2(const anvil_pool_shape *s, anvil_pool_divisor d, const float *image, float *out, int oy,
+                           int ox) {
     const float *cells[ANVIL_POOL_MAX_CELLS];
     const int count = anvil_pool_cells(s, image, oy, ox, cells);
-    if (count < 0) { anvil_pool_pixel_scalar(s, image, out, oy, ox); return; }
+    if (count < 0) { anvil_max_pixel_scalar(s, d, image, out, oy, ox); return; }
     const int C = s->channels;
     int c = 0;
     const __m256 lowest = _mm256_set1_ps(-INFINITY);
@@ -39,7 +40,7 @@ static void pixel_avx2(const anvil_pool_shape *s, const float *image, float *out
 }
 
 void anvil_max_pooling_avx2(const anvil_pool_shape *s, const float *input, float *output, int line_begin, int line_end) {
-    anvil_pool_lines(s, input, output, line_begin, line_end, pixel_avx2);
+    anvil_pool_lines(s, ANVIL_NO_DIVISOR, input, output, line_begin, line_end, max_pixel_avx2);
 }
 
 /// Average pooling's pixel: the scalar pixel's operations (0, plus each cell in window order,
@@ -78,7 +79,7 @@ static void average_pixel_avx2(const anvil_pool_shape *s, anvil_pool_divisor d, 
 
 void anvil_average_pooling_avx2(const anvil_pool_shape *s, anvil_pool_divisor d, const float *input, float *output,
                                 int line_begin, int line_end) {
-    anvil_average_pool_lines_with(s, d, input, output, line_begin, line_end, average_pixel_avx2);
+    anvil_pool_lines(s, d, input, output, line_begin, line_end, average_pixel_avx2);
 }
 
 #pragma clang attribute pop

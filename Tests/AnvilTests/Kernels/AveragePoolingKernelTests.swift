@@ -30,13 +30,8 @@ struct AveragePoolingKernelTests {
         var random = RefRandom(seed: seed)
         var cases: [Case] = []
         while cases.count < count {
-            let kernel = (random.int(1 ... 4), random.int(1 ... 4)), stride = (random.int(1 ... 3), random.int(1 ... 3))
-            let dilation = (random.int(1 ... 2), random.int(1 ... 2))
-            let padding: Padding = random.bool() ? .valid
-                : .explicit(top: random.int(0 ... 1), left: random.int(0 ... 1), bottom: random.int(0 ... 1), right: random.int(0 ... 1))
-            let x = random.tensor(n: random.int(1 ... 2), h: random.int(4 ... 9), w: random.int(4 ... 9),
-                                  c: random.pick([1, 3, 8, 13, 16, 17, 32, 40, 64, 75, 81, 150]))
-            let c = Case(x: x, kernel: kernel, stride: stride, dilation: dilation, padding: padding,
+            let w = random.poolingWindow()
+            let c = Case(x: w.x, kernel: w.kernel, stride: w.stride, dilation: w.dilation, padding: w.padding,
                          ceilMode: random.int(0 ... 3) == 0, countsPadding: random.bool())
             guard Self.reference(c) != nil, (try? Self.geometry(c)) != nil else { continue }
             cases.append(c)

@@ -21,12 +21,8 @@ struct PoolingKernelTests {
         var random = RefRandom(seed: 515)
         var checked = 0
         while checked < 60 {
-            let kernel = (random.int(1 ... 4), random.int(1 ... 4)), stride = (random.int(1 ... 3), random.int(1 ... 3))
-            let dilation = (random.int(1 ... 2), random.int(1 ... 2))
-            let padding: Padding = random.bool() ? .valid
-                : .explicit(top: random.int(0 ... 1), left: random.int(0 ... 1), bottom: random.int(0 ... 1), right: random.int(0 ... 1))
-            let x = random.tensor(n: random.int(1 ... 2), h: random.int(4 ... 9), w: random.int(4 ... 9),
-                                  c: random.pick([1, 3, 8, 13, 16, 17, 32, 40, 64, 75, 81, 150]))
+            let window = random.poolingWindow()
+            let (x, kernel, stride, dilation, padding) = (window.x, window.kernel, window.stride, window.dilation, window.padding)
             guard let expected = Naive.maxPool(x, kernel: kernel, stride: stride, padding: padding, dilation: dilation),
                   let g = try? WindowGeometry(input: x.shape, kernel: kernel, stride: stride, dilation: dilation, padding: padding)
             else { continue }
