@@ -64,7 +64,7 @@ static const anvil_kernel_table avx2_table = {
 };
 
 // AVX-512 bodies exist for direct and depthwise convolution, small-batch dense layers, max and
-// average pooling, the Winograd 3×3 transforms and products, and the activations (SiLU, sigmoid and hard-swish; the others
+// average pooling, the Winograd 3×3 transforms and products, Winograd 5×5, and the activations (SiLU, sigmoid and hard-swish; the others
 // fall back to AVX2 inside it); the other ops run their AVX2 bodies, which every AVX-512 CPU
 // also runs.
 static const anvil_kernel_table avx512_table = {
@@ -74,7 +74,7 @@ static const anvil_kernel_table avx512_table = {
     anvil_dense_avx512,
     anvil_max_pooling_avx512,
     anvil_average_pooling_avx512,
-    anvil_winograd_5x5_avx2,
+    anvil_winograd_5x5_avx512,
     anvil_winograd_products_avx512,
     anvil_winograd3_input_avx512,
     anvil_winograd3_output_avx512,

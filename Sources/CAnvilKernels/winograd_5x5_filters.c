@@ -13,7 +13,7 @@ size_t anvil_winograd5_filter_count(int outputs, int channels) {
 }
 
 size_t anvil_winograd5_scratch_count(int channels) {
-    return (size_t)POSITIONS * GROUP * padded_channels(channels) + (size_t)POSITIONS * GROUP * BLOCK;
+    return scratch_floats(channels);
 }
 
 // G (6 × 5): row i is f_i · (1, p_i, p_i², p_i³, p_i⁴) for p = 0, 1, −1, 2, −2 and

@@ -57,6 +57,7 @@ typedef void anvil_winograd_5x5_body(const anvil_winograd5_shape *s, const float
 anvil_winograd_5x5_body anvil_winograd_5x5_scalar;
 #if defined(__x86_64__)
 anvil_winograd_5x5_body anvil_winograd_5x5_avx2;
+anvil_winograd_5x5_body anvil_winograd_5x5_avx512;
 #endif
 
 /// The bodies, one per instruction set (`anvil_winograd_products` without the `isa`).

@@ -8,46 +8,75 @@
 // Fused and cache-resident, unlike the 3×3 kernel's GEMMs over large blocks: for 5×5 layers
 // the channel counts are small (MNIST: 32 → 64), so each transformed value is used in few
 // multiply-adds and a round trip through memory would cost more than it saves. Six tiles at
-// a time: their inputs are transformed into V (36 × 6 × channels, in L1/L2); for each block of
-// 16 output channels and each of the 36 positions, a 6 tiles × 16 channels register tile
-// accumulates V · U over the input channels (the direct kernel's inner loop), into M
-// (36 × 6 × 16, in L1); the output transform then writes the 2×2 pixels with bias and clamp.
+// a time: their inputs are transformed into V (36 × 6 × channels, in L1/L2); for each group of
+// up to `MAX_BLOCKS` blocks of 16 output channels (the body's choice) and each of the 36
+// positions, a register tile of 6 tiles × the group's channels accumulates V · U over the input
+// channels (the direct kernel's inner loop), into M (36 × 6 × 16 per block, in L1/L2); the output
+// transform then writes the 2×2 pixels with bias and clamp.
 
-// The transforms and the tile loop are shared by the bodies and live here (vector extensions,
-// compiled to whatever the including body's target has); each body file brings the products.
+// The transforms and the tile loop are shared by the bodies and live here (vector extensions of
+// LANES channels: 8, or 16 where the including body defines ANVIL_WINOGRAD5_LANES so, compiled to
+// whatever the including body's target has: zmm in the AVX-512 body, ymm in the AVX2 one, SSE
+// pairs in the scalar one); each body file brings the products. Contraction into FMA is off so
+// every body rounds each step of the transforms alike: the lanes' arithmetic is the same at
+// either width, and the AVX2 and AVX-512 bodies' products add the same multiply-adds in the same
+// order, so those two agree bit for bit.
 
 #include "common.h"
 #include <string.h>
 
-enum { ALPHA = 6, POSITIONS = 36, GROUP = 6, BLOCK = ANVIL_CONV_BLOCK, TAPS = 5 };
+#pragma clang fp contract(off)
+
+#ifndef ANVIL_WINOGRAD5_LANES
+#define ANVIL_WINOGRAD5_LANES 8
+#endif
+
+/// `MAX_LANES`: the widest body's vector, to which the scratch rounds V's rows; `MAX_BLOCKS`:
+/// the blocks of 16 output channels one products call takes at most (M holds that many).
+enum {
+    ALPHA = 6, POSITIONS = 36, GROUP = 6, BLOCK = ANVIL_CONV_BLOCK, TAPS = 5, LANES = ANVIL_WINOGRAD5_LANES,
+    MAX_LANES = 16, MAX_BLOCKS = 4, M_BLOCK = POSITIONS * GROUP * BLOCK
+};
+_Static_assert(BLOCK % LANES == 0 && MAX_LANES % LANES == 0, "a block is whole vectors");
 
 #define INLINE static inline __attribute__((always_inline))
 
-// The helpers below pass 32-byte vectors by value; they are always inlined, so the AVX
+// The helpers below pass 32- and 64-byte vectors by value; they are always inlined, so the AVX
 // calling convention the warning is about never applies.
 #pragma clang diagnostic ignored "-Wpsabi"
 
-/// Eight channels; compiled to AVX inside the AVX2 body and to SSE pairs in the portable one.
-typedef float v8 __attribute__((vector_size(32)));
+/// LANES channels: zmm or ymm inside the AVX-512 or AVX2 body, SSE pairs in the portable one.
+typedef float vf __attribute__((vector_size(LANES * 4)));
 
-INLINE v8 load8(const float *p) { v8 v; memcpy(&v, p, sizeof v); return v; }
-INLINE void store8(float *p, v8 v) { memcpy(p, &v, sizeof v); }
-INLINE v8 splat(float x) { return (v8){ x, x, x, x, x, x, x, x }; }
+INLINE vf loadv(const float *p) { vf v; memcpy(&v, p, sizeof v); return v; }
+INLINE void storev(float *p, vf v) { memcpy(p, &v, sizeof v); }
+INLINE vf splat(float x) {
+    vf v;
+    for (int i = 0; i < LANES; i++) v[i] = x;
+    return v;
+}
 
 /// Tiles per image: ⌈output_height / 2⌉ · ⌈output_width / 2⌉ (`anvil_winograd5_tiles_per_image`).
 static inline long tiles_per_image(const anvil_winograd5_shape *s) {
     return (long)((s->output_height + 1) / 2) * ((s->output_width + 1) / 2);
 }
 
-/// Input channels rounded up to whole vectors: V's row stride.
-static inline int padded_channels(int channels) { return (channels + 7) & ~7; }
+/// Input channels rounded up to whole vectors of this body: V's row stride.
+static inline int padded_channels(int channels) { return (channels + LANES - 1) / LANES * LANES; }
+
+/// Floats of a call's scratch for `channels` inputs, for any body: V with rows rounded to the
+/// widest vector, then M for `MAX_BLOCKS` blocks (`anvil_winograd5_scratch_count`).
+static inline size_t scratch_floats(int channels) {
+    return (size_t)POSITIONS * GROUP * (size_t)((channels + MAX_LANES - 1) / MAX_LANES * MAX_LANES)
+         + (size_t)MAX_BLOCKS * M_BLOCK;
+}
 
 /// `Bᵀ d` along one line of six vectors, `ds` and `ts` vectors apart.
 /// Bᵀ = [4 0 −5 0 1 0; 0 −4 −4 1 1 0; 0 4 −4 −1 1 0; 0 −2 −1 2 1 0; 0 2 −1 −2 1 0; 0 4 0 −5 0 1].
-INLINE void input_line(const v8 *d, int ds, v8 *t, int ts) {
-    v8 d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds], d5 = d[5 * ds];
-    v8 a = d4 - splat(4) * d2, b = d3 - splat(4) * d1;
-    v8 c = d4 - d2, e = splat(2) * (d3 - d1);
+INLINE void input_line(const vf *d, int ds, vf *t, int ts) {
+    vf d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds], d5 = d[5 * ds];
+    vf a = d4 - splat(4) * d2, b = d3 - splat(4) * d1;
+    vf c = d4 - d2, e = splat(2) * (d3 - d1);
     t[0] = splat(4) * d0 - splat(5) * d2 + d4;
     t[ts] = a + b;
     t[2 * ts] = a - b;
@@ -57,8 +86,8 @@ INLINE void input_line(const v8 *d, int ds, v8 *t, int ts) {
 }
 
 /// `Aᵀ m` of six vectors `ms` apart into two: Aᵀ = [1 1 1 1 1 0; 0 1 −1 2 −2 1].
-INLINE void output_line(const v8 *m, int ms, v8 *y0, v8 *y1) {
-    v8 m0 = m[0], m1 = m[ms], m2 = m[2 * ms], m3 = m[3 * ms], m4 = m[4 * ms], m5 = m[5 * ms];
+INLINE void output_line(const vf *m, int ms, vf *y0, vf *y1) {
+    vf m0 = m[0], m1 = m[ms], m2 = m[2 * ms], m3 = m[3 * ms], m4 = m[4 * ms], m5 = m[5 * ms];
     *y0 = m0 + (m1 + m2) + (m3 + m4);
     *y1 = (m1 - m2) + splat(2) * (m3 - m4) + m5;
 }
@@ -84,19 +113,19 @@ INLINE void transform_input(const anvil_winograd5_shape *s, const float *input, 
     const int y0 = t.y - s->pad_top, x0 = t.x - s->pad_left;
     const int interior = y0 >= 0 && x0 >= 0 && y0 + ALPHA <= height && x0 + ALPHA <= width;
     const float *image = input + (size_t)t.image * height * width * channels;
-    for (int c = 0; c < cp; c += 8) {
-        v8 d[POSITIONS], x[POSITIONS], r[POSITIONS];
-        const int lanes = channels - c < 8 ? channels - c : 8;
+    for (int c = 0; c < cp; c += LANES) {
+        vf d[POSITIONS], x[POSITIONS], r[POSITIONS];
+        const int lanes = channels - c < LANES ? channels - c : LANES;
         for (int i = 0; i < ALPHA; i++) {
             const int y = y0 + i;
             for (int j = 0; j < ALPHA; j++) {
                 const int xx = x0 + j;
-                if (interior && lanes == 8) {
-                    d[i * ALPHA + j] = load8(image + ((size_t)y * width + xx) * channels + c);
+                if (interior && lanes == LANES) {
+                    d[i * ALPHA + j] = loadv(image + ((size_t)y * width + xx) * channels + c);
                 } else if (y >= 0 && y < height && xx >= 0 && xx < width) {
-                    float lane[8] = { 0 };
+                    float lane[LANES] = { 0 };
                     memcpy(lane, image + ((size_t)y * width + xx) * channels + c, (size_t)lanes * sizeof(float));
-                    d[i * ALPHA + j] = load8(lane);
+                    d[i * ALPHA + j] = loadv(lane);
                 } else {
                     d[i * ALPHA + j] = splat(0);
                 }
@@ -104,7 +133,7 @@ INLINE void transform_input(const anvil_winograd5_shape *s, const float *input, 
         }
         for (int j = 0; j < ALPHA; j++) input_line(d + j, ALPHA, x + j, ALPHA);          // down each column
         for (int i = 0; i < ALPHA; i++) input_line(x + i * ALPHA, 1, r + i * ALPHA, 1);  // along each row
-        for (int p = 0; p < POSITIONS; p++) store8(v + (size_t)p * GROUP * cp + c, r[p]);
+        for (int p = 0; p < POSITIONS; p++) storev(v + (size_t)p * GROUP * cp + c, r[p]);
     }
 }
 
@@ -114,57 +143,63 @@ INLINE void transform_output(const anvil_winograd5_shape *s, const float *m, lon
                              const float bias[BLOCK], float *output) {
     const tile_position t = locate(s, tile);
     const int rows = s->output_height - t.y < 2 ? 1 : 2, columns = s->output_width - t.x < 2 ? 1 : 2;
-    for (int h = 0; h < BLOCK; h += 8) {
+    for (int h = 0; h < BLOCK; h += LANES) {
         const int channel = first + h;
         if (channel >= s->outputs) break;
-        const int lanes = s->outputs - channel < 8 ? s->outputs - channel : 8;
-        v8 z0[ALPHA], z1[ALPHA];
+        const int lanes = s->outputs - channel < LANES ? s->outputs - channel : LANES;
+        vf z0[ALPHA], z1[ALPHA];
         for (int a = 0; a < ALPHA; a++) {
-            v8 line[ALPHA];
-            for (int b = 0; b < ALPHA; b++) line[b] = load8(m + (size_t)(a * ALPHA + b) * GROUP * BLOCK + h);
+            vf line[ALPHA];
+            for (int b = 0; b < ALPHA; b++) line[b] = loadv(m + (size_t)(a * ALPHA + b) * GROUP * BLOCK + h);
             output_line(line, 1, z0 + a, z1 + a);
         }
-        v8 y[2][2];
+        vf y[2][2];
         output_line(z0, 1, &y[0][0], &y[1][0]);
         output_line(z1, 1, &y[0][1], &y[1][1]);
-        const v8 shift = load8(bias + h);
+        const vf shift = loadv(bias + h);
         for (int r = 0; r < rows; r++) {
             for (int q = 0; q < columns; q++) {
-                float values[8];
-                store8(values, y[r][q] + shift);
-                for (int l = 0; l < 8; l++) values[l] = anvil_clamp(values[l], s->clamp_min, s->clamp_max);
+                float values[LANES];
+                storev(values, y[r][q] + shift);
+                for (int l = 0; l < LANES; l++) values[l] = anvil_clamp(values[l], s->clamp_min, s->clamp_max);
                 float *pixel = output + (((size_t)t.image * s->output_height + t.y + r) * s->output_width + t.x + q) * s->outputs + channel;
-                if (lanes == 8) memcpy(pixel, values, sizeof values);
-                else memcpy(pixel, values, (size_t)lanes * sizeof(float));
+                memcpy(pixel, values, (size_t)lanes * sizeof(float));
             }
         }
     }
 }
 
-/// A body's products: `M[p] = V[p] · U[p]` for one position and one block, `n` tiles (rows
-/// `cp` apart in `v`) × 16 channels, over `channels` inputs, into `m` (rows 16 apart).
-typedef void (*products_body)(const float *v, int cp, const float *u, int channels, int n, float *m);
+/// A body's products for one position: `M[p] = V[p] · U[p]` for `n` tiles (rows `cp` apart in
+/// `v`) × `blocks` blocks of 16 channels (block k's filters `u + k · u_block`, its sums at
+/// `m + k · M_BLOCK`, rows 16 apart), over `channels` inputs.
+typedef void (*products_body)(const float *v, int cp, const float *u, size_t u_block, int channels, int n, int blocks,
+                              float *m);
 
-/// Tiles `[t0, t1)`, six at a time, with a body's `products` (a constant at each call site).
+/// Tiles `[t0, t1)`, six at a time, with a body's `products` (a constant at each call site)
+/// over groups of up to `group_blocks` blocks.
 INLINE void run_tiles(const anvil_winograd5_shape *s, const float *input, const float *u, const float *bias,
-                      float *output, long t0, long t1, float *scratch, products_body products) {
+                      float *output, long t0, long t1, float *scratch, products_body products, int group_blocks) {
     const int channels = s->channels, cp = padded_channels(channels);
     const int blocks = (s->outputs + BLOCK - 1) / BLOCK;
+    const size_t u_block = (size_t)POSITIONS * channels * BLOCK;
     float *v = scratch, *m = scratch + (size_t)POSITIONS * GROUP * cp;
     for (long t = t0; t < t1; t += GROUP) {
         const int n = t1 - t < GROUP ? (int)(t1 - t) : GROUP;
         for (int i = 0; i < n; i++) transform_input(s, input, t + i, v + (size_t)i * cp, cp);
-        for (int b = 0; b < blocks; b++) {
-            const float *ub = u + (size_t)b * POSITIONS * channels * BLOCK;
-            for (int p = 0; p < POSITIONS; p++) {
-                const float *vp = v + (size_t)p * GROUP * cp, *up = ub + (size_t)p * channels * BLOCK;
-                float *mp = m + (size_t)p * GROUP * BLOCK;
-                products(vp, cp, up, channels, n, mp);
+        for (int b = 0; b < blocks; b += group_blocks) {
+            const int count = blocks - b < group_blocks ? blocks - b : group_blocks;
+            const float *ub = u + (size_t)b * u_block;
+            for (int p = 0; p < POSITIONS; p++)
+                products(v + (size_t)p * GROUP * cp, cp, ub + (size_t)p * channels * BLOCK, u_block, channels, n, count,
+                         m + (size_t)p * GROUP * BLOCK);
+            for (int k = 0; k < count; k++) {
+                float padded_bias[BLOCK] = { 0 };
+                const int first = (b + k) * BLOCK;
+                const int valid = s->outputs - first < BLOCK ? s->outputs - first : BLOCK;
+                if (bias) memcpy(padded_bias, bias + first, (size_t)valid * sizeof(float));
+                for (int i = 0; i < n; i++)
+                    transform_output(s, m + (size_t)k * M_BLOCK + (size_t)i * BLOCK, t + i, first, padded_bias, output);
             }
-            float padded_bias[BLOCK] = { 0 };
-            const int valid = s->outputs - b * BLOCK < BLOCK ? s->outputs - b * BLOCK : BLOCK;
-            if (bias) memcpy(padded_bias, bias + b * BLOCK, (size_t)valid * sizeof(float));
-            for (int i = 0; i < n; i++) transform_output(s, m + (size_t)i * BLOCK, t + i, b * BLOCK, padded_bias, output);
         }
     }
 }

@@ -2,7 +2,8 @@
 #include "../internal/winograd_5x5.h"
 
 // Winograd F(2×2, 5×5) with AVX2 + FMA: the products as 6 tiles × 16 channels in 12 ymm
-// accumulators (the direct kernel's inner loop); the transforms' 8-lane vectors are ymm here.
+// accumulators (the direct kernel's inner loop), one block at a time; the transforms' 8-lane
+// vectors are ymm here.
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
@@ -23,19 +24,22 @@ INLINE void products_avx2_n(const int N, const float *v, int cp, const float *u,
     }
 }
 
-static void products_avx2(const float *v, int cp, const float *u, int channels, int n, float *m) {
-    switch (n) {
-    case 6: products_avx2_n(6, v, cp, u, channels, m); break;
-    case 5: products_avx2_n(5, v, cp, u, channels, m); break;
-    case 4: products_avx2_n(4, v, cp, u, channels, m); break;
-    case 3: products_avx2_n(3, v, cp, u, channels, m); break;
-    case 2: products_avx2_n(2, v, cp, u, channels, m); break;
-    default: products_avx2_n(1, v, cp, u, channels, m); break;
+static void products_avx2(const float *v, int cp, const float *u, size_t u_block, int channels, int n, int blocks,
+                          float *m) {
+    for (int k = 0; k < blocks; k++, u += u_block, m += M_BLOCK) {
+        switch (n) {
+        case 6: products_avx2_n(6, v, cp, u, channels, m); break;
+        case 5: products_avx2_n(5, v, cp, u, channels, m); break;
+        case 4: products_avx2_n(4, v, cp, u, channels, m); break;
+        case 3: products_avx2_n(3, v, cp, u, channels, m); break;
+        case 2: products_avx2_n(2, v, cp, u, channels, m); break;
+        default: products_avx2_n(1, v, cp, u, channels, m); break;
+        }
     }
 }
 void anvil_winograd_5x5_avx2(const anvil_winograd5_shape *s, const float *input, const float *u, const float *bias,
                              float *output, long tile_begin, long tile_end, float *scratch) {
-    run_tiles(s, input, u, bias, output, tile_begin, tile_end, scratch, products_avx2);
+    run_tiles(s, input, u, bias, output, tile_begin, tile_end, scratch, products_avx2, 1);
 }
 
 #pragma clang attribute pop

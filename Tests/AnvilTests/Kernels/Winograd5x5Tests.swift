@@ -1,14 +1,17 @@
 import CAnvilKernels
+import CAnvilKernelsEmulated
 import Foundation
 import Testing
 @testable import Anvil
 @testable import AnvilTestSupport
 
-/// The F(2×2, 5×5) Winograd kernel (every C body the CPU runs) against the naive float64
-/// convolution, over what its loops treat differently: output sizes that leave half tiles,
-/// channel counts around the 8-lane vectors and the 16-channel blocks, tiles that are not a
-/// multiple of the six computed together, every kind of padding (including more than the
-/// window), batches, the clamps done in C and the activations applied afterwards.
+/// The F(2×2, 5×5) Winograd kernel (every C body the CPU runs, and the AVX-512 body on emulated
+/// intrinsics on any x86-64) against the naive float64 convolution, over what its loops treat
+/// differently: output sizes that leave half tiles, channel counts around the 8- and 16-lane
+/// vectors and the 16-channel blocks, groups of 1–4 blocks (the AVX-512 products' tiles) and a
+/// layer of 4 + 3, tiles that are not a multiple of the six computed together, every kind of
+/// padding (including more than the window), batches, the clamps done in C and the activations
+/// applied afterwards.
 @Suite("Winograd F(2×2, 5×5) kernel")
 struct Winograd5x5Tests {
     typealias Case = DirectConvolutionTests.Case
@@ -23,6 +26,7 @@ struct Winograd5x5Tests {
              padding: .explicit(top: 4, left: 4, bottom: 4, right: 4), activation: .sigmoid),
         Case(height: 3, width: 3, inputs: 9, outputs: 17, kernel: (5, 5), activation: .leakyRelu),
         Case(batch: 2, height: 8, width: 7, inputs: 1, outputs: 5, kernel: (5, 5), bias: true),
+        Case(height: 9, width: 10, inputs: 40, outputs: 100, kernel: (5, 5), activation: .relu),  // blocks 4 + 3
     ]
 
     /// Runs the kernel on `input` (NHWC) with Forge-layout weights, in `parts` parts when given.
@@ -54,33 +58,108 @@ struct Winograd5x5Tests {
         return output
     }
 
-    @Test("Every body matches the naive convolution", arguments: refInstructionSets)
-    func matchesReference(isa: InstructionSet) throws {
-        try refRequireSupported(isa)
-        for (index, c) in Self.cases.enumerated() {
-            var random = RefRandom(seed: 5_500 + index)
-            let x = random.tensor(n: c.batch, h: c.height, w: c.width, c: c.inputs)
-            let weights = random.floats(c.outputs * 25 * c.inputs)
-            let bias = c.bias ? random.floats(c.outputs) : nil
-            let g = try WindowGeometry(input: x.shape, kernel: c.kernel, stride: c.stride, dilation: c.dilation, padding: c.padding)
+    /// A case's seeded input, weights and bias, and its geometry.
+    struct Data {
+        let x: RefTensor, weights: [Float], bias: [Float]?, g: WindowGeometry
+
+        init(_ c: Case, seed: Int) throws {
+            var random = RefRandom(seed: seed)
+            x = random.tensor(n: c.batch, h: c.height, w: c.width, c: c.inputs)
+            weights = random.floats(c.outputs * 25 * c.inputs)
+            bias = c.bias ? random.floats(c.outputs) : nil
+            g = try WindowGeometry(input: x.shape, kernel: c.kernel, stride: c.stride, dilation: c.dilation, padding: c.padding)
+        }
+
+        /// The worst error of `actual` against the naive float64 convolution, scaled by each
+        /// output's Σ|x·w| + |b| (the same convolution of magnitudes); infinity for a wrong count.
+        func worstError(_ c: Case, _ actual: [Float]) -> Double {
             let expected = Naive.convolution(x, weights: weights, bias: bias, outputChannels: c.outputs, kernel: c.kernel,
                                              padding: c.padding, activation: c.activation)
-            // The scale of each output's rounding error: Σ|x·w| + |b|, the same convolution of magnitudes.
             var magnitudes = x
             magnitudes.v = x.v.map(abs)
             let scale = Naive.convolution(magnitudes, weights: weights.map(abs), bias: bias?.map(abs), outputChannels: c.outputs,
                                           kernel: c.kernel, padding: c.padding)
-            let actual = Self.run(c, g, input: x.floats, weights: weights, bias: bias, isa: isa)
+            guard actual.count == expected.v.count else { return .infinity }
             var worst = 0.0
             for i in 0 ..< expected.v.count {
                 let error = abs(Double(actual[i]) - expected.v[i]) / max(scale.v[i], 1e-30)
                 worst = error.isFinite ? max(worst, error) : .infinity
             }
-            // The transforms' constants (up to 5 in Bᵀ, 16/24 in G) amplify float rounding:
-            // measured maxima are 1e-7…1.1e-6 of Σ|x·w| (2.4e-6 with a single input channel,
-            // where the sum has few terms); a wrong tap or edge would be off by 1e-2 or more.
-            #expect(actual.count == expected.v.count && worst <= 1e-5,
-                    "\(isa) \(c): worst scaled error \(worst)")
+            return worst
+        }
+    }
+
+    /// The transforms' constants (up to 5 in Bᵀ, 16/24 in G) amplify float rounding: measured
+    /// maxima are 1e-7…1.1e-6 of Σ|x·w| (2.4e-6 with a single input channel, where the sum has
+    /// few terms); a wrong tap or edge would be off by 1e-2 or more.
+    static let bound = 1e-5
+
+    @Test("Every body matches the naive convolution", arguments: refInstructionSets)
+    func matchesReference(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        for (index, c) in Self.cases.enumerated() {
+            let data = try Data(c, seed: 5_500 + index)
+            let actual = Self.run(c, data.g, input: data.x.floats, weights: data.weights, bias: data.bias, isa: isa)
+            let worst = data.worstError(c, actual)
+            #expect(worst <= Self.bound, "\(isa) \(c): worst scaled error \(worst)")
+        }
+    }
+
+    /// A C body of `anvil_winograd5` (without the `isa`).
+    typealias Body = @Sendable (UnsafePointer<anvil_winograd5_shape>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>?,
+                      UnsafeMutablePointer<Float>, Int, Int, UnsafeMutablePointer<Float>) -> Void
+
+    static let emulated: Body = { anvil_winograd_5x5_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7) }
+    static func dispatched(_ isa: InstructionSet) -> Body { { anvil_winograd5(isa.cValue, $0, $1, $2, $3, $4, $5, $6, $7) } }
+
+    /// `body` over the case's tiles in two calls (the second starting mid-group), with the
+    /// kernel's own filters and shape, then the activation the kernel applies after the C clamp.
+    static func run(_ c: Case, _ data: Data, body: Body) -> [Float] {
+        let kernelWeights = KernelWeights(source: ParameterData(data.weights), reordered: nil,
+                                          bias: data.bias.map { ParameterData($0) }, outputs: c.outputs,
+                                          weightsPerOutput: data.weights.count / c.outputs, affine: nil)
+        let kernel = Winograd5x5Kernel(geometry: data.g, inputChannels: c.inputs, outputChannels: c.outputs,
+                                       weights: kernelWeights, activation: c.activation)
+        var shape = kernel.shape
+        let tiles = c.batch * anvil_winograd5_tiles_per_image(&shape), cut = min(tiles, 7)
+        var output = [Float](repeating: .nan, count: c.batch * data.g.outputHeight * data.g.outputWidth * c.outputs)
+        var scratch = [Float](repeating: .nan, count: Int(anvil_winograd5_scratch_count(Int32(c.inputs))))
+        let input = data.x.floats
+        input.withUnsafeBufferPointer { x in
+            output.withUnsafeMutableBufferPointer { y in
+                scratch.withUnsafeMutableBufferPointer { s in
+                    let u = kernel.filters.buffer.baseAddress!, b = kernel.bias?.buffer.baseAddress
+                    body(&shape, x.baseAddress!, u, b, y.baseAddress!, 0, cut, s.baseAddress!)
+                    body(&shape, x.baseAddress!, u, b, y.baseAddress!, cut, tiles, s.baseAddress!)
+                }
+            }
+        }
+        let rest = ActivationClamp(c.activation).rest
+        if rest != .none { output.withUnsafeMutableBufferPointer { rest.apply($0.baseAddress!, count: $0.count, instructionSet: .scalar) } }
+        return output
+    }
+
+    @Test("The emulated AVX-512 body matches the naive convolution, and the AVX2 body bit for bit")
+    func emulatedBody() throws {
+        try #require(anvil_emulated_bodies_available() == 1, "the emulated bodies are built on x86-64 only")
+        for (index, c) in Self.cases.enumerated() {
+            let data = try Data(c, seed: 5_500 + index)
+            let actual = Self.run(c, data, body: Self.emulated)
+            let worst = data.worstError(c, actual)
+            #expect(worst <= Self.bound, "\(c): worst scaled error \(worst)")
+            if InstructionSet.avx2.isSupported {
+                #expect(refBitDifferences(Self.run(c, data, body: Self.dispatched(.avx2)), actual) == 0, "\(c): AVX2 differs")
+            }
+        }
+    }
+
+    @Test("The real AVX-512 body equals the emulated one bit for bit")
+    func realBody() throws {
+        try refRequireSupported(.avx512)
+        for (index, c) in Self.cases.enumerated() {
+            let data = try Data(c, seed: 5_500 + index)
+            #expect(refBitDifferences(Self.run(c, data, body: Self.dispatched(.avx512)), Self.run(c, data, body: Self.emulated)) == 0,
+                    "\(c)")
         }
     }
 

@@ -9,6 +9,7 @@
 #include "anvil_direct_convolution.h"
 #include "anvil_winograd_products.h"
 #include "anvil_winograd_3x3.h"
+#include "anvil_winograd_5x5.h"
 #include "anvil_pooling.h"
 #include "anvil_depthwise_convolution.h"
 #include "anvil_activation.h"
@@ -44,6 +45,12 @@ void anvil_winograd3_filters_avx512_emulated(int tile, const float *weights, anv
                                              int input_end);
 void anvil_winograd3_taps_avx512_emulated(int tile, const float *taps, long padded_outputs, int width, int input_begin,
                                           int input_end, float *u, long position_stride);
+
+/// `x86_avx512/winograd_5x5.c` on emulated AVX-512: `anvil_winograd5`'s arguments without the
+/// `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
+void anvil_winograd_5x5_avx512_emulated(const anvil_winograd5_shape *s, const float *input, const float *u,
+                                        const float *bias, float *output, long tile_begin, long tile_end,
+                                        float *scratch);
 
 /// `x86_avx512/pooling.c` on emulated AVX-512: `anvil_max_pool_lines`'s arguments without the
 /// `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
