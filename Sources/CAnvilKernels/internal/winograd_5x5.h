@@ -47,6 +47,7 @@ _Static_assert(BLOCK % LANES == 0 && MAX_LANES % LANES == 0, "a block is whole v
 
 /// LANES channels: zmm or ymm inside the AVX-512 or AVX2 body, SSE pairs in the portable one.
 typedef float vf __attribute__((vector_size(LANES * 4)));
+typedef int vi __attribute__((vector_size(LANES * 4)));
 
 INLINE vf loadv(const float *p) { vf v; memcpy(&v, p, sizeof v); return v; }
 INLINE void storev(float *p, vf v) { memcpy(p, &v, sizeof v); }
@@ -55,6 +56,9 @@ INLINE vf splat(float x) {
     for (int i = 0; i < LANES; i++) v[i] = x;
     return v;
 }
+
+/// `mask ? a : b`, lane by lane.
+INLINE vf pick(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
 
 /// Tiles per image: ⌈output_height / 2⌉ · ⌈output_width / 2⌉ (`anvil_winograd5_tiles_per_image`).
 static inline long tiles_per_image(const anvil_winograd5_shape *s) {
@@ -156,14 +160,21 @@ INLINE void transform_output(const anvil_winograd5_shape *s, const float *m, lon
         vf y[2][2];
         output_line(z0, 1, &y[0][0], &y[1][0]);
         output_line(z1, 1, &y[0][1], &y[1][1]);
-        const vf shift = loadv(bias + h);
+        const vf shift = loadv(bias + h), lower = splat(s->clamp_min), upper = splat(s->clamp_max);
         for (int r = 0; r < rows; r++) {
             for (int q = 0; q < columns; q++) {
-                float values[LANES];
-                storev(values, y[r][q] + shift);
-                for (int l = 0; l < LANES; l++) values[l] = anvil_clamp(values[l], s->clamp_min, s->clamp_max);
+                // max then min, as anvil_clamp does lane by lane (NaN stays NaN).
+                vf x = y[r][q] + shift;
+                x = pick(x < lower, lower, x);
+                x = pick(x > upper, upper, x);
                 float *pixel = output + (((size_t)t.image * s->output_height + t.y + r) * s->output_width + t.x + q) * s->outputs + channel;
-                memcpy(pixel, values, (size_t)lanes * sizeof(float));
+                if (lanes == LANES) {
+                    storev(pixel, x);
+                } else {
+                    float values[LANES];
+                    storev(values, x);
+                    memcpy(pixel, values, (size_t)lanes * sizeof(float));
+                }
             }
         }
     }
