@@ -12,9 +12,13 @@ timed runs), with each node's shapes from the profile. Both engines run with the
 warm-up and number of runs, alternating for --rounds rounds; each layer's figure is the median of
 its per-round medians.
 
-Layers are paired by their multiply-adds: each Anvil convolution or dense layer, in plan order,
-takes the first unpaired ONNX Runtime Conv/FusedConv/Gemm/MatMul node (NCHWc ones included)
-with the same count (within 0.5%). Everything else (pooling, element-wise, layout, and in ONNX
+Layers are paired by their multiply-adds and output map: each Anvil convolution or dense layer,
+in plan order, takes the first unpaired ONNX Runtime Conv/FusedConv/Gemm/MatMul node (NCHWc ones
+included) with the same count (within 0.5%) and, for a convolution, the same output height and
+width — or, where ONNX Runtime pads input or output channels to a whole NCHWc block of 8 or 16,
+the same map, window and channels up to that padding (MobileNet v2's 96 → 24 at 56 × 56 took a
+384 → 96 at 14 × 14 node of equal count before the map was compared, and its 24 → 144 was left
+unpaired). Everything else (pooling, element-wise, layout, and in ONNX
 Runtime the reorders of its NCHWc layout) is summed per operator type on each side.
 
 Output (Markdown): the kind of each paired layer (kernel, stride, groups, channels, map size),
@@ -54,9 +58,30 @@ def anvil_layers(binary, network, batch, threads, iterations, warmup_ms):
 
 
 def anvil_macs(binary, network):
-    """{layer name: multiply-adds per image} from `anvil summary`."""
+    """{layer name: (multiply-adds per image, output dimensions)} from `anvil summary`."""
     out = subprocess.run([binary, "summary", network], capture_output=True, text=True, check=True).stdout
-    return {m.group(1): int(m.group(5).replace(",", "")) for m in map(SUMMARY_LINE.match, out.splitlines()) if m}
+    return {m.group(1): (int(m.group(5).replace(",", "")), [int(d) for d in m.group(3).split(",") if d.strip()])
+            for m in map(SUMMARY_LINE.match, out.splitlines()) if m}
+
+
+def padded(channels):
+    """`channels` and its roundings up to the NCHWc blocks (8, 16) ONNX Runtime may pad it to."""
+    return {channels} | {(channels + b - 1) // b * b for b in (8, 16)}
+
+
+def counts_match(node, count, dims):
+    """Whether an ONNX Runtime node (`ort_kind`'s geometry) fits an Anvil layer of `count`
+    multiply-adds and output `dims` (H, W, C): the same count, and for a convolution the same
+    output map; or the same map and window with channels equal up to NCHWc padding."""
+    if abs(node["macs"] - count) <= 0.005 * count:
+        return "map" not in node or len(dims) != 3 or tuple(dims[:2]) == node["map"]
+    if "map" not in node or len(dims) != 3 or tuple(dims[:2]) != node["map"] or node["groups"] != 1:
+        return False
+    h, w, c = dims
+    window = h * w * c * node["kh"] * node["kw"]
+    if not window or count % window:
+        return False
+    return node["cout"] in padded(c) and node["cin"] in padded(count // window)
 
 
 def shape_of(entry):
@@ -109,11 +134,13 @@ def ort_layers(path, batch, input_chw, threads, iterations, warmup_ms):
 
 
 def ort_kind(op, args):
-    """(multiply-adds, description) of a convolution-like ONNX Runtime node, or (None, None)."""
+    """(multiply-adds, description, geometry) of a convolution-like ONNX Runtime node, or
+    (None, None, None). The geometry (for `counts_match`): its multiply-adds, and for a
+    convolution its output map, window, channels and groups."""
     inputs = [shape_of(x) for x in args.get("input_type_shape", [])]
     outputs = [shape_of(x) for x in args.get("output_type_shape", [])]
     if not inputs or not outputs:
-        return None, None
+        return None, None, None
     # The profile lists the inputs that are not initializers: a Gemm's weights may be absent.
     if op in ("Gemm", "MatMul", "FusedGemm", "FusedMatMul"):
         k = inputs[0][-1]
@@ -121,7 +148,7 @@ def ort_kind(op, args):
         rows = 1
         for d in outputs[0][:-1]:
             rows *= d
-        return rows * k * n, f"dense {k}→{n}"
+        return rows * k * n, f"dense {k}→{n}", {"macs": rows * k * n}
     if op in ("Conv", "FusedConv", "NhwcFusedConv") and len(inputs) >= 2 and len(inputs[1]) == 4:
         x, w, y = inputs[0], inputs[1], outputs[0]
         cout, cin_g, kh, kw = w
@@ -135,8 +162,9 @@ def ort_kind(op, args):
         macs = pixels * cout * cin_g * kh * kw
         kind = f"{kh}×{kw}" + (f" s{stride}" if stride > 1 else "")
         kind = ("depthwise " + kind) if groups == cin and groups > 1 else kind
-        return macs, f"{kind} {cin}→{cout} at {h}×{wd}"
-    return None, None
+        geometry = {"macs": macs, "map": (h, wd), "kh": kh, "kw": kw, "cin": cin, "cout": cout, "groups": groups}
+        return macs, f"{kind} {cin}→{cout} at {h}×{wd}", geometry
+    return None, None, None
 
 
 def classify(description):
@@ -186,21 +214,22 @@ def main(argv=None):
     # Pair convolution-like layers by multiply-adds (per image on Anvil's side).
     candidates = []
     for name, op, ms, info in ort_rows:
-        count, description = ort_kind(op, info) if op in CONV_OPS else (None, None)
-        candidates.append([name, op, ms, count, description, False])
+        count, description, geometry = ort_kind(op, info) if op in CONV_OPS else (None, None, None)
+        candidates.append([name, op, ms, count, description, False, geometry])
     pairs, unpaired_anvil = [], defaultdict(float)
     for name, kind, ms in anvil_rows:
-        count = macs.get(name, 0) * args.batch
+        per_image, dims = macs.get(name, (0, []))
+        count = per_image * args.batch
         match = None
         if kind in ANVIL_CONV_TYPES and count:
-            match = next((c for c in candidates if not c[5] and c[3] and abs(c[3] - count) <= 0.005 * count), None)
+            match = next((c for c in candidates if not c[5] and c[3] and counts_match(c[6], count, dims)), None)
         if match:
             match[5] = True
             pairs.append((name, kind, ms, match[0], match[2], match[4], count))
         else:
             unpaired_anvil[kind] += ms
     unpaired_ort = defaultdict(float)
-    for name, op, ms, count, description, used in candidates:
+    for name, op, ms, count, description, used, _ in candidates:
         if not used:
             unpaired_ort[op] += ms
 
