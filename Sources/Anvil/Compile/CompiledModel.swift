@@ -30,7 +30,10 @@ final class CompiledModel: Sendable {
     /// Idle workspaces of the batch sizes used lately (bounded in count and bytes).
     let pool = WorkspacePool()
 
-    init(graph: Graph, plan: ExecutionPlan, steps: [Step]) {
+    /// `plan`'s buffers, with each step whose kernel adds its residual in place writing over it.
+    init(graph: Graph, plan basePlan: ExecutionPlan, steps: [Step]) {
+        let inPlace = Set(steps.indices.filter { (steps[$0].kernel as? any EpilogueReportingKernel)?.addsResidualInPlace == true })
+        let plan = basePlan.sharingResidualBuffers(graph: graph, inPlace: inPlace)
         self.steps = steps
         self.stepNodes = plan.steps.map(\.node)
         self.inputTensors = Array(0 ..< graph.inputCount)

@@ -7,7 +7,8 @@ import Testing
 /// the plan fuses only when it may (two inputs, the other one computed earlier, the
 /// convolution's output used nowhere else) and the results match the naive layers computed
 /// one by one — through the direct kernel's in-register add and through the wrapper other
-/// kernels get, with a folded BatchNormalization and every way of giving the activation.
+/// kernels get, with a folded BatchNormalization and every way of giving the activation; the
+/// direct kernel writes its output over the residual's buffer exactly when that is safe.
 @Suite("Residual fusion")
 struct ResidualFusionTests {
     /// The steps' fused Add nodes of a model.
@@ -88,6 +89,50 @@ struct ResidualFusionTests {
         try model.compile(from: ArrayParameterSource(["conv_W": weights, "conv_b": bias]))
         let conv = Naive.depthwise(x, weights: weights, bias: bias, multiplier: 1, kernel: (3, 3))
         refExpectClose(try model.predict(try x.tensor()), Naive.add([conv, x], activation: .relu), "depthwise")
+    }
+
+    /// `a = pw(x)`, `b = pw(a)`, then `pw(b) + a` (the Add fused into the last convolution, `a`
+    /// its residual), optionally followed by `+ a` again (so `a` outlives the fused step), or
+    /// with the last convolution reading `a` itself (`pw(a) + a`). 72 channels: more blocks than
+    /// one tile takes, so a kernel writing over its own input would read outputs as inputs.
+    enum Block: CaseIterable { case residualDies, residualReadLater, residualIsConvInput }
+
+    static func block(_ kind: Block) throws -> Model {
+        let input = Input(width: 6, height: 5, channels: 72)
+        let a = input --> PointwiseConvolution(channels: 72, name: "a")
+        let last: SymbolicTensor
+        if kind == .residualIsConvInput {
+            last = a --> PointwiseConvolution(channels: 72, name: "c")
+        } else {
+            last = a --> PointwiseConvolution(channels: 72, activation: .relu, name: "b") --> PointwiseConvolution(channels: 72, name: "c")
+        }
+        let sum = [last, a] --> Add(activation: .relu, name: "add")
+        return try Model(input: input, output: kind == .residualReadLater ? [sum, a] --> Add(name: "again") : sum)
+    }
+
+    @Test("The direct kernel writes over a residual whose last use it is, and only then", arguments: Block.allCases)
+    func inPlace(kind: Block) throws {
+        let model = try Self.block(kind)
+        let fusedStep = try #require(model.plan.steps.firstIndex { $0.fusedAdd != nil })
+        let step = model.plan.steps[fusedStep]
+        let shared = model.plan.sharingResidualBuffers(graph: model.graph, inPlace: [fusedStep])
+        #expect((shared.slot[step.output] == shared.slot[step.inputs[1]]) == (kind == .residualDies), "\(kind)")
+        #expect(model.plan.slot[step.output] != model.plan.slot[step.inputs[1]], "\(kind): the plan alone never shares")
+        if kind == .residualDies { #expect(shared.floatsPerImage < model.plan.floatsPerImage) }
+
+        var random = RefRandom(seed: 8_505)
+        let x = random.tensor(n: 3, h: 5, w: 6, c: 72)
+        let (wa, wb, wc) = (random.floats(72 * 72), random.floats(72 * 72), random.floats(72 * 72))
+        let (ba, bb, bc) = (random.floats(72), random.floats(72), random.floats(72))
+        var parameters = ["a_W": wa, "a_b": ba, "c_W": wc, "c_b": bc]
+        if kind != .residualIsConvInput { parameters["b_W"] = wb; parameters["b_b"] = bb }
+        try model.compile(from: ArrayParameterSource(parameters))
+        let a = Naive.convolution(x, weights: wa, bias: ba, outputChannels: 72, kernel: (1, 1), padding: .valid)
+        let b = Naive.convolution(a, weights: wb, bias: bb, outputChannels: 72, kernel: (1, 1), padding: .valid, activation: .relu)
+        let c = Naive.convolution(kind == .residualIsConvInput ? a : b, weights: wc, bias: bc, outputChannels: 72,
+                                  kernel: (1, 1), padding: .valid)
+        let sum = Naive.add([c, a], activation: .relu)
+        refExpectClose(try model.predict(try x.tensor()), kind == .residualReadLater ? Naive.add([sum, a]) : sum, "\(kind)")
     }
 
     @Test("No fusion for three inputs, a convolution output used twice, or a convolution with its own activation")
