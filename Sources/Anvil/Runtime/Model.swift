@@ -149,8 +149,9 @@ public final class Model: Sendable {
     /// Multiply-accumulates per image (with open inputs, only those that do not depend on the size).
     public var macs: Int { saturatingSum(layers.map(\.macs)) }
 
-    /// Bytes of activation buffers per image, after buffer reuse (the peak Anvil allocates);
-    /// 0 with open inputs (see ``activationBytesPerImage(forInputShapes:)``).
+    /// Bytes of activation buffers per image, after buffer reuse (the most Anvil allocates: once
+    /// compiled, an output written over its residual can save a buffer); 0 with open inputs (see
+    /// ``activationBytesPerImage(forInputShapes:)``).
     public var activationBytesPerImage: Int {
         graph.isOpen ? 0 : saturatingProduct(plan.floatsPerImage, MemoryLayout<Float>.size)
     }
