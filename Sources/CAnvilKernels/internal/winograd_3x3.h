@@ -30,44 +30,11 @@
 #define ANVIL_WINOGRAD3_LANES 8
 #endif
 
-enum { MAX_ALPHA = 6, MAX_POSITIONS = 36, PACK = ANVIL_WINOGRAD_BLOCK, LANES = ANVIL_WINOGRAD3_LANES };
+#define ANVIL_VECTOR_LANES ANVIL_WINOGRAD3_LANES
+#include "vector_lanes.h"
+
+enum { MAX_ALPHA = 6, MAX_POSITIONS = 36, PACK = ANVIL_WINOGRAD_BLOCK };
 _Static_assert(PACK % LANES == 0, "a vector of filters must stay inside one packed block");
-
-#define INLINE static inline __attribute__((always_inline))
-
-// The helpers pass 32- and 64-byte vectors by value; they are always inlined, so the AVX
-// calling convention the warning is about never applies.
-#pragma clang diagnostic ignored "-Wpsabi"
-
-/// LANES channels: zmm or ymm inside the AVX-512 or AVX2 body, SSE pairs in the portable one.
-typedef float vf __attribute__((vector_size(LANES * 4)));
-typedef int vi __attribute__((vector_size(LANES * 4)));
-
-INLINE vf loadv(const float *p) { vf v; memcpy(&v, p, sizeof v); return v; }
-INLINE void storev(float *p, vf v) { memcpy(p, &v, sizeof v); }
-INLINE vf splat(float x) {
-    vf v;
-    for (int i = 0; i < LANES; i++) v[i] = x;
-    return v;
-}
-
-/// `lanes` floats at `p`, zeros after them.
-INLINE vf load_lanes(const float *p, int lanes) {
-    if (lanes == LANES) return loadv(p);
-    float lane[LANES] = { 0 };
-    memcpy(lane, p, (size_t)lanes * sizeof(float));
-    return loadv(lane);
-}
-
-INLINE void store_lanes(float *p, vf v, int lanes) {
-    if (lanes == LANES) { storev(p, v); return; }
-    float lane[LANES];
-    storev(lane, v);
-    memcpy(p, lane, (size_t)lanes * sizeof(float));
-}
-
-/// `mask ? a : b`, lane by lane.
-INLINE vf pick(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
 
 // ---- The 1-D transforms: read α (or 3) vectors `s` apart, write `t` apart. ----
 

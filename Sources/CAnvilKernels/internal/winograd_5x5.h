@@ -31,34 +31,16 @@
 #define ANVIL_WINOGRAD5_LANES 8
 #endif
 
+#define ANVIL_VECTOR_LANES ANVIL_WINOGRAD5_LANES
+#include "vector_lanes.h"
+
 /// `MAX_LANES`: the widest body's vector, to which the scratch rounds V's rows; `MAX_BLOCKS`:
 /// the blocks of 16 output channels one products call takes at most (M holds that many).
 enum {
-    ALPHA = 6, POSITIONS = 36, GROUP = 6, BLOCK = ANVIL_CONV_BLOCK, TAPS = 5, LANES = ANVIL_WINOGRAD5_LANES,
-    MAX_LANES = 16, MAX_BLOCKS = 4, M_BLOCK = POSITIONS * GROUP * BLOCK
+    ALPHA = 6, POSITIONS = 36, GROUP = 6, BLOCK = ANVIL_CONV_BLOCK, TAPS = 5, MAX_LANES = 16, MAX_BLOCKS = 4,
+    M_BLOCK = POSITIONS * GROUP * BLOCK
 };
 _Static_assert(BLOCK % LANES == 0 && MAX_LANES % LANES == 0, "a block is whole vectors");
-
-#define INLINE static inline __attribute__((always_inline))
-
-// The helpers below pass 32- and 64-byte vectors by value; they are always inlined, so the AVX
-// calling convention the warning is about never applies.
-#pragma clang diagnostic ignored "-Wpsabi"
-
-/// LANES channels: zmm or ymm inside the AVX-512 or AVX2 body, SSE pairs in the portable one.
-typedef float vf __attribute__((vector_size(LANES * 4)));
-typedef int vi __attribute__((vector_size(LANES * 4)));
-
-INLINE vf loadv(const float *p) { vf v; memcpy(&v, p, sizeof v); return v; }
-INLINE void storev(float *p, vf v) { memcpy(p, &v, sizeof v); }
-INLINE vf splat(float x) {
-    vf v;
-    for (int i = 0; i < LANES; i++) v[i] = x;
-    return v;
-}
-
-/// `mask ? a : b`, lane by lane.
-INLINE vf pick(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
 
 /// Tiles per image: ⌈output_height / 2⌉ · ⌈output_width / 2⌉ (`anvil_winograd5_tiles_per_image`).
 static inline long tiles_per_image(const anvil_winograd5_shape *s) {
@@ -127,9 +109,7 @@ INLINE void transform_input(const anvil_winograd5_shape *s, const float *input, 
                 if (interior && lanes == LANES) {
                     d[i * ALPHA + j] = loadv(image + ((size_t)y * width + xx) * channels + c);
                 } else if (y >= 0 && y < height && xx >= 0 && xx < width) {
-                    float lane[LANES] = { 0 };
-                    memcpy(lane, image + ((size_t)y * width + xx) * channels + c, (size_t)lanes * sizeof(float));
-                    d[i * ALPHA + j] = loadv(lane);
+                    d[i * ALPHA + j] = load_lanes(image + ((size_t)y * width + xx) * channels + c, lanes);
                 } else {
                     d[i * ALPHA + j] = splat(0);
                 }
@@ -168,13 +148,7 @@ INLINE void transform_output(const anvil_winograd5_shape *s, const float *m, lon
                 x = pick(x < lower, lower, x);
                 x = pick(x > upper, upper, x);
                 float *pixel = output + (((size_t)t.image * s->output_height + t.y + r) * s->output_width + t.x + q) * s->outputs + channel;
-                if (lanes == LANES) {
-                    storev(pixel, x);
-                } else {
-                    float values[LANES];
-                    storev(values, x);
-                    memcpy(pixel, values, (size_t)lanes * sizeof(float));
-                }
+                store_lanes(pixel, x, lanes);
             }
         }
     }
