@@ -129,9 +129,11 @@ struct DirectConvolutionAVX512Tests {
         }
 
         /// `body` over the pixel ranges `pixelCuts` split the image into, each over the block
-        /// ranges `blockCuts` split the blocks into (as threads split the work).
-        func run(_ c: Case, _ body: Body, pixelCuts: [Int] = [], blockCuts: [Int] = []) -> [Float] {
-            var output = [Float](repeating: .nan, count: c.pixels * c.outputs)
+        /// ranges `blockCuts` split the blocks into (as threads split the work). `inPlace`: the
+        /// output buffer starts as the residual and is passed as it (an output written over its
+        /// residual, ``EpilogueReportingKernel/addsResidualInPlace``).
+        func run(_ c: Case, _ body: Body, pixelCuts: [Int] = [], blockCuts: [Int] = [], inPlace: Bool = false) -> [Float] {
+            var output = inPlace ? residual! : [Float](repeating: .nan, count: c.pixels * c.outputs)
             var shape = c.shape
             let pixels = [0] + pixelCuts + [c.pixels], blocks = [0] + blockCuts + [c.blocks]
             input.withUnsafeBufferPointer { x in
@@ -141,7 +143,8 @@ struct DirectConvolutionAVX512Tests {
                             Self.withPointer(residual) { r in
                                 for i in 0 ..< pixels.count - 1 {
                                     for j in 0 ..< blocks.count - 1 {
-                                        body(&shape, x.baseAddress!, w.baseAddress!, b, r, y.baseAddress!, Int32(pixels[i]),
+                                        body(&shape, x.baseAddress!, w.baseAddress!, b, inPlace ? UnsafePointer(y.baseAddress!) : r,
+                                             y.baseAddress!, Int32(pixels[i]),
                                              Int32(pixels[i + 1]), Int32(blocks[j]), Int32(blocks[j + 1]))
                                     }
                                 }
@@ -180,6 +183,23 @@ struct DirectConvolutionAVX512Tests {
                 #expect(refBitDifferences(data.run(c, Self.emulated, blockCuts: [1]), actual) == 0, "\(c): block split at 1")
                 #expect(refBitDifferences(data.run(c, Self.emulated, blockCuts: Array(stride(from: 3, to: c.blocks, by: 3))),
                                          actual) == 0, "\(c): block splits every 3")
+            }
+        }
+    }
+
+    @Test("Every body, and the emulated AVX-512 one, writes over its residual as it adds it: the same bits as into another buffer",
+          arguments: refInstructionSets)
+    func residualInPlace(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        var bodies: [(String, Body)] = [("\(isa)", Self.dispatched(isa.cValue))]
+        if isa == .avx2 && anvil_emulated_bodies_available() == 1 { bodies.append(("emulated AVX-512", Self.emulated)) }
+        for (index, c) in Self.cases.enumerated() where c.residual {
+            let data = Data(c, seed: 8_000 + index)
+            for (name, body) in bodies {
+                let separate = data.run(c, body)
+                #expect(refBitDifferences(data.run(c, body, inPlace: true), separate) == 0, "\(name) \(c)")
+                #expect(refBitDifferences(data.run(c, body, pixelCuts: [c.pixels / 3], blockCuts: c.blocks > 1 ? [1] : [],
+                                                   inPlace: true), separate) == 0, "\(name) \(c), split")
             }
         }
     }
