@@ -136,10 +136,13 @@ enum ConvolutionSelection {
     /// channels never take Winograd (its transforms work on vectors of 8 channels).
     ///
     /// Winograd against `fallback` is priced with the transformed filters' memory (see
-    /// ``millisecondsPerMegabyte``). Between the variants, where both would keep taps (the same
-    /// memory) the faster by time alone wins: VGG16's 14×14 512 → 512 layers, F(4×4) from taps
-    /// 2.7–3.0 ms against F(2×2)'s 3.1–3.3 (Zen 5, one thread), where the transformed F(4×4)
-    /// filters' 21 MB more priced them out.
+    /// ``millisecondsPerMegabyte``). Between the variants, each is priced with the memory of the
+    /// form it keeps (``WinogradFilterForm``): where both keep taps the faster by time alone
+    /// wins — VGG16's 14×14 512 → 512 layers, F(4×4) from taps 2.7–3.0 ms against F(2×2)'s
+    /// 3.1–3.3 (Zen 5, one thread), where the transformed F(4×4) filters' 21 MB more priced them
+    /// out —, and a variant kept as taps is not charged for filters it never makes: ResNet-50's
+    /// 14×14 256 → 256 layers, F(4×4) from taps (2.4 MB) 0.70 ms against F(2×2) from its 4.2 MB of
+    /// transformed filters 0.77–0.78 at batch 1, 5.65 against 6.2–6.4 at batch 8.
     static func preferredWinograd(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
                                   against fallback: ConvolutionAlgorithm,
                                   millisecondsPerMegabyte: Double) -> WinogradVariant? {
@@ -155,10 +158,11 @@ enum ConvolutionSelection {
         }
         let best = times.map { ($0.0, $0.1 + perFloat * pairs * Double($0.0.positions)) }.min { $0.1 < $1.1 }!
         guard best.1 < alternative else { return nil }
-        let allTaps = WinogradVariant.allCases.allSatisfy {
-            WinogradFilterForm.preferred(variant: $0, geometry: geometry, inputs: inputChannels, outputs: outputChannels) == .taps
-        }
-        return allTaps ? times.min { $0.1 < $1.1 }!.0 : best.0
+        return times.map { variant, time in
+            let form = WinogradFilterForm.preferred(variant: variant, geometry: geometry, inputs: inputChannels,
+                                                    outputs: outputChannels)
+            return (variant, time + perFloat * pairs * Double(form == .taps ? 9 : variant.positions))
+        }.min { $0.1 < $1.1 }!.0
     }
 }
 

@@ -360,6 +360,15 @@ struct WinogradTests {
                 #expect(try form(.f4x4, 28, 128, 128) == .transformed)  // 2.4 MB
                 #expect(try form(.f4x4, 28, 2048, 32) == .transformed)  // 9.4 MB, one pair of blocks
                 #expect(try form(.f4x4, 28, 1024, 48) == .taps)         // 7.1 MB, a pair and a block
+                // ResNet-50's 14×14 256 → 256 layers: F(2×2) keeps its 4.2 MB transformed, F(4×4)
+                // its 2.4 MB of taps; priced by what each keeps, F(4×4) (by time alone it is the
+                // faster; priced as 9.4 MB of transformed filters it lost at 0.2 ms per MB).
+                #expect(try form(.f2x2, 14, 256, 256) == .transformed)
+                #expect(try form(.f4x4, 14, 256, 256) == .taps)
+                let resnet14 = try WindowGeometry(input: Shape(height: 14, width: 14, channels: 256), kernel: (3, 3),
+                                                  stride: (1, 1), dilation: (1, 1), padding: .same)
+                #expect(ConvolutionSelection.algorithm(geometry: resnet14, inputChannels: 256, outputChannels: 256, groups: 1,
+                                                       override: .auto, millisecondsPerMegabyte: 0.2) == .winogradF4x4)
             }
             if WinogradFilterForm.preferred(variant: .f4x4, geometry: resnet28, inputs: 128, outputs: 128) == .transformed {
                 #expect(resnetPicks == [.f2x2, .f4x4])
