@@ -229,9 +229,9 @@ void anvil_winograd3_transform_filters(anvil_isa isa, int tile, const float *wei
     table_or_abort(isa)->winograd3_filters(tile, weights, strides, scale, outputs, inputs, u, input_begin, input_end);
 }
 
-void anvil_winograd3_transform_taps(anvil_isa isa, int tile, const float *taps, long padded_outputs, int width,
-                                    int input_begin, int input_end, float *u, long position_stride) {
-    table_or_abort(isa)->winograd3_taps(tile, taps, padded_outputs, width, input_begin, input_end, u, position_stride);
+void anvil_winograd3_transform_taps(anvil_isa isa, int tile, const float *taps, anvil_winograd3_tap_strides strides,
+                                    int width, int input_begin, int input_end, float *u, long position_stride) {
+    table_or_abort(isa)->winograd3_taps(tile, taps, strides, width, input_begin, input_end, u, position_stride);
 }
 
 void anvil_binary(anvil_isa isa, anvil_binary_op op, const anvil_binary_shape *s, const float *a, const float *b,

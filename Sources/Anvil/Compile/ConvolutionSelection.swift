@@ -132,6 +132,17 @@ enum ConvolutionSelection {
         return fallback
     }
 
+    /// Whether a layer whose ``algorithm(geometry:inputChannels:outputChannels:groups:override:millisecondsPerMegabyte:)``
+    /// is the direct kernel runs Winograd F(4×4) on calls of many images instead
+    /// (``DirectOrWinogradKernel``): a 3×3 stride-1 layer of 8 or more input channels, no
+    /// override, and no fused residual (the direct kernel adds it in registers; Winograd would
+    /// need it added after, and could not write over it).
+    static func winogradForLargeCalls(geometry: WindowGeometry, inputChannels: Int, groups: Int, fusedResidual: Bool,
+                                      override: ConvolutionOverride = .current) -> Bool {
+        override == .auto && !fusedResidual && inputChannels >= 8
+            && WinogradConvolutionKernel.supports(geometry: geometry, groups: groups)
+    }
+
     /// The Winograd variant cheaper than `fallback` for this layer, or nil. Fewer than 8 input
     /// channels never take Winograd (its transforms work on vectors of 8 channels).
     ///
@@ -321,8 +332,13 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
                     weights.bias)
         }
         raw.releaseMappedPages()  // only the packed copy is used
-        return DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
-                                       packed: packed, bias: packedBias, activation: finalActivation)
+        let direct = DirectConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+                                             packed: packed, bias: packedBias, activation: finalActivation)
+        if ConvolutionSelection.winogradForLargeCalls(geometry: geometry, inputChannels: inputChannels, groups: groups,
+                                                      fusedResidual: context.fusedResidual) {
+            return DirectOrWinogradKernel(direct: direct)
+        }
+        return direct
     }
     let weights = context.sharedAcrossSizes("weights") { reorderedWeights() }
     if weights.weights.buffer.baseAddress != raw.buffer.baseAddress { raw.releaseMappedPages() }  // a copy is used

@@ -89,17 +89,28 @@ struct WinogradConvolutionKernel: Kernel {
          weights: ParameterData, layout: WeightLayout, scale: [Float]?, bias: ParameterData?,
          activation: ActivationFunction, blockTiles: Int? = nil, instructionSet: InstructionSet = .current,
          form: WinogradFilterForm = .transformed, transformed: WinogradFilters? = nil) {
-        precondition(Self.supports(geometry: geometry, groups: 1), "Winograd needs a 3×3, stride 1, dilation 1 convolution")
         precondition(weights.count == 9 * inputChannels * outputChannels && (scale?.count ?? outputChannels) == outputChannels)
+        // `transformed`: the same filters made for another input size of an open model (see
+        // ``KernelContext/sharedAcrossSizes(_:_:)``).
+        let filters = transformed ?? Self.makeFilters(variant: variant, form: form, weights: weights, layout: layout,
+                                                      scale: scale, inputChannels: inputChannels,
+                                                      outputChannels: outputChannels, instructionSet: instructionSet)
+        self.init(variant: variant, geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+                  filters: filters, bias: bias, activation: activation, blockTiles: blockTiles, instructionSet: instructionSet)
+    }
+
+    /// A kernel on filters made already (transformed, or taps in either ``TapArrangement``),
+    /// each output channel's scale already in them and its shift in `bias`.
+    init(variant: WinogradVariant, geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
+         filters: WinogradFilters, bias: ParameterData?, activation: ActivationFunction, blockTiles: Int? = nil,
+         instructionSet: InstructionSet = .current) {
+        precondition(Self.supports(geometry: geometry, groups: 1), "Winograd needs a 3×3, stride 1, dilation 1 convolution")
+        precondition(filters.layout.inputs == inputChannels && filters.layout.outputs == outputChannels)
         self.variant = variant
         self.geometry = geometry
         self.inputChannels = inputChannels
         self.outputChannels = outputChannels
-        // `transformed`: the same filters made for another input size of an open model (see
-        // ``KernelContext/sharedAcrossSizes(_:_:)``).
-        self.filters = transformed ?? Self.makeFilters(variant: variant, form: form, weights: weights, layout: layout,
-                                                       scale: scale, inputChannels: inputChannels,
-                                                       outputChannels: outputChannels, instructionSet: instructionSet)
+        self.filters = filters
         self.bias = bias
         self.activation = activation
         self.fixedBlockTiles = blockTiles.map { max(1, $0) }
@@ -305,8 +316,8 @@ struct WinogradConvolutionKernel: Kernel {
                     let taps = kernel.filters.pointer + layout.tapOffset(input: 0, tap: 0, output: first)
                     for begin in stride(from: 0, to: inputs, by: WinogradConvolutionKernel.slotInputs) {
                         let end = min(inputs, begin + WinogradConvolutionKernel.slotInputs)
-                        anvil_winograd3_transform_taps(isa, tile, taps, width, Int32(width), Int32(begin), Int32(end), slot,
-                                                       positionStride)
+                        anvil_winograd3_transform_taps(isa, tile, taps, layout.tapStrides(width: width), Int32(width),
+                                                       Int32(begin), Int32(end), slot, positionStride)
                         shape.channels = Int32(end - begin)
                         shape.accumulate = begin > 0 ? 1 : 0
                         for p in 0 ..< positions {

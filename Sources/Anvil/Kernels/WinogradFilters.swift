@@ -27,13 +27,13 @@ struct FilterStrides: Sendable, Equatable {
 ///   threads fault the same page. (Position-major, each thread wrote a row of each of the α²
 ///   matrices in turn, and the kernel's zeroing and the transform's writes went to memory and
 ///   back.) They take 16/9 (F(2×2)) or 4 (F(4×4)) times the memory of the weights;
-/// - **taps**, the 3×3 filters themselves (times the folded scale) in groups of 32 output
-///   channels, each `[i][y][x][o]`, the last group padded to a whole block of 16
-///   (``WinogradFilterLayout/tapOffset(input:tap:output:)``): the weights' own memory,
-///   transformed a group at a time as the products need them.
+/// - **taps**, the 3×3 filters themselves (times the folded scale), arranged as
+///   ``TapArrangement`` says (``WinogradFilterLayout/tapOffset(input:tap:output:)``): the
+///   weights' own memory, transformed a group at a time as the products need them.
 ///
 /// One allocation, 2 MB aligned and (on Linux) advised for transparent huge pages — or a
-/// read-only mapping of a ``WeightCache`` entry holding the same values. Fresh memory is dear:
+/// read-only mapping of a ``WeightCache`` entry holding the same values, or the direct
+/// convolution's packed weights (``TapArrangement/directBlocks``). Fresh memory is dear:
 /// the kernel zeroes every page on first touch, and on the reference VM faulting 235 MB in 4 KB
 /// pages took 170–240 ms against 40 ms or more in 2 MB pages. Huge pages also spare the
 /// products TLB misses when they stream the filters.
@@ -51,10 +51,12 @@ final class WinogradFilters: @unchecked Sendable {
     let form: WinogradFilterForm
     private let storage: Storage
 
-    /// Memory this object allocated (freed with it), or a ``WeightCache`` entry it maps.
+    /// Memory this object allocated (freed with it), a ``WeightCache`` entry it maps, or the
+    /// direct kernel's packed weights it reads (kept alive with it).
     private enum Storage {
         case owned(UnsafeMutablePointer<Float>)
         case mapped(WeightCacheEntry)
+        case directPacked(ParameterData)
     }
 
     /// Memory for filters of `positions` positions in `form` and `layout` (in huge pages when
@@ -87,9 +89,22 @@ final class WinogradFilters: @unchecked Sendable {
         self.form = form
     }
 
+    /// The taps of a direct convolution's packed weights (``DirectConvolutionKernel/pack(_:outputs:depth:)``
+    /// of `[o][3][3][inputs]` rows, the folded scale already in them), read where they lie: a
+    /// kernel that runs both algorithms keeps one copy.
+    init(directPacked packed: ParameterData, inputs: Int, outputs: Int) {
+        let layout = WinogradFilterLayout(inputs: inputs, outputs: outputs, taps: .directBlocks)
+        precondition(packed.count == layout.count(form: .taps, positions: 0), "packed weights of another shape")
+        self.pointer = packed.buffer.baseAddress!
+        self.storage = .directPacked(packed)
+        self.count = packed.count
+        self.layout = layout
+        self.form = .taps
+    }
+
     /// The memory the transform writes (owned filters only).
     var writablePointer: UnsafeMutablePointer<Float> {
-        guard case .owned(let pointer) = storage else { preconditionFailure("mapped Winograd filters are read-only") }
+        guard case .owned(let pointer) = storage else { preconditionFailure("mapped or shared Winograd filters are read-only") }
         return pointer
     }
 
@@ -157,20 +172,34 @@ private struct FilterTransform: ParallelJob {
     }
 }
 
+/// How the taps of the ``WinogradFilterForm/taps`` form lie.
+enum TapArrangement: Sendable, Equatable {
+    /// Anvil's own: groups of ``WinogradFilterLayout/tapWidth`` outputs one after another (the
+    /// last may be one block), each `[i][y][x][o]`, so the products transform each group's taps
+    /// from one sequential stream.
+    case pairs
+    /// The direct convolution's packed weights: blocks of 16 outputs, each `[y][x][i][16]`
+    /// (``anvil_conv_pack_weights`` of `[o][3][3][i]` rows).
+    case directBlocks
+}
+
 /// Where the transformed filters `U[p][i][o]` live, packed for ``anvil_winograd_products``:
 /// position by position, each position's output channels in blocks of 16, each block's
-/// `inputs × 16` values row by row (the last block padded with zeros).
+/// `inputs × 16` values row by row (the last block padded with zeros); and where taps lie.
 struct WinogradFilterLayout: Sendable, Equatable {
     let inputs: Int
     let outputs: Int
     /// Output channels rounded up to whole blocks of 16.
     let paddedOutputs: Int
+    /// Where taps lie (the taps form only).
+    let taps: TapArrangement
 
-    init(inputs: Int, outputs: Int) {
+    init(inputs: Int, outputs: Int, taps: TapArrangement = .pairs) {
         let block = Int(ANVIL_WINOGRAD_BLOCK)
         self.inputs = inputs
         self.outputs = outputs
         self.paddedOutputs = (outputs + block - 1) / block * block
+        self.taps = taps
     }
 
     /// Floats from one position's filters to the next.
@@ -191,12 +220,26 @@ struct WinogradFilterLayout: Sendable, Equatable {
         return (first, min(Self.tapWidth, paddedOutputs - first))
     }
 
-    /// The offset of tap `tap` (`3y + x`) from `input` to `output` (taps): groups of
-    /// ``tapWidth`` outputs one after another (the last may be one block), each `[i][y][x][o]`,
-    /// so the products transform each group's taps from one sequential stream.
+    /// The offset of tap `tap` (`3y + x`) from `input` to `output` (taps), as ``taps`` arranges them.
     func tapOffset(input: Int, tap: Int, output: Int) -> Int {
-        let (first, width) = tapGroup(of: output)
-        return first * 9 * inputs + (input * 9 + tap) * width + output - first
+        let block = Int(ANVIL_WINOGRAD_BLOCK)
+        switch taps {
+        case .pairs:
+            let (first, width) = tapGroup(of: output)
+            return first * 9 * inputs + (input * 9 + tap) * width + output - first
+        case .directBlocks:
+            return (output / block * 9 * inputs + tap * inputs + input) * block + output % block
+        }
+    }
+
+    /// How the taps transform steps through the taps of the group of `width` outputs that
+    /// starts at ``tapOffset(input:tap:output:)`` of its first output.
+    func tapStrides(width: Int) -> anvil_winograd3_tap_strides {
+        let block = Int(ANVIL_WINOGRAD_BLOCK)
+        switch taps {
+        case .pairs: return anvil_winograd3_tap_strides(input: 9 * width, tap: width, block: block)
+        case .directBlocks: return anvil_winograd3_tap_strides(input: block, tap: inputs * block, block: 9 * inputs * block)
+        }
     }
 
     /// Floats of filters in `form` for `positions` positions.

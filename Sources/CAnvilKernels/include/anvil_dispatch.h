@@ -51,8 +51,8 @@ typedef struct {
                              long first_tile, long tile_begin, long tile_end);
     void (*winograd3_filters)(int tile, const float *weights, anvil_winograd3_filter_strides strides,
                               const float *scale, int outputs, int inputs, float *u, int input_begin, int input_end);
-    void (*winograd3_taps)(int tile, const float *taps, long padded_outputs, int width, int input_begin, int input_end,
-                           float *u, long position_stride);
+    void (*winograd3_taps)(int tile, const float *taps, anvil_winograd3_tap_strides strides, int width, int input_begin,
+                           int input_end, float *u, long position_stride);
     void (*binary)(anvil_binary_op op, const anvil_binary_shape *shape, const float *a, const float *b, float *out,
                    long begin, long end);
     void (*col2im)(const anvil_col2im_shape *shape, const float *columns, const float *bias, float *output,

@@ -56,14 +56,24 @@ void anvil_winograd3_transform_filters(anvil_isa isa, int tile, const float *wei
                                        anvil_winograd3_filter_strides strides, const float *scale, int outputs,
                                        int inputs, float *u, int input_begin, int input_end);
 
-/// Writes `U = G g Gᵀ` of taps packed `[i][y][x][o]` (`padded_outputs` floats from one tap to the
-/// next, already scaled; `taps` points at the first output wanted) for `width` outputs (a
-/// multiple of 16) and the inputs `[input_begin, input_end)`, as `anvil_winograd_products` reads
-/// them: (position p, input i, output o) at `p · position_stride + (⌊o / 16⌋ · n + i − input_begin)
-/// · 16 + o mod 16`, n = input_end − input_begin, position_stride ≥ n · width. The arithmetic is
-/// `anvil_winograd3_transform_filters`'s: the same values bit for bit.
-void anvil_winograd3_transform_taps(anvil_isa isa, int tile, const float *taps, long padded_outputs, int width,
-                                    int input_begin, int input_end, float *u, long position_stride);
+/// Where the taps `anvil_winograd3_transform_taps` reads lie: tap `t` (`3y + x`) from input `i`
+/// to output `o` (counted from the first output wanted, a multiple of 16) at `⌊o / 16⌋ · block +
+/// i · input + t · tap + o mod 16` floats, so each block of 16 outputs' values are side by side.
+/// Anvil's own taps (`[i][y][x][o]` in groups of 32 outputs): input = 9 · width, tap = width,
+/// block = 16. The direct convolution's packed weights (`anvil_conv_pack_weights`, blocks of 16
+/// outputs `[y][x][i][16]`): input = 16, tap = 16 · inputs, block = 144 · inputs.
+typedef struct {
+    long input, tap, block;
+} anvil_winograd3_tap_strides;
+
+/// Writes `U = G g Gᵀ` of taps laid out as `strides` say (already scaled; `taps` points at the
+/// first output wanted) for `width` outputs (a multiple of 16) and the inputs `[input_begin,
+/// input_end)`, as `anvil_winograd_products` reads them: (position p, input i, output o) at
+/// `p · position_stride + (⌊o / 16⌋ · n + i − input_begin) · 16 + o mod 16`, n = input_end −
+/// input_begin, position_stride ≥ n · width. The arithmetic is `anvil_winograd3_transform_filters`'s:
+/// the same values bit for bit.
+void anvil_winograd3_transform_taps(anvil_isa isa, int tile, const float *taps, anvil_winograd3_tap_strides strides,
+                                    int width, int input_begin, int input_end, float *u, long position_stride);
 
 #ifdef __cplusplus
 }

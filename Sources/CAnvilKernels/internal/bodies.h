@@ -80,8 +80,8 @@ typedef void anvil_winograd3_filters_body(int tile, const float *weights, anvil_
                                           const float *scale, int outputs, int inputs, float *u, int input_begin,
                                           int input_end);
 /// The bodies, one per instruction set (`anvil_winograd3_transform_taps` without the `isa`).
-typedef void anvil_winograd3_taps_body(int tile, const float *taps, long padded_outputs, int width, int input_begin,
-                                       int input_end, float *u, long position_stride);
+typedef void anvil_winograd3_taps_body(int tile, const float *taps, anvil_winograd3_tap_strides strides, int width,
+                                       int input_begin, int input_end, float *u, long position_stride);
 anvil_winograd3_input_body anvil_winograd3_input_scalar;
 anvil_winograd3_output_body anvil_winograd3_output_scalar;
 anvil_winograd3_filters_body anvil_winograd3_filters_scalar;

@@ -261,19 +261,25 @@ INLINE void filter_inputs(int tile, const float *weights, anvil_winograd3_filter
     else filter_inputs_m(4, weights, strides, scale, outputs, inputs, u, begin, end);
 }
 
-INLINE void taps_inputs_m(const int m, const float *taps, long padded, int width, int begin, int end, float *u,
-                          long position_stride) {
+#ifndef TAP_PREFETCH
+#define TAP_PREFETCH 8
+#endif
+INLINE void taps_inputs_m(const int m, const float *taps, anvil_winograd3_tap_strides s, int width, int begin, int end,
+                          float *u, long position_stride) {
     const size_t n = (size_t)(end - begin);
     for (int i = begin; i < end; i++)
-        for (int o = 0; o < width; o += LANES)
-            taps_group(m, taps + (size_t)i * 9 * padded + o, padded,
-                       u + ((size_t)(o / PACK) * n + (size_t)(i - begin)) * PACK + o % PACK, position_stride);
+        for (int o = 0; o < width; o += LANES) {
+            const float *g = taps + (o / PACK) * s.block + i * s.input + o % PACK;
+            if (i + TAP_PREFETCH < end)
+                for (int t = 0; t < 9; t++) __builtin_prefetch(g + TAP_PREFETCH * s.input + t * s.tap);
+            taps_group(m, g, s.tap, u + ((size_t)(o / PACK) * n + (size_t)(i - begin)) * PACK + o % PACK, position_stride);
+        }
 }
 
-INLINE void taps_inputs(int tile, const float *taps, long padded, int width, int begin, int end, float *u,
-                        long position_stride) {
-    if (tile == 2) taps_inputs_m(2, taps, padded, width, begin, end, u, position_stride);
-    else taps_inputs_m(4, taps, padded, width, begin, end, u, position_stride);
+INLINE void taps_inputs(int tile, const float *taps, anvil_winograd3_tap_strides strides, int width, int begin, int end,
+                        float *u, long position_stride) {
+    if (tile == 2) taps_inputs_m(2, taps, strides, width, begin, end, u, position_stride);
+    else taps_inputs_m(4, taps, strides, width, begin, end, u, position_stride);
 }
 
 /// Defines the four entry bodies of one instruction set (`anvil_winograd3_input_<isa>`, …):
@@ -291,9 +297,9 @@ INLINE void taps_inputs(int tile, const float *taps, long padded, int width, int
                                        const float *scale, int outputs, int inputs, float *u, int begin, int end) {  \
         filter_inputs(tile, weights, strides, scale, outputs, inputs, u, begin, end);                                \
     }                                                                                                                \
-    void anvil_winograd3_taps_##isa(int tile, const float *taps, long padded_outputs, int width, int begin, int end, \
-                                    float *u, long position_stride) {                                                \
-        taps_inputs(tile, taps, padded_outputs, width, begin, end, u, position_stride);                              \
+    void anvil_winograd3_taps_##isa(int tile, const float *taps, anvil_winograd3_tap_strides strides, int width,     \
+                                    int begin, int end, float *u, long position_stride) {                            \
+        taps_inputs(tile, taps, strides, width, begin, end, u, position_stride);                                     \
     }
 
 #endif

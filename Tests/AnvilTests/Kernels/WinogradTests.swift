@@ -118,18 +118,23 @@ private func runWinograd(_ c: WinogradCase, _ g: WindowGeometry, variant: Winogr
 /// Runs a built Winograd kernel on `input` (see the overload above).
 private func runWinograd(_ kernel: WinogradConvolutionKernel, _ c: WinogradCase, _ g: WindowGeometry,
                          input: [Float]) -> (output: [Float], guardIntact: Bool) {
+    runKernel(c, g, input: input, { kernel.run($0) }, scratch: kernel.scratchCount(batch: c.batch))
+}
+
+/// Runs any kernel of a case's shapes on `input` as ``runWinograd(_:_:_:input:)`` runs a Winograd one.
+private func runKernel(_ c: WinogradCase, _ g: WindowGeometry, input: [Float], _ run: (KernelIO) -> Void,
+                       scratch scratchCount: Int) -> (output: [Float], guardIntact: Bool) {
     let outputShape = Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs)
     var output = [Float](repeating: .nan, count: c.batch * outputShape.count)
-    let scratchCount = kernel.scratchCount(batch: c.batch)
     let guardCount = 64
     var scratch = [Float](repeating: .nan, count: 1 + scratchCount + guardCount)
     for i in 0 ..< guardCount { scratch[1 + scratchCount + i] = 12345 }
     input.withUnsafeBufferPointer { input in
         output.withUnsafeMutableBufferPointer { out in
             scratch.withUnsafeMutableBufferPointer { s in
-                kernel.run(KernelIO(inputs: [input.baseAddress!], output: out.baseAddress!, scratch: s.baseAddress! + 1,
-                                    batch: c.batch, inputShapes: [Shape(height: c.height, width: c.width, channels: c.inputs)],
-                                    outputShape: outputShape))
+                run(KernelIO(inputs: [input.baseAddress!], output: out.baseAddress!, scratch: s.baseAddress! + 1,
+                             batch: c.batch, inputShapes: [Shape(height: c.height, width: c.width, channels: c.inputs)],
+                             outputShape: outputShape))
             }
         }
     }
@@ -381,6 +386,86 @@ struct WinogradTests {
         }
     }
 
+    /// A layer whose one-image choice is the direct kernel runs Winograd F(4×4) from the direct
+    /// kernel's packed weights on calls of 8 tiles or more, when every thread gets a pair of
+    /// output blocks: at 7 × 7 (4 tiles an image) one image runs direct, two and three run
+    /// Winograd — bit for bit what the direct kernel and a Winograd kernel of transformed filters
+    /// give, and within Winograd's bound of a float64 convolution either way; on more threads
+    /// than pairs it stays direct.
+    @Test("a direct layer runs Winograd F(4×4) from the direct kernel's weights on calls of 8 tiles or more",
+          arguments: refInstructionSets)
+    func directOrWinograd(isa: InstructionSet) throws {
+        try refRequireSupported(isa)
+        for (index, outputs) in [40, 64].enumerated() {  // pairs of blocks: a pair and a lone block; two pairs
+            let base = WinogradCase(batch: 3, height: 7, width: 7, inputs: 24, outputs: outputs, padding: .same, bias: true,
+                                    activation: .relu)
+            let g = try base.geometry()
+            let data = WinogradData(base, seed: 900 + UInt64(index))
+            let weights = KernelWeights(source: ParameterData(data.weights), reordered: nil, bias: data.bias.map { ParameterData($0) },
+                                        outputs: outputs, weightsPerOutput: 9 * base.inputs, affine: nil)
+            var direct = DirectConvolutionKernel(geometry: g, inputChannels: base.inputs, outputChannels: outputs,
+                                                 weights: weights, activation: base.activation)
+            direct.instructionSet = isa
+            let kernel = DirectOrWinogradKernel(direct: direct)
+            let winograd = WinogradConvolutionKernel(variant: .f4x4, geometry: g, inputChannels: base.inputs, outputChannels: outputs,
+                                                     weights: weights, activation: base.activation, instructionSet: isa)
+            #expect(kernel.pairs == 2)
+            #expect(!kernel.runsWinograd(batch: 1, threads: 1) && kernel.runsWinograd(batch: 2, threads: 2))
+            #expect(!kernel.runsWinograd(batch: 3, threads: 3), "more threads than pairs")
+            for batch in 1 ... 3 {
+                var c = base
+                c.batch = batch
+                let input = Array(data.input.prefix(batch * 7 * 7 * base.inputs))
+                let reference = referenceConvolution(c, g, input: input, weights: data.weights, bias: data.bias)
+                for threads in [1, 3] {
+                    let output = runKernel(c, g, input: input, { kernel.run($0, threads: threads) }, scratch: kernel.scratchCount(batch: batch))
+                    #expect(output.guardIntact, "\(c), \(threads) threads: wrote past its scratch")
+                    let error = maxScaledError(output.output, reference.values, reference.magnitudes)
+                    #expect(error <= tolerance(.f4x4), "\(isa) \(c), \(threads) threads: scaled error \(error)")
+                    let ranWinograd = batch >= 2 && threads <= 2
+                    let expected = ranWinograd ? runWinograd(winograd, c, g, input: input).output
+                        : runKernel(c, g, input: input, { direct.run($0) }, scratch: direct.scratchCount(batch: batch)).output
+                    #expect(refBitDifferences(output.output, expected) == 0,
+                            "\(isa) \(c), \(threads) threads: not what \(ranWinograd ? "Winograd" : "the direct kernel") gives")
+                }
+            }
+        }
+    }
+
+    @Test("which direct layers get Winograd for large calls, and a compiled model's")
+    func directOrWinogradSelection() throws {
+        func geometry(_ size: Int, channels: Int, kernel: Int = 3, stride: Int = 1) throws -> WindowGeometry {
+            try WindowGeometry(input: Shape(height: size, width: size, channels: channels), kernel: (kernel, kernel),
+                               stride: (stride, stride), dilation: (1, 1), padding: .same)
+        }
+        func large(_ g: WindowGeometry, inputs: Int, groups: Int = 1, residual: Bool = false,
+                   _ override: ConvolutionOverride = .auto) -> Bool {
+            ConvolutionSelection.winogradForLargeCalls(geometry: g, inputChannels: inputs, groups: groups, fusedResidual: residual,
+                                                       override: override)
+        }
+        #expect(large(try geometry(7, channels: 512), inputs: 512))
+        #expect(!large(try geometry(7, channels: 512), inputs: 512, residual: true))
+        #expect(!large(try geometry(7, channels: 512), inputs: 512, .direct))
+        #expect(!large(try geometry(7, channels: 512), inputs: 512, .winograd4))
+        #expect(!large(try geometry(7, channels: 4), inputs: 4))
+        #expect(!large(try geometry(14, channels: 512, stride: 2), inputs: 512))
+        #expect(!large(try geometry(7, channels: 64, kernel: 5), inputs: 64))
+        #expect(!large(try geometry(7, channels: 64), inputs: 64, groups: 2))
+
+        // A compiled 3×3 layer the cost model gives the direct kernel builds the pair.
+        let input = Input(width: 7, height: 7, channels: 256)
+        let model = try Model(input: input, output: input --> Convolution(kernel: (3, 3), channels: 256, activation: .relu, name: "c"))
+        let g = try geometry(7, channels: 256)
+        try #require(ConvolutionSelection.algorithm(geometry: g, inputChannels: 256, outputChannels: 256, groups: 1) == .direct,
+                     "the cost model's choice for 7×7 256 → 256 changed")
+        guard ConvolutionOverride.current == .auto else { return }
+        try model.compile(from: RandomParameterSource(seed: 11))
+        let steps = try model.compilation().model(for: model.inputShapes).steps
+        let kernel = try #require(steps.first?.kernel as? DirectOrWinogradKernel)
+        #expect(kernel.winograd.filters.layout.taps == .directBlocks && kernel.winograd.variant == .f4x4)
+        #expect(kernel.activation == .relu)
+    }
+
     /// The filter transform reads PyTorch `[o][i][3][3]` and TensorFlow `[3][3][i][o]` weights
     /// where they lie and applies a per-output scale (a folded BatchNormalization): the outputs
     /// must match a float64 convolution with the scaled Forge-layout weights.
@@ -414,7 +499,9 @@ struct WinogradTests {
     /// `M`: with more input channels than that (two and three runs, the last short), outputs
     /// that are not whole pairs of blocks (a last pair of one block, zero-padded lanes), several
     /// blocks of tiles and a folded scale, the outputs must be those of transformed filters bit
-    /// for bit (the same sums in the same order) and match a float64 convolution.
+    /// for bit (the same sums in the same order) and match a float64 convolution — from Anvil's
+    /// own taps and from the direct kernel's packed weights (the scaled weights packed by
+    /// ``DirectConvolutionKernel/pack(_:outputs:depth:)``, read through other strides).
     @Test("products from taps equal those of transformed filters", arguments: WinogradVariant.allCases, refInstructionSets)
     func tapsEqualTransformed(variant: WinogradVariant, isa: InstructionSet) throws {
         try refRequireSupported(isa)
@@ -446,6 +533,17 @@ struct WinogradTests {
                 outputs[form] = output
             }
             #expect(refBitDifferences(outputs[.taps]!, outputs[.transformed]!) == 0, "\(variant) \(isa) \(c)")
+            // `scaled` is Forge-layout `[o][3][3][i]`, each value times its scale once, as the taps' packing makes it.
+            let packed = DirectConvolutionKernel.pack(ParameterData(scaled), outputs: c.outputs, depth: 9 * c.inputs)
+            let shared = WinogradConvolutionKernel(variant: variant, geometry: g, inputChannels: c.inputs, outputChannels: c.outputs,
+                                                   filters: WinogradFilters(directPacked: packed, inputs: c.inputs, outputs: c.outputs),
+                                                   bias: data.bias.map { ParameterData($0) }, activation: c.activation,
+                                                   blockTiles: 5, instructionSet: isa)
+            let (output, guardIntact) = runWinograd(shared, c, g, input: data.input)
+            #expect(guardIntact, "\(variant) \(isa) \(c), direct-packed taps: wrote past its scratch")
+            let error = maxScaledError(output, reference.values, reference.magnitudes)
+            #expect(error <= tolerance(variant), "\(variant) \(isa) \(c), direct-packed taps: scaled error \(error)")
+            #expect(refBitDifferences(output, outputs[.transformed]!) == 0, "\(variant) \(isa) \(c), direct-packed taps")
         }
     }
 

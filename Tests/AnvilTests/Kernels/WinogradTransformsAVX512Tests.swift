@@ -58,7 +58,8 @@ struct WinogradTransformsAVX512Tests {
                                UnsafeMutablePointer<Float>, Int, Int, Int) -> Void
         let filters: @Sendable (Int32, UnsafePointer<Float>, anvil_winograd3_filter_strides, UnsafePointer<Float>?, Int32, Int32,
                                 UnsafeMutablePointer<Float>, Int32, Int32) -> Void
-        let taps: @Sendable (Int32, UnsafePointer<Float>, Int, Int32, Int32, Int32, UnsafeMutablePointer<Float>, Int) -> Void
+        let taps: @Sendable (Int32, UnsafePointer<Float>, anvil_winograd3_tap_strides, Int32, Int32, Int32, UnsafeMutablePointer<Float>,
+                             Int) -> Void
 
         static let emulated = Body(
             input: { anvil_winograd3_input_avx512_emulated($0, $1, $2, $3, $4, $5) },
@@ -75,29 +76,38 @@ struct WinogradTransformsAVX512Tests {
     }
 
     /// What `body`'s taps transform makes of the same weights and scale as `run`'s filter
-    /// transform: the scaled taps laid out `[i][y][x][o]` (outputs padded with zeros), transformed
-    /// for all outputs in U's layout (`whole`), and for the inputs from `cut` on into a slot of
-    /// their own whose positions lie a cache line further apart than they take (`part`).
-    static func runTaps(_ c: Case, _ body: Body, seed: Int) -> (whole: [Float], part: [Float], cut: Int, partStride: Int) {
+    /// transform: the scaled taps laid out as `arrangement` says — Anvil's `[i][y][x][o]`
+    /// (outputs padded with zeros), or the direct kernel's blocks of 16 outputs `[y][x][i][16]` —
+    /// transformed for all outputs in U's layout (`whole`), and for the inputs from `cut` on into
+    /// a slot of their own whose positions lie a cache line further apart than they take (`part`).
+    static func runTaps(_ c: Case, _ body: Body, seed: Int, arrangement: TapArrangement)
+        -> (whole: [Float], part: [Float], cut: Int, partStride: Int) {
         var random = RefRandom(seed: seed)
         _ = random.floats(c.batch * c.height * c.width * c.channels)
         _ = random.floats(c.tiles * c.positions * c.padded)
         _ = random.floats(c.outputs)
         let scale = random.floats(c.outputs, 0.5, 2)
         let weights = random.floats(c.outputs * c.channels * 9)
+        // Offsets and strides written out here, independent of WinogradFilterLayout.
+        func offset(_ i: Int, _ tap: Int, _ o: Int) -> Int {
+            arrangement == .pairs ? (i * 9 + tap) * c.padded + o : ((o / 16 * 9 + tap) * c.channels + i) * 16 + o % 16
+        }
+        let strides = arrangement == .pairs
+            ? anvil_winograd3_tap_strides(input: 9 * c.padded, tap: c.padded, block: 16)
+            : anvil_winograd3_tap_strides(input: 16, tap: 16 * c.channels, block: 144 * c.channels)
         var taps = [Float](repeating: 0, count: c.channels * 9 * c.padded)
         for o in 0 ..< c.outputs {
             for i in 0 ..< c.channels {
-                for tap in 0 ..< 9 { taps[(i * 9 + tap) * c.padded + o] = weights[(o * c.channels + i) * 9 + tap] * scale[o] }
+                for tap in 0 ..< 9 { taps[offset(i, tap, o)] = weights[(o * c.channels + i) * 9 + tap] * scale[o] }
             }
         }
         let cut = c.channels / 3, partStride = (c.channels - cut) * c.padded + 16
         var whole = [Float](repeating: sentinel, count: c.positions * c.channels * c.padded + slack)
         var part = [Float](repeating: sentinel, count: c.positions * partStride + slack)
         taps.withUnsafeBufferPointer { t in
-            body.taps(Int32(c.tile), t.baseAddress!, c.padded, Int32(c.padded), 0, Int32(c.channels), &whole,
+            body.taps(Int32(c.tile), t.baseAddress!, strides, Int32(c.padded), 0, Int32(c.channels), &whole,
                       c.channels * c.padded)
-            body.taps(Int32(c.tile), t.baseAddress!, c.padded, Int32(c.padded), Int32(cut), Int32(c.channels), &part,
+            body.taps(Int32(c.tile), t.baseAddress!, strides, Int32(c.padded), Int32(cut), Int32(c.channels), &part,
                       partStride)
         }
         return (whole, part, cut, partStride)
@@ -106,7 +116,12 @@ struct WinogradTransformsAVX512Tests {
     /// Checks a body's taps transform against its filter transform `u` (PyTorch layout, scaled):
     /// the same values bit for bit, the part's slot in its own layout.
     static func expectTapsMatch(_ c: Case, _ body: Body, u: [Float], seed: Int) {
-        let taps = runTaps(c, body, seed: seed)
+        for arrangement in [TapArrangement.pairs, .directBlocks] { expectTapsMatch(c, body, u: u, seed: seed, arrangement: arrangement) }
+    }
+
+    /// ``expectTapsMatch(_:_:u:seed:)`` for one arrangement of the taps.
+    static func expectTapsMatch(_ c: Case, _ body: Body, u: [Float], seed: Int, arrangement: TapArrangement) {
+        let taps = runTaps(c, body, seed: seed, arrangement: arrangement)
         // The filter transform leaves padding lanes alone; the taps' padding lanes transform to zeros.
         func differences(_ values: [Float], stride: Int, inputs: Int, first: Int) -> (differ: Int, padding: Int) {
             var differ = 0, padding = 0
@@ -122,11 +137,11 @@ struct WinogradTransformsAVX512Tests {
             return (differ, padding)
         }
         let whole = differences(taps.whole, stride: c.channels * c.padded, inputs: c.channels, first: 0)
-        #expect(whole.differ == 0 && whole.padding == 0, "\(c): taps ≠ filters \(whole)")
+        #expect(whole.differ == 0 && whole.padding == 0, "\(c), \(arrangement): taps ≠ filters \(whole)")
         let part = differences(taps.part, stride: taps.partStride, inputs: c.channels - taps.cut, first: taps.cut)
-        #expect(part.differ == 0 && part.padding == 0, "\(c): taps of inputs \(taps.cut)… into their own slot \(part)")
-        #expect(taps.whole.suffix(slack).allSatisfy { $0 == sentinel }, "\(c): taps written past U's end")
-        #expect(taps.part.suffix(slack).allSatisfy { $0 == sentinel }, "\(c): taps written past the slot's end")
+        #expect(part.differ == 0 && part.padding == 0, "\(c), \(arrangement): taps of inputs \(taps.cut)… into their own slot \(part)")
+        #expect(taps.whole.suffix(slack).allSatisfy { $0 == sentinel }, "\(c), \(arrangement): taps written past U's end")
+        #expect(taps.part.suffix(slack).allSatisfy { $0 == sentinel }, "\(c), \(arrangement): taps written past the slot's end")
     }
 
     /// V, the output and U as `body` makes them from the same random data: the input

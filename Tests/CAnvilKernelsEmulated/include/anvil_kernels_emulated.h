@@ -43,8 +43,8 @@ void anvil_winograd3_output_avx512_emulated(const anvil_winograd3_shape *s, cons
 void anvil_winograd3_filters_avx512_emulated(int tile, const float *weights, anvil_winograd3_filter_strides strides,
                                              const float *scale, int outputs, int inputs, float *u, int input_begin,
                                              int input_end);
-void anvil_winograd3_taps_avx512_emulated(int tile, const float *taps, long padded_outputs, int width, int input_begin,
-                                          int input_end, float *u, long position_stride);
+void anvil_winograd3_taps_avx512_emulated(int tile, const float *taps, anvil_winograd3_tap_strides strides, int width,
+                                          int input_begin, int input_end, float *u, long position_stride);
 
 /// `x86_avx512/winograd_5x5.c` on emulated AVX-512: `anvil_winograd5`'s arguments without the
 /// `isa`. Does nothing where `anvil_emulated_bodies_available` is 0.
