@@ -93,6 +93,8 @@ final class WinogradFilters: @unchecked Sendable {
     /// of `[o][3][3][inputs]` rows, the folded scale already in them), read where they lie: a
     /// kernel that runs both algorithms keeps one copy.
     init(directPacked packed: ParameterData, inputs: Int, outputs: Int) {
+        // The taps transform steps through blocks of the products' width: the direct kernel's must match.
+        precondition(ANVIL_CONV_BLOCK == ANVIL_WINOGRAD_BLOCK, "the direct kernel's blocks are not Winograd's")
         let layout = WinogradFilterLayout(inputs: inputs, outputs: outputs, taps: .directBlocks)
         precondition(packed.count == layout.count(form: .taps, positions: 0), "packed weights of another shape")
         self.pointer = packed.buffer.baseAddress!
