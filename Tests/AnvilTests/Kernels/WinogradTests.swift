@@ -452,18 +452,28 @@ struct WinogradTests {
         #expect(!large(try geometry(7, channels: 64, kernel: 5), inputs: 64))
         #expect(!large(try geometry(7, channels: 64), inputs: 64, groups: 2))
 
-        // A compiled 3×3 layer the cost model gives the direct kernel builds the pair.
-        let input = Input(width: 7, height: 7, channels: 256)
-        let model = try Model(input: input, output: input --> Convolution(kernel: (3, 3), channels: 256, activation: .relu, name: "c"))
-        let g = try geometry(7, channels: 256)
-        try #require(ConvolutionSelection.algorithm(geometry: g, inputChannels: 256, outputChannels: 256, groups: 1) == .direct,
-                     "the cost model's choice for 7×7 256 → 256 changed")
+        // A compiled 3×3 layer the cost model gives the direct kernel builds the pair, and predicts
+        // one image (direct) and two (Winograd) as the float64 convolution does.
+        let input = Input(width: 7, height: 7, channels: 32)
+        let model = try Model(input: input, output: input --> Convolution(kernel: (3, 3), channels: 48, activation: .relu, name: "c"))
+        let g = try geometry(7, channels: 32)
+        try #require(ConvolutionSelection.algorithm(geometry: g, inputChannels: 32, outputChannels: 48, groups: 1) == .direct,
+                     "the cost model's choice for 7×7 32 → 48 changed")
         guard ConvolutionOverride.current == .auto else { return }
-        try model.compile(from: RandomParameterSource(seed: 11))
+        var random = RefRandom.winograd(seed: 950)
+        let weights = random.floats(48 * 9 * 32), bias = random.floats(48)
+        try model.compile(from: ArrayParameterSource(["c_W": weights, "c_b": bias]))
         let steps = try model.compilation().model(for: model.inputShapes).steps
         let kernel = try #require(steps.first?.kernel as? DirectOrWinogradKernel)
         #expect(kernel.winograd.filters.layout.taps == .directBlocks && kernel.winograd.variant == .f4x4)
-        #expect(kernel.activation == .relu)
+        #expect(kernel.activation == .relu && kernel.pairs == 2)
+        let x = random.tensor(n: 2, h: 7, w: 7, c: 32)
+        for batch in [1, 2] {
+            let images = RefTensor(n: batch, h: 7, w: 7, c: 32, v: Array(x.v.prefix(batch * 7 * 7 * 32)))
+            let expected = Naive.convolution(images, weights: weights, bias: bias, outputChannels: 48, kernel: (3, 3),
+                                             activation: .relu)
+            refExpectClose(try model.predict(try images.tensor()), expected, "7×7 32 → 48, batch \(batch)")
+        }
     }
 
     /// The filter transform reads PyTorch `[o][i][3][3]` and TensorFlow `[3][3][i][o]` weights
