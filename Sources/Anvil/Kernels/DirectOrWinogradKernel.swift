@@ -35,14 +35,9 @@ struct DirectOrWinogradKernel: Kernel {
                                              activation: direct.activation, instructionSet: direct.instructionSet)
     }
 
-    /// Pairs of output blocks: the products from taps give each thread whole pairs.
-    var pairs: Int {
-        (winograd.filters.layout.paddedOutputs + WinogradFilterLayout.tapWidth - 1) / WinogradFilterLayout.tapWidth
-    }
-
     /// Whether a call of `batch` images on `threads` threads runs Winograd.
     func runsWinograd(batch: Int, threads: Int) -> Bool {
-        batch * winograd.tilesPerImage >= Self.minimumTiles && pairs >= threads
+        batch * winograd.tilesPerImage >= Self.minimumTiles && winograd.pairs >= threads
     }
 
     /// Room for whichever of the two runs (the larger: the choice also depends on the threads).

@@ -224,6 +224,10 @@ struct WinogradConvolutionKernel: Kernel {
 
     private static func roundUp(_ floats: Int) -> Int { (floats + 15) & ~15 }
 
+    /// Pairs of output blocks (the last may be one block): the products from taps give each
+    /// thread whole pairs.
+    var pairs: Int { (paddedOutputs + WinogradFilterLayout.tapWidth - 1) / WinogradFilterLayout.tapWidth }
+
     /// A row of products holds whole blocks of 16 output channels (see ``anvil_winograd_products``).
     private var paddedOutputs: Int { filters.layout.paddedOutputs }
 
@@ -234,7 +238,6 @@ struct WinogradConvolutionKernel: Kernel {
         let v = UnsafeMutablePointer<Float>(bitPattern: address)!
         let products = v + Self.roundUp(variant.positions * blockTiles * inputChannels)
         let slots = products + Self.roundUp(variant.positions * blockTiles * paddedOutputs)
-        let pairs = (paddedOutputs + WinogradFilterLayout.tapWidth - 1) / WinogradFilterLayout.tapWidth
         for block in 0 ..< blocks {
             let first = total * block / blocks
             let count = total * (block + 1) / blocks - first

@@ -409,7 +409,7 @@ struct WinogradTests {
             let kernel = DirectOrWinogradKernel(direct: direct)
             let winograd = WinogradConvolutionKernel(variant: .f4x4, geometry: g, inputChannels: base.inputs, outputChannels: outputs,
                                                      weights: weights, activation: base.activation, instructionSet: isa)
-            #expect(kernel.pairs == 2)
+            #expect(kernel.winograd.pairs == 2)
             #expect(!kernel.runsWinograd(batch: 1, threads: 1) && kernel.runsWinograd(batch: 2, threads: 2))
             #expect(!kernel.runsWinograd(batch: 3, threads: 3), "more threads than pairs")
             for batch in 1 ... 3 {
@@ -466,7 +466,7 @@ struct WinogradTests {
         let steps = try model.compilation().model(for: model.inputShapes).steps
         let kernel = try #require(steps.first?.kernel as? DirectOrWinogradKernel)
         #expect(kernel.winograd.filters.layout.taps == .directBlocks && kernel.winograd.variant == .f4x4)
-        #expect(kernel.activation == .relu && kernel.pairs == 2)
+        #expect(kernel.activation == .relu && kernel.winograd.pairs == 2)
         let x = random.tensor(n: 2, h: 7, w: 7, c: 32)
         for batch in [1, 2] {
             let images = RefTensor(n: batch, h: 7, w: 7, c: 32, v: Array(x.v.prefix(batch * 7 * 7 * 32)))
