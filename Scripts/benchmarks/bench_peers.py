@@ -702,9 +702,27 @@ def command_output(command, cwd=None):
         return ""
 
 
+def cache_sizes():
+    """The first CPU's data and unified caches from sysfs, e.g. "L1d 48K, L2 2048K, L3 266240K"
+    (a VM's model name can hide the CPU's generation; its caches and family/model tell it)."""
+    root, found = "/sys/devices/system/cpu/cpu0/cache", []
+    try:
+        for entry in sorted(os.listdir(root)):
+            def read(name):
+                with open(os.path.join(root, entry, name)) as handle:
+                    return handle.read().strip()
+            kind = read("type")
+            if kind in ("Data", "Unified"):
+                found.append(f"L{read('level')}{'d' if kind == 'Data' else ''} {read('size')}")
+    except OSError:
+        pass
+    return ", ".join(found)
+
+
 def machine_description():
     model, flags, physical = "unknown CPU", set(), set()
     physical_id = "0"
+    identity = {}
     try:
         with open("/proc/cpuinfo") as handle:
             for line in handle:
@@ -712,6 +730,8 @@ def machine_description():
                 key, value = key.strip(), value.strip()
                 if key == "model name":
                     model = value
+                elif key in ("vendor_id", "cpu family", "model", "stepping") and key not in identity:
+                    identity[key] = value
                 elif key == "flags" and not flags:
                     flags = set(value.split())
                 elif key == "physical id":
@@ -733,8 +753,12 @@ def machine_description():
     isa = " ".join(f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile") if f in flags) \
         or "no AVX2"
     cores = f"{len(physical)} cores, " if physical else ""
+    if "cpu family" in identity:
+        model += (f" ({identity.get('vendor_id', 'unknown vendor')} family {identity['cpu family']} model "
+                  f"{identity.get('model', '?')} stepping {identity.get('stepping', '?')})")
+    caches = cache_sizes()
     return (f"{model}; {cores}{logical} logical CPUs ({available} usable by this process); {isa}; "
-            f"{memory} RAM; Linux {platform.release()}")
+            + (f"CPU 0's caches {caches}; " if caches else "") + f"{memory} RAM; Linux {platform.release()}")
 
 
 def load_average():
