@@ -706,14 +706,16 @@ def cache_sizes():
     """The first CPU's data and unified caches from sysfs, e.g. "L1d 48K, L2 2048K, L3 266240K"
     (a VM's model name can hide the CPU's generation; its caches and family/model tell it)."""
     root, found = "/sys/devices/system/cpu/cpu0/cache", []
+
+    def read(entry, name):
+        with open(os.path.join(root, entry, name)) as handle:
+            return handle.read().strip()
+
     try:
         for entry in sorted(os.listdir(root)):
-            def read(name):
-                with open(os.path.join(root, entry, name)) as handle:
-                    return handle.read().strip()
-            kind = read("type")
+            kind = read(entry, "type")
             if kind in ("Data", "Unified"):
-                found.append(f"L{read('level')}{'d' if kind == 'Data' else ''} {read('size')}")
+                found.append(f"L{read(entry, 'level')}{'d' if kind == 'Data' else ''} {read(entry, 'size')}")
     except OSError:
         pass
     return ", ".join(found)

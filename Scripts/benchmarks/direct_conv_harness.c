@@ -83,7 +83,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--isa") && i + 1 < argc) {
             const char *name = argv[++i];
-            isa = !strcmp(name, "scalar") ? ANVIL_ISA_SCALAR : !strcmp(name, "avx2") ? ANVIL_ISA_AVX2 : ANVIL_ISA_AVX512;
+            if (!strcmp(name, "scalar")) isa = ANVIL_ISA_SCALAR;
+            else if (!strcmp(name, "avx2")) isa = ANVIL_ISA_AVX2;
+            else if (!strcmp(name, "avx512")) isa = ANVIL_ISA_AVX512;
+            else usage();
         } else if (!strcmp(argv[i], "--cold-input")) cold_input = 1;
         else if (!strcmp(argv[i], "--cold-output")) cold_output = 1;
         else usage();
