@@ -23,7 +23,9 @@ passed: on an idle VM the CPUs take tens of milliseconds to reach speed, which 3
     its `median_ms: X (min Y, max Z)` line is parsed.
 All three get the same input values (Anvil's bench input, transposed to NCHW for the
 peers) and report the median of K timed runs; with --rounds R > 1 each engine runs R
-times per configuration (engine order rotated), and the median of the R medians is kept.
+times per configuration (engine order rotated), and the median of the R medians is kept. A
+one-thread configuration pins each round to one CPU for every engine (round r on the r-th usable
+CPU, cycling): a VM's virtual CPUs can differ in speed for minutes.
 Ratios are Anvil's median time divided by the peer's, from the same run (< 1: Anvil faster).
 
 The user path (issue #13, target 5; --user-models, skip with --skip user): torchvision's model
@@ -80,6 +82,7 @@ Options: --models mnist,vgg16,resnet50,... (default: all)  --user-models resnet5
 """
 
 import argparse
+import contextlib
 import datetime
 import gc
 import os
@@ -100,6 +103,9 @@ SCRIPTS = os.path.join(REPO, "Scripts")
 BENCH_DIR = os.path.join(REPO, "Data", "bench")
 sys.path.insert(0, SCRIPTS)                              # anvil_convert
 sys.path.insert(0, os.path.join(SCRIPTS, "fixtures"))    # train_mnist
+sys.path.insert(0, os.path.join(SCRIPTS, "benchmarks"))  # paced_anvil
+
+from paced_anvil import PacedAnvil  # noqa: E402
 
 ENGINES = ("pytorch", "onnxruntime", "anvil")
 ENGINE_NAMES = {"pytorch": "PyTorch", "onnxruntime": "ONNX Runtime", "anvil": "Anvil"}
@@ -344,6 +350,24 @@ def run_anvil(binary, model, batch, threads, iterations, warmup, extra=(), warmu
     return timing, float(load.group(1)) if load else None, float(gflops.group(1)) if gflops else None, done.stdout
 
 
+@contextlib.contextmanager
+def one_cpu_for_one_thread(threads, index=0):
+    """With one thread, runs the block on one CPU — the `index`-th usable one, cycling — and so
+    every engine it times (Anvil's subprocess inherits the pinning); with more, on all of them.
+
+    A VM's virtual CPUs can differ in speed for minutes (on a 2-core VM one ran MobileNet v1 in
+    12.0 ms throughout while the other took 9.0–14.0): one-thread engines left to the scheduler
+    could each sit on a different one, and their ratio would be the CPUs' as much as theirs.
+    Rounds take the CPUs in turn, so each engine sees all of them alike."""
+    usable = sorted(os.sched_getaffinity(0))
+    if threads == 1:
+        os.sched_setaffinity(0, {usable[index % len(usable)]})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, usable)
+
+
 class Bench:
     """Holds the engines' state for the network being measured and every result."""
 
@@ -407,26 +431,139 @@ class Bench:
         rounds = {engine: [] for engine in engines}
         for round_index in range(args.rounds):
             order = engines[round_index % len(engines):] + engines[:round_index % len(engines)]
-            for engine in order:
-                log(f"[{self.network.name}] batch {batch}, {threads} thread(s): {engine_name(engine)}"
-                    + (f" (round {round_index + 1}/{args.rounds})" if args.rounds > 1 else ""))
-                try:
-                    if is_anvil(engine):
-                        timing = self.run_anvil(x, batch, threads, engine)
-                    else:
-                        timing = getattr(self, f"run_{engine}")(x, batch, threads)
-                except Exception as error:  # noqa: BLE001 - report and go on with the others
-                    timing = Timing(error=f"{type(error).__name__}: {error}")
-                if not timing.ok:
-                    self.problems.append(f"{engine_name(engine)}, {self.network.name} batch {batch} "
-                                         f"threads {threads}: {timing.error}")
-                    log("  failed: " + timing.error)
+            with one_cpu_for_one_thread(threads, round_index):
+                # Only one thread: with more, an engine's threads still spin (ONNX Runtime's for
+                # over 6 ms) or sleep when the next engine's run starts, and on a VM a halted virtual
+                # CPU takes a while to run again (MobileNet v1 on two threads: Anvil 5.8 ms in
+                # blocks, 11.6 interleaved with ONNX Runtime, 6.3 with three untimed runs first).
+                if args.paced and threads == 1:
+                    self.measure_round_paced(order, x, batch, threads, round_index, rounds)
                 else:
-                    log(f"  median {timing.median_ms:.3f} ms (min {timing.min_ms:.3f}, max {timing.max_ms:.3f})")
-                rounds[engine].append(timing)
+                    self.measure_round(order, x, batch, threads, round_index, rounds)
         self.round_results[key] = rounds
         self.results[key] = {engine: combine(timings) for engine, timings in rounds.items()}
         return self.results[key]
+
+    def measure_round(self, order, x, batch, threads, round_index, rounds):
+        """One round of `measure`: each engine in `order` once, appended to `rounds`."""
+        args = self.args
+        for engine in order:
+            log(f"[{self.network.name}] batch {batch}, {threads} thread(s): {engine_name(engine)}"
+                + (f" (round {round_index + 1}/{args.rounds})" if args.rounds > 1 else ""))
+            try:
+                if is_anvil(engine):
+                    timing = self.run_anvil(x, batch, threads, engine)
+                else:
+                    timing = getattr(self, f"run_{engine}")(x, batch, threads)
+            except Exception as error:  # noqa: BLE001 - report and go on with the others
+                timing = Timing(error=f"{type(error).__name__}: {error}")
+            if not timing.ok:
+                self.problems.append(f"{engine_name(engine)}, {self.network.name} batch {batch} "
+                                     f"threads {threads}: {timing.error}")
+                log("  failed: " + timing.error)
+            else:
+                log(f"  median {timing.median_ms:.3f} ms (min {timing.min_ms:.3f}, max {timing.max_ms:.3f})")
+            rounds[engine].append(timing)
+
+    def measure_round_paced(self, order, x, batch, threads, round_index, rounds):
+        """One round of `measure` with --paced: every engine in `order` set up and warmed up, then
+        one timed run of each in turn (the turn's order rotating), --iterations times, so the runs
+        of all engines are interleaved in time; each engine's median of its runs."""
+        args = self.args
+        log(f"[{self.network.name}] batch {batch}, {threads} thread(s): " + ", ".join(map(engine_name, order))
+            + " interleaved" + (f" (round {round_index + 1}/{args.rounds})" if args.rounds > 1 else ""))
+        runners, anvils, errors = {}, {}, {}
+        times = {engine: [] for engine in order}
+        try:
+            for engine in order:
+                try:
+                    if is_anvil(engine):
+                        anvils[engine] = self.paced_anvil(engine, batch, threads)
+                        runners[engine] = anvils[engine].run
+                    else:
+                        runners[engine] = getattr(self, f"paced_{engine}")(x, batch, threads)
+                except Exception as error:  # noqa: BLE001 - report and go on with the others
+                    errors[engine] = f"{type(error).__name__}: {error}"
+            for index in range(args.iterations):
+                live = [e for e in order if e in runners and e not in errors]
+                shift = index % max(1, len(live))
+                for engine in live[shift:] + live[:shift]:
+                    try:
+                        times[engine].append(runners[engine]())
+                    except Exception as error:  # noqa: BLE001
+                        errors[engine] = f"{type(error).__name__}: {error}"
+        finally:
+            for engine, anvil in anvils.items():
+                try:
+                    self.note_anvil_output(engine, batch, "\n".join(anvil.header) + "\n" + anvil.close(), times[engine])
+                except Exception as error:  # noqa: BLE001
+                    errors.setdefault(engine, f"{type(error).__name__}: {error}")
+        for engine in order:
+            if engine in errors:
+                timing = Timing(error=errors[engine])
+                self.problems.append(f"{engine_name(engine)}, {self.network.name} batch {batch} threads {threads}: {timing.error}")
+                log(f"  {engine_name(engine)} failed: {timing.error}")
+            else:
+                runs = times[engine]
+                timing = Timing(statistics.median(runs), min(runs), max(runs), len(runs))
+                log(f"  {engine_name(engine)}: median {timing.median_ms:.3f} ms (min {timing.min_ms:.3f}, max {timing.max_ms:.3f})")
+            rounds[engine].append(timing)
+
+    def warmed(self, run):
+        """`run` after the warm-up (--warmup runs, continued for --warmup-ms), as a timed single run."""
+        warm_until = time.perf_counter() + self.args.warmup_ms / 1000
+        done = 0
+        while done < self.args.warmup or time.perf_counter() < warm_until:
+            run()
+            done += 1
+
+        def once():
+            start = time.perf_counter()
+            run()
+            return (time.perf_counter() - start) * 1000
+        return once
+
+    def paced_pytorch(self, x, batch, threads):
+        import torch
+        torch.set_num_threads(threads)
+        tensor = torch.from_numpy(x)
+        model = self.torch_model
+
+        def run():
+            with torch.inference_mode():
+                model(tensor)
+        return self.warmed(run)
+
+    def paced_onnxruntime(self, x, batch, threads):
+        if self.onnx_file is None:
+            raise RuntimeError("no ONNX file (the export failed)")
+        session = self.sessions.get(threads)
+        if session is None:
+            session = self.sessions[threads] = ort_session(self.onnx_file, threads)
+        feed = {session.get_inputs()[0].name: x}
+        return self.warmed(lambda: session.run(None, feed))
+
+    def paced_anvil(self, engine, batch, threads):
+        """`anvil bench --paced` of the current network, compiled and warmed up."""
+        extra = ["--isa", engine.split(":", 1)[1]] if ":" in engine else []
+        anvil = PacedAnvil(self.anvil, [self.network.name, "--batch", str(batch), "--threads", str(threads), *extra],
+                           warmup=self.args.warmup, warmup_ms=self.args.warmup_ms)
+        seen = ANVIL_THREADS.search("\n".join(anvil.header))
+        if seen and int(seen.group(1)) != threads:
+            anvil.close()
+            raise RuntimeError(f"anvil ran {seen.group(1)} threads, asked {threads}")
+        return anvil
+
+    def note_anvil_output(self, engine, batch, out, runs):
+        """What `anvil bench` said besides its times: the instruction set, batch passes, its FLOP count."""
+        self.note_isa(engine, out)
+        passes = ANVIL_PASSES.search(out or "")
+        if passes and not passes.group(1).startswith("none"):
+            self.passes_seen[(self.network.name, batch)] = passes.group(1)
+        gflops = ANVIL_GFLOPS.search(out or "")
+        median = ANVIL_MEDIAN.search(out or "")
+        if gflops and median and self.network.name not in self.anvil_flops:
+            self.anvil_flops[self.network.name] = float(gflops.group(1)) * 1e9 * float(median.group(1)) / 1000 / batch
 
     def run_pytorch(self, x, batch, threads):
         import torch
@@ -449,12 +586,10 @@ class Bench:
         extra = ("--isa", engine.split(":", 1)[1]) if ":" in engine else ()
         timing, _, gflops, out = run_anvil(self.anvil, self.network.name, batch, threads, self.args.iterations,
                                            self.args.warmup, extra=extra, warmup_ms=self.args.warmup_ms)
-        self.note_isa(engine, out)
-        passes = ANVIL_PASSES.search(out or "")
-        if passes and not passes.group(1).startswith("none"):
-            self.passes_seen[(self.network.name, batch)] = passes.group(1)
-        if timing.ok and gflops and self.network.name not in self.anvil_flops:
-            self.anvil_flops[self.network.name] = gflops * 1e9 * timing.median_ms / 1000 / batch
+        if timing.ok:
+            self.note_anvil_output(engine, batch, out, None)
+        else:
+            self.note_isa(engine, out)
         return timing
 
 
@@ -496,30 +631,37 @@ def measure_user_path(args, bench):
         bench.user_info[name] = (size, flops, "ok")
         x = bench_input(1, (3, size, size))
         for threads in args.threads:
-            result = {}
-            if "onnxruntime" in args.engines:
-                log(f"[user path] {name}, {threads} thread(s): ONNX Runtime")
-                try:
-                    session = ort_session(onnx_file, threads)
-                    feed = {session.get_inputs()[0].name: x}
-                    result["onnxruntime"] = timed_loop(lambda: session.run(None, feed), args.warmup,
-                                                       args.iterations, args.warmup_ms)
-                    del session
-                except Exception as error:  # noqa: BLE001
-                    result["onnxruntime"] = Timing(error=f"{type(error).__name__}: {error}")
-            for engine in bench.engines:
-                if not is_anvil(engine):
-                    continue
-                log(f"[user path] {name}, {threads} thread(s): {engine_name(engine)}")
-                extra = ("--isa", engine.split(":", 1)[1]) if ":" in engine else ()
-                timing, _, _, out = run_anvil(bench.anvil, os.path.join(converted, "model.json"), 1, threads,
-                                              args.iterations, args.warmup, extra=extra, warmup_ms=args.warmup_ms)
-                bench.note_isa(engine, out)
-                result[engine] = timing
+            with one_cpu_for_one_thread(threads):
+                result = measure_user_configuration(args, bench, onnx_file, converted, x, threads, name)
             for engine, timing in result.items():
                 if not timing.ok:
                     bench.problems.append(f"user path {name}, {threads} thread(s), {engine_name(engine)}: {timing.error}")
             bench.user_results[(name, threads)] = result
+
+
+def measure_user_configuration(args, bench, onnx_file, converted, x, threads, name):
+    """ONNX Runtime on `onnx_file` and each Anvil engine on the converted model, batch 1, `threads`."""
+    result = {}
+    if "onnxruntime" in args.engines:
+        log(f"[user path] {name}, {threads} thread(s): ONNX Runtime")
+        try:
+            session = ort_session(onnx_file, threads)
+            feed = {session.get_inputs()[0].name: x}
+            result["onnxruntime"] = timed_loop(lambda: session.run(None, feed), args.warmup,
+                                               args.iterations, args.warmup_ms)
+            del session
+        except Exception as error:  # noqa: BLE001
+            result["onnxruntime"] = Timing(error=f"{type(error).__name__}: {error}")
+    for engine in bench.engines:
+        if not is_anvil(engine):
+            continue
+        log(f"[user path] {name}, {threads} thread(s): {engine_name(engine)}")
+        extra = ("--isa", engine.split(":", 1)[1]) if ":" in engine else ()
+        timing, _, _, out = run_anvil(bench.anvil, os.path.join(converted, "model.json"), 1, threads,
+                                      args.iterations, args.warmup, extra=extra, warmup_ms=args.warmup_ms)
+        bench.note_isa(engine, out)
+        result[engine] = timing
+    return result
 
 
 # ---------------------------------------------------------------------------------------
@@ -891,7 +1033,8 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
             f"{args.iterations} timed runs"
             + (" — fewer than 5: a smoke test" if args.iterations < 5 else "")
             + (f", median of {args.rounds} rounds with the engine order rotated" if args.rounds > 1 else "")
-            + "). Same input values for all. PyTorch: eager NCHW, `torch.inference_mode()`, "
+            + "; one-thread configurations run every engine of a round on the same CPU, the rounds taking the "
+            "CPUs in turn). Same input values for all. PyTorch: eager NCHW, `torch.inference_mode()`, "
             "`torch.set_num_threads(T)`, inter-op threads 1. ONNX Runtime: CPU provider, intra-op T, inter-op 1, "
             "sequential, all graph optimizations" + (f" (ONNX files: {exporters})" if exporters else "") + ". "
             f"Anvil: `{os.path.relpath(bench.anvil, REPO) if bench.anvil else 'anvil'} bench <zoo name> --batch N "
@@ -1242,6 +1385,9 @@ def main(argv=None):
                         help="continue the warm-up runs until this many ms have passed, for every engine "
                              "(default 200: an idle VM's CPUs take tens of ms to reach speed)")
     parser.add_argument("--rounds", type=int, default=1, help="repeat each configuration's engine rotation (default 1)")
+    parser.add_argument("--paced", action="store_true",
+                        help="one-thread configurations: interleave the engines run by run (Anvil through "
+                             "`anvil bench --paced`) instead of each engine's --iterations runs in a block")
     parser.add_argument("--engines", type=name_list(ENGINES), default=list(ENGINES), help="default: all three")
     parser.add_argument("--sweep-model", default="mnist", choices=list(NETWORKS) + ["none"],
                         help="network of the latency-versus-batch sweep (default mnist)")

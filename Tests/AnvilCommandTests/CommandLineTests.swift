@@ -165,6 +165,33 @@ import AnvilModels
         #expect(status != 0 && output.contains("--warmup-ms must be 0 or more"))
     }
 
+    @Test("bench --paced runs what standard input asks for, one line at a time")
+    func benchPacedRunsOnRequest() throws {
+        let result = try AnvilTool.run(["bench", "mnist", "--paced", "--warmup", "0"], mergingErrors: true, input: "2\n\nmany\n0\n1\n")
+        #expect(result.status == 0, "\(result.output)")
+        let lines = result.output.split(separator: "\n").map(String.init)
+        let ready = try #require(lines.firstIndex(of: "ready"), "\(result.output)")
+        // After `ready`: an answer per request, in order; a bad count is refused and nothing runs.
+        let answers = Array(lines[(ready + 1)...].prefix(4))
+        #expect(answers.count == 4)
+        func times(_ line: String) -> [Double]? {
+            guard line.hasPrefix("runs_ms: ") else { return nil }
+            let values = line.dropFirst("runs_ms: ".count).split(separator: " ").compactMap { Double($0) }
+            return values.allSatisfy { $0 > 0 } ? values : nil
+        }
+        #expect(times(answers[0])?.count == 2, "\(answers)")
+        #expect(answers[1].hasPrefix("error: ") && answers[1].contains("'many'"), "\(answers)")
+        #expect(answers[2].hasPrefix("error: ") && answers[2].contains("'0'"), "\(answers)")
+        #expect(times(answers[3])?.count == 1, "\(answers)")
+        // At the end of input the usual summary, over the runs asked for.
+        #expect(lines.last?.hasPrefix("median_ms: ") == true && lines.last?.hasSuffix("over 3 runs") == true, "\(result.output)")
+
+        let silent = try AnvilTool.run(["bench", "mnist", "--paced", "--warmup", "0"], mergingErrors: true, input: "")
+        #expect(silent.status == 0 && silent.output.contains("ready") && !silent.output.contains("median_ms"), "\(silent.output)")
+        let both = try Self.run(["bench", "mnist", "--paced", "--layers"])
+        #expect(both.status != 0 && both.output.contains("--paced and --layers"), "\(both.output)")
+    }
+
     @Test func benchNamesTheCPUAndTheInstructionSet() throws {
         let (status, output) = try Self.run(["bench", "mnist", "--iterations", "1", "--warmup", "0", "--isa", "scalar"])
         #expect(status == 0, "\(output)")

@@ -8,8 +8,8 @@ enum AnvilTool {
 
     /// Runs `anvil` with `arguments` in the repository root and waits for it. Standard output and
     /// error come back separately, or both in `output` (in the order written, `errors` empty)
-    /// with `mergingErrors`.
-    static func run(_ arguments: [String], mergingErrors: Bool = false) throws -> (status: Int32, output: String, errors: String) {
+    /// with `mergingErrors`. `input`, when given, is the tool's whole standard input.
+    static func run(_ arguments: [String], mergingErrors: Bool = false, input: String? = nil) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
         process.executableURL = try #require(executable, "the anvil executable is not built next to the tests")
         process.arguments = arguments
@@ -17,7 +17,14 @@ enum AnvilTool {
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = mergingErrors ? output : errors
+        let standardInput = input.map { _ in Pipe() }
+        if let standardInput { process.standardInput = standardInput }
         try process.run()
+        if let standardInput, let input {
+            // Small enough for the pipe's buffer: written whole, then closed, before reading.
+            standardInput.fileHandleForWriting.write(Data(input.utf8))
+            try standardInput.fileHandleForWriting.close()
+        }
         let errorDrain = mergingErrors ? nil : PipeDrain(errors)
         let outData = output.fileHandleForReading.readDataToEndOfFile()
         let errData = errorDrain?.wait() ?? Data()

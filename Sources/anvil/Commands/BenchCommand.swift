@@ -42,11 +42,17 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Instruction set of Anvil's C kernels: scalar, avx2 or avx512 (default: ANVIL_ISA, else the best the CPU runs).")
     var isa: String?
 
+    @Flag(help: ArgumentHelp(
+        "After the warm-up, run on request: print `ready`, then for each line of standard input (a count N) run N predictions and print `runs_ms:` and their times; at the end of input print the median of them all.",
+        discussion: "For timing engines or builds in alternation, run by run (Scripts/benchmarks/ab_paced.py), so a change in the machine's speed falls on all of them alike. --iterations is not used."))
+    var paced = false
+
     func validate() throws {
         guard batch >= 1, iterations >= 1, warmup >= 0 else { throw ValidationError("--batch and --iterations must be at least 1") }
         guard warmupMilliseconds >= 0, warmupMilliseconds.isFinite else { throw ValidationError("--warmup-ms must be 0 or more") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
         if let isa { _ = try instructionSet(isa) }
+        if paced && layers { throw ValidationError("--paced and --layers do not go together: --layers times its own runs") }
     }
 
     /// The set `--isa` names, or a validation error saying why the CPU cannot run it.
@@ -88,11 +94,6 @@ struct BenchCommand: ParsableCommand {
                 warmed += 1
             }
             let warmupTime = warmupStart.duration(to: clock.now)
-            var times: [Double] = []
-            for _ in 0 ..< iterations { times.append(milliseconds(try clock.measure { try once() })) }
-            times.sort()
-            let median = times[times.count / 2]
-            let flops = 2 * Double(try model.macs(forInputShapes: [shape])) * Double(batch)
             print("model: \(model.outputNames.joined(separator: ", ")) from \(self.model); batch \(batch); threads \(Compute.threadCount)")
             print(String(format: "load+compile_ms: %.1f", milliseconds(compileTime)))
             print("batch_passes: \(try model.batchPasses(batch: batch, inputShapes: [shape]).map(\.description) ?? "none (every step on the whole batch)")")
@@ -103,6 +104,16 @@ struct BenchCommand: ParsableCommand {
                 print("weight_cache: off (ANVIL_WEIGHT_CACHE)")
             }
             print(String(format: "warmup: %d runs in %.1f ms", warmed, milliseconds(warmupTime)))
+            var times: [Double] = []
+            if paced {
+                times = try PacedRuns.serve { try clock.measure { try once() } }
+                guard !times.isEmpty else { return }
+            } else {
+                for _ in 0 ..< iterations { times.append(milliseconds(try clock.measure { try once() })) }
+            }
+            times.sort()
+            let median = times[times.count / 2]
+            let flops = 2 * Double(try model.macs(forInputShapes: [shape])) * Double(batch)
             if layers {
                 for timing in try model.profile(batch: batch, iterations: iterations, inputShapes: [shape]) {
                     let name = timing.name.padding(toLength: max(28, timing.name.count), withPad: " ", startingAt: 0)
@@ -112,7 +123,7 @@ struct BenchCommand: ParsableCommand {
             }
             print(String(format: "images_per_s: %.1f", Double(batch) * 1000 / median))
             print(String(format: "gflops: %.1f", flops / (median / 1000) / 1e9))
-            print(String(format: "median_ms: %.3f (min %.3f, max %.3f) over %d runs", median, times.first!, times.last!, iterations))
+            print(String(format: "median_ms: %.3f (min %.3f, max %.3f) over %d runs", median, times.first!, times.last!, times.count))
         } catch let error as AnvilError {
             throw CommandFailure(error.message)
         }

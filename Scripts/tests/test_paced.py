@@ -1,0 +1,140 @@
+"""Run-by-run interleaving in the benchmark scripts: the `anvil bench --paced` driver
+(Scripts/benchmarks/paced_anvil.py, against a stand-in for the tool that speaks its protocol),
+bench_peers.py's interleaved rounds on stand-in engines, and the one-CPU pinning of one-thread
+configurations."""
+
+import os
+import stat
+import sys
+import textwrap
+from types import SimpleNamespace
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+
+import bench_peers  # noqa: E402
+from paced_anvil import PacedAnvil  # noqa: E402
+
+# A stand-in for `anvil bench --paced`: the same lines in the same order. It writes its arguments
+# and CPU affinity to $FAKE_LOG; with FAKE_FAIL set it fails before `ready`, as a bad model does.
+FAKE_TOOL = textwrap.dedent("""\
+    #!{python}
+    import os, sys
+    with open(os.environ["FAKE_LOG"], "w") as log:
+        log.write(" ".join(sys.argv[1:]) + "\\n" + ",".join(map(str, sorted(os.sched_getaffinity(0)))) + "\\n")
+    if os.environ.get("FAKE_FAIL"):
+        print("Error: no network or model file named 'nothing'", file=sys.stderr)
+        sys.exit(1)
+    print("isa: avx2 (detected; the CPU runs scalar, avx2)")
+    print("model: probabilities from mnist; batch 1; threads 1")
+    print("ready", flush=True)
+    runs = 0
+    for line in sys.stdin:
+        count = int(line)
+        runs += count
+        print("runs_ms: " + " ".join(["2.5000"] * count), flush=True)
+    print("gflops: 11.1")
+    print(f"median_ms: 2.500 (min 2.500, max 2.500) over {{runs}} runs", flush=True)
+""").format(python=sys.executable)
+
+
+@pytest.fixture
+def fake_tool(tmp_path, monkeypatch):
+    path = tmp_path / "anvil"
+    path.write_text(FAKE_TOOL)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    log = tmp_path / "log"
+    monkeypatch.setenv("FAKE_LOG", str(log))
+    return str(path), log
+
+
+def test_paced_anvil_runs_on_request_on_the_cpus_given(fake_tool):
+    binary, log = fake_tool
+    cpu = max(os.sched_getaffinity(0))
+    anvil = PacedAnvil(binary, ["mnist", "--threads", "1"], warmup=2, warmup_ms=50, cpus={cpu})
+    assert anvil.line("isa: ").startswith("avx2") and anvil.line("nothing: ") == ""
+    assert [anvil.run(), anvil.run()] == [2.5, 2.5]
+    rest = anvil.close()
+    assert "over 2 runs" in rest and "gflops: 11.1" in rest
+    arguments, cpus = log.read_text().splitlines()
+    assert arguments == "bench mnist --threads 1 --paced --warmup 2 --warmup-ms 50"
+    assert cpus == str(cpu)
+
+
+def test_paced_anvil_names_the_command_and_its_error_when_it_fails(fake_tool, monkeypatch):
+    binary, _ = fake_tool
+    monkeypatch.setenv("FAKE_FAIL", "1")
+    with pytest.raises(RuntimeError) as failure:
+        PacedAnvil(binary, ["nothing"])
+    assert "bench nothing --paced" in str(failure.value) and "exited 1" in str(failure.value)
+    assert "no network or model file named 'nothing'" in str(failure.value)
+
+
+class StandInAnvil:
+    """What `paced_anvil` returns, minus the process: each run logged, a fixed time."""
+
+    def __init__(self, calls, milliseconds):
+        self.calls, self.milliseconds, self.header = calls, milliseconds, ["isa: avx2 (detected; the CPU runs scalar, avx2)"]
+
+    def run(self):
+        self.calls.append("anvil")
+        return self.milliseconds
+
+    def close(self):
+        return "gflops: 10.0\nmedian_ms: 4.000 (min 4.000, max 4.000) over 4 runs\n"
+
+
+def paced_bench(calls, ort_times):
+    args = SimpleNamespace(engines=["onnxruntime", "anvil"], isa=None, rounds=1, iterations=4, warmup=0,
+                           warmup_ms=0.0, paced=True)
+    bench = bench_peers.Bench(args, "unused")
+    bench.network = SimpleNamespace(name="mnist", input_chw=(1, 28, 28))
+    times = iter(ort_times)
+
+    def ort_runner(x, batch, threads):
+        def run():
+            calls.append("onnxruntime")
+            value = next(times)
+            if value is None:
+                raise RuntimeError("session died")
+            return value
+        return run
+    bench.paced_onnxruntime = ort_runner
+    bench.paced_anvil = lambda engine, batch, threads: StandInAnvil(calls, 4.0)
+    return bench
+
+
+def test_a_paced_round_interleaves_the_engines_run_by_run():
+    calls = []
+    bench = paced_bench(calls, [1.0, 3.0, 2.0, 9.0])
+    rounds = {"onnxruntime": [], "anvil": []}
+    bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, 1, 0, rounds)
+    # Each timed run alternates with the other engine's, the turn's order rotating.
+    assert calls == ["onnxruntime", "anvil", "anvil", "onnxruntime", "onnxruntime", "anvil", "anvil", "onnxruntime"]
+    ort, = rounds["onnxruntime"]
+    assert (ort.median_ms, ort.min_ms, ort.max_ms, ort.runs) == (2.5, 1.0, 9.0, 4)
+    anvil, = rounds["anvil"]
+    assert (anvil.median_ms, anvil.runs) == (4.0, 4)
+    assert bench.isa_seen == {"anvil": {"avx2 (detected; the CPU runs scalar, avx2)"}} and bench.anvil_flops["mnist"] == pytest.approx(10e9 * 0.004)
+
+
+def test_a_failing_engine_is_reported_and_the_others_go_on():
+    calls = []
+    bench = paced_bench(calls, [1.0, None])
+    rounds = {"onnxruntime": [], "anvil": []}
+    bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, 1, 0, rounds)
+    assert not rounds["onnxruntime"][0].ok and "session died" in rounds["onnxruntime"][0].error
+    assert rounds["anvil"][0].ok and rounds["anvil"][0].runs == 4
+    assert calls.count("onnxruntime") == 2 and calls.count("anvil") == 4
+    assert any("ONNX Runtime, mnist batch 1 threads 1: RuntimeError: session died" in p for p in bench.problems)
+
+
+def test_one_thread_runs_on_one_cpu_taken_in_turn_and_restored():
+    usable = sorted(os.sched_getaffinity(0))
+    for index in range(3):
+        with bench_peers.one_cpu_for_one_thread(1, index):
+            assert os.sched_getaffinity(0) == {usable[index % len(usable)]}
+        assert sorted(os.sched_getaffinity(0)) == usable
+    with bench_peers.one_cpu_for_one_thread(2, 1):
+        assert sorted(os.sched_getaffinity(0)) == usable
