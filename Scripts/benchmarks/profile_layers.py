@@ -190,6 +190,10 @@ def main(argv=None):
     parser.add_argument("--markdown")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    # One thread: both engines on the same CPU for the whole run (Anvil's subprocess inherits it),
+    # as bench_peers does for its one-thread rounds: a VM's CPUs can differ in speed for minutes.
+    if args.threads == 1:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
     network = bench_peers.NETWORKS[args.network]
     path = bench_peers.onnx_path(network.name, "dynamo", args.seed)

@@ -163,12 +163,28 @@ static inline int depthwise_group_by_rows(const anvil_depthwise_shape *s, int un
     return group < unit ? unit : (int)group;
 }
 
+/// Bytes of input (all channels) one band of output rows reads, when a pass takes a group of
+/// channels (see `depthwise_rows`): half the smallest L2 of the target CPUs (Zen 3's 512 KB).
+enum { BAND_FOOTPRINT = 256 * 1024 };
+
+/// Output rows per band of a grouped walk: as many as read at most `BAND_FOOTPRINT` of input rows,
+/// at least one.
+static inline int depthwise_band_rows(const anvil_depthwise_shape *s) {
+    const long row_bytes = (long)s->input_width * s->channels * (long)sizeof(float);
+    const long window_rows = (long)(s->kernel_height - 1) * s->dilation_height + 1;
+    const long rows = BAND_FOOTPRINT / (row_bytes > 0 ? row_bytes : 1);
+    const long band = rows < window_rows ? 1 : (rows - window_rows) / s->stride_height + 1;
+    return band > 1 << 20 ? 1 << 20 : (int)band;
+}
+
 /// Output rows `[row_begin, row_end)` of one image with multiplier 1, the walk every vector body
 /// shares: border pixels singly with their own tap ranges, each row's interior ones in one call
 /// (a call per block of 8 pixels: 112 × 112 × 32 1.17× the time, AVX-512, C microbenchmark); a group
-/// of `step` channels at a time over all the rows (the body's choice: see the two rules above),
-/// or all channels at once, fetching the input rows the next output row reads. The body's
-/// `interior` and `border` compute.
+/// of `step` channels at a time (the body's choice: see the two rules above), or all channels at
+/// once, fetching the input rows the next output row reads. Groups go over bands of rows
+/// (`depthwise_band_rows`), every group over one band before the next band: over all the rows,
+/// each group read an image larger than the L2 from the L3 again (112 × 112 × 96 at stride 2, in
+/// three groups, read its 4.8 MB input three times). The body's `interior` and `border` compute.
 static inline __attribute__((always_inline)) void
 depthwise_rows(const anvil_depthwise_shape *s, const float *image, const float *weights, const float *bias,
                float *output, int row_begin, int row_end, int step, depthwise_interior_fn *interior,
@@ -178,29 +194,33 @@ depthwise_rows(const anvil_depthwise_shape *s, const float *image, const float *
     const ptrdiff_t pixel_step = (ptrdiff_t)s->stride_width * channels;
     int lo, hi;
     interior_columns(s, &lo, &hi);
-    for (int c0 = 0; c0 < channels; c0 += step) {
-        const int c1 = channels - c0 < step ? channels : c0 + step;
-        for (int oy = row_begin; oy < row_end; oy++) {
-            float *out = output + oy * row_floats;
-            const int iy0 = oy * s->stride_height - s->pad_top;
-            int ky_lo, ky_hi;
-            tap_range(iy0, s->input_height, s->kernel_height, s->dilation_height, &ky_lo, &ky_hi);
-            const row_prefetch ahead = step < channels ? (row_prefetch){ { 0, 0 }, 0, 0, 0 } : next_rows(s, image, oy);
-            int ox = 0;
-            while (ox < s->output_width) {
-                const int ix0 = ox * s->stride_width - s->pad_left;
-                float *o = out + (ptrdiff_t)ox * channels;
-                if (ox >= lo && ox < hi) {
-                    prefetch_pixels(&ahead, ox, hi);
-                    interior(s, hi - ox, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, 0, s->kernel_width),
-                             pixel_step, bias, o, c0, c1);
-                    ox = hi;
-                } else {
-                    int kx_lo, kx_hi;
-                    tap_range(ix0, s->input_width, s->kernel_width, s->dilation_width, &kx_lo, &kx_hi);
-                    prefetch_pixels(&ahead, ox, ox + 1);
-                    border(s, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, kx_lo, kx_hi), bias, o, c0, c1);
-                    ox += 1;
+    const int band = step < channels ? depthwise_band_rows(s) : row_end - row_begin;
+    for (int band_begin = row_begin; band_begin < row_end; band_begin += band) {
+        const int band_end = row_end - band_begin < band ? row_end : band_begin + band;
+        for (int c0 = 0; c0 < channels; c0 += step) {
+            const int c1 = channels - c0 < step ? channels : c0 + step;
+            for (int oy = band_begin; oy < band_end; oy++) {
+                float *out = output + oy * row_floats;
+                const int iy0 = oy * s->stride_height - s->pad_top;
+                int ky_lo, ky_hi;
+                tap_range(iy0, s->input_height, s->kernel_height, s->dilation_height, &ky_lo, &ky_hi);
+                const row_prefetch ahead = step < channels ? (row_prefetch){ { 0, 0 }, 0, 0, 0 } : next_rows(s, image, oy);
+                int ox = 0;
+                while (ox < s->output_width) {
+                    const int ix0 = ox * s->stride_width - s->pad_left;
+                    float *o = out + (ptrdiff_t)ox * channels;
+                    if (ox >= lo && ox < hi) {
+                        prefetch_pixels(&ahead, ox, hi);
+                        interior(s, hi - ox, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, 0, s->kernel_width),
+                                 pixel_step, bias, o, c0, c1);
+                        ox = hi;
+                    } else {
+                        int kx_lo, kx_hi;
+                        tap_range(ix0, s->input_width, s->kernel_width, s->dilation_width, &kx_lo, &kx_hi);
+                        prefetch_pixels(&ahead, ox, ox + 1);
+                        border(s, make_window(s, image, weights, iy0, ky_lo, ky_hi, ix0, kx_lo, kx_hi), bias, o, c0, c1);
+                        ox += 1;
+                    }
                 }
             }
         }

@@ -274,6 +274,11 @@ private let fixedCases: [DepthwiseCase] = [
     DepthwiseCase(batch: 1, height: 9, width: 10, channels: 600, stride: (2, 2), activation: .relu6),
     DepthwiseCase(batch: 2, height: 7, width: 9, channels: 520, padding: .explicit(top: 0, left: 2, bottom: 1, right: 0),
                   activation: .hardSwish),
+    // Groups walked over bands of rows whose input fits 256 KB: MobileNet v2's 112-pixel rows of 96
+    // channels at stride 2 in bands of 2 output rows (3 bands and a short one per image); rows of
+    // 320 channels (AVX2 groups too) in bands of one row.
+    DepthwiseCase(batch: 2, height: 13, width: 112, channels: 96, stride: (2, 2), activation: .relu6),
+    DepthwiseCase(batch: 1, height: 6, width: 60, channels: 320, activation: .relu),
 ]
 
 private let randomCount = 400
