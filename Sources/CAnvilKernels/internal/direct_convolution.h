@@ -48,6 +48,8 @@ typedef struct {
     int c0, c1;
     int first, last;
     int valid;              ///< Output channels of the group that exist (16 × blocks but for the layer's last block).
+    const float *ahead;     ///< A block of the next group's weights for this pass, `[c1 − c0][16]`, for the tile to
+                            ///< request a line of per channel step (see `run_block`), or NULL.
 } pass_t;
 
 /// The contiguous runs of (tap, channel) pairs a pass reads in one window row: in NHWC the
@@ -144,7 +146,7 @@ typedef struct {
 /// `[b, b + blocks)`, in tiles of the shape's `pixels[blocks]`.
 ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                       const float *residual, const int *window, int window_length, float *output, int pixel_begin,
-                      int pixel_end, int b, int blocks, int c0, int c1, const tile_shape *shape) {
+                      int pixel_end, int b, int blocks, int c0, int c1, int next_blocks, const tile_shape *shape) {
     const size_t depth = (size_t)s->kernel_height * s->kernel_width * s->channels;
     const int rest = s->outputs - b * BLOCK; // channels from the block's first on
     const int width = blocks * BLOCK;
@@ -163,7 +165,13 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
         t.bias = padded_bias;
     }
     const int size = shape->pixels[blocks];
-    for (int p = pixel_begin, n; p < pixel_end; p += n) {
+    // The next group's weights (`next_blocks` blocks), one block per tile from the second tile on,
+    // a line per channel step: 1×1 only, where a block's pass is one run of `[c1 − c0][16]`.
+    const float *next = next_blocks > 0 && depth == (size_t)s->channels ? t.weights + (size_t)blocks * depth * BLOCK : NULL;
+    int tile_index = 0;
+    for (int p = pixel_begin, n; p < pixel_end; p += n, tile_index++) {
+        t.ahead = next && tile_index >= 1 && tile_index <= next_blocks
+                ? next + (size_t)(tile_index - 1) * depth * BLOCK + (size_t)c0 * BLOCK : NULL;
         // Tiles of `size` pixels; a rest of 1–1.5 tiles becomes two tiles (with tiles of 6, 49
         // pixels are 7 × 6, 3, 4 rather than 8 × 6, 1): a 1-pixel tile has two accumulators,
         // waits on the multiply-add latency and costs 2/3 of a full one.
@@ -193,15 +201,16 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
 ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                              const float *residual, const int *window, int window_length, float *output,
                              int pixel_begin, int pixel_end, int block_begin, int block_end, int c0, int c1,
-                             const tile_shape *shape) {
+                             int fetch_next, const tile_shape *shape) {
     const int last = s->outputs - (block_end - 1) * BLOCK; // channels of the range's last block, if it is the layer's
     const int count = block_end - block_begin, g = shape->groups;
     const int narrow_rest = count > g && count % g == 1 && last <= BLOCK / 2;
     for (int b = block_begin, blocks; b < block_end; b += blocks) {
         const int left = block_end - b;
         blocks = narrow_rest && left == g + 1 ? g - 1 : (left < g ? left : g);
+        const int after = left - blocks;
         run_block(s, input, packed, bias, residual, window, window_length, output, pixel_begin, pixel_end, b, blocks,
-                  c0, c1, shape);
+                  c0, c1, fetch_next ? (after < g ? after : g) : 0, shape);
     }
 }
 
@@ -268,11 +277,11 @@ ANVIL_INLINE void direct_convolution(const anvil_conv_shape *s, const float *inp
                 for (int p = p0, end; p < p1; p = end) {
                     end = p1 - p < chunk + tile ? p1 : p + chunk;
                     run_blocks(s, input, packed, bias, residual, window, window_length, output, p, end, block_begin,
-                               block_end, c0, c1, shape);
+                               block_end, c0, c1, 0, shape);
                 }
             } else {
                 run_blocks(s, input, packed, bias, residual, window, window_length, output, p0, p1, block_begin,
-                           block_end, c0, c1, shape);
+                           block_end, c0, c1, 1, shape);
             }
         }
     }

@@ -91,7 +91,11 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[MAX_
             const float *w2 = H >= 3 ? w + t->block_stride : NULL;
             const float *x[TILE];
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
-            for (int c = 0; c < r.length; c++) multiply_row(N, H, a, x, (size_t)c, w, w2, (size_t)c);
+            const float *ahead = t->ahead;
+            for (int c = 0; c < r.length; c++) {
+                if (ahead) __builtin_prefetch(ahead + (size_t)c * BLOCK, 0, 2);
+                multiply_row(N, H, a, x, (size_t)c, w, w2, (size_t)c);
+            }
         }
     }
     if (t->last) {

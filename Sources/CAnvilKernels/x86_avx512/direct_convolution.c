@@ -119,7 +119,9 @@ tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MA
             const float *w = t->weights + run_offset_weights(t, ky, kx);
             const float *x[MAX_TILE];
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
+            const float *ahead = t->ahead;
             for (int c = 0; c < r.length; c++) {
+                if (ahead) __builtin_prefetch(ahead + (size_t)c * BLOCK, 0, 2);
                 __m512 wv[MAX_GROUP];
                 for (int h = 0; h < H; h++) wv[h] = weight_vector(h, w, t->block_stride, (size_t)c);
                 for (int i = 0; i < N; i++) {
@@ -148,7 +150,9 @@ tile_contiguous_avx512(const int N, const pass_t *t, const float *origins[MAX_TI
     const float *x0 = origins[0] + t->c0, *x4 = x0 + 4 * C, *x8 = x0 + 8 * C, *x12 = x0 + 12 * C;
     const float *w = t->weights + (size_t)t->c0 * BLOCK;
     const size_t C2 = 2 * C, C3 = 3 * C;
+    const float *ahead = t->ahead;
     for (int c = 0; c < t->c1 - t->c0; c++) {
+        if (ahead) __builtin_prefetch(ahead + (size_t)c * BLOCK, 0, 2);
         const __m512 wv = _mm512_loadu_ps(w + (size_t)c * BLOCK);
         // Pixel I's input is at X + R + c: X the base of its four, R = (I mod 4) · channels.
 #define PIXEL(I, X, R) if (I < N) a[I][0] = _mm512_fmadd_ps(_mm512_set1_ps((X)[(R) + c]), wv, a[I][0]);
