@@ -48,8 +48,8 @@ typedef struct {
     int c0, c1;
     int first, last;
     int valid;              ///< Output channels of the group that exist (16 × blocks but for the layer's last block).
-    const float *ahead;     ///< A block of the next group's weights for this pass, `[c1 − c0][16]`, for the tile to
-                            ///< request a line of per channel step (see `run_block`), or NULL.
+    const float *ahead;     ///< The packed weights of a block of the next group, for the tile to request the line
+                            ///< matching each of its own weight steps (see `run_block`), or NULL.
 } pass_t;
 
 /// The contiguous runs of (tap, channel) pairs a pass reads in one window row: in NHWC the
@@ -165,13 +165,12 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
         t.bias = padded_bias;
     }
     const int size = shape->pixels[blocks];
-    // The next group's weights (`next_blocks` blocks), one block per tile from the second tile on,
-    // a line per channel step: 1×1 only, where a block's pass is one run of `[c1 − c0][16]`.
-    const float *next = next_blocks > 0 && depth == (size_t)s->channels ? t.weights + (size_t)blocks * depth * BLOCK : NULL;
+    // The next group's weights (`next_blocks` blocks), one block per tile from the second tile on:
+    // the tile requests the line of that block matching each line of its own weights it reads.
+    const float *next = next_blocks > 0 && !window ? t.weights + (size_t)blocks * depth * BLOCK : NULL;
     int tile_index = 0;
     for (int p = pixel_begin, n; p < pixel_end; p += n, tile_index++) {
-        t.ahead = next && tile_index >= 1 && tile_index <= next_blocks
-                ? next + (size_t)(tile_index - 1) * depth * BLOCK + (size_t)c0 * BLOCK : NULL;
+        t.ahead = next && tile_index >= 1 && tile_index <= next_blocks ? next + (size_t)(tile_index - 1) * depth * BLOCK : NULL;
         // Tiles of `size` pixels; a rest of 1–1.5 tiles becomes two tiles (with tiles of 6, 49
         // pixels are 7 × 6, 3, 4 rather than 8 × 6, 1): a 1-pixel tile has two accumulators,
         // waits on the multiply-add latency and costs 2/3 of a full one.
@@ -225,7 +224,8 @@ ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, cons
 /// into passes of `PASS_CHANNELS`.
 enum {
     CACHED_WEIGHTS = 256 * 1024, INPUT_SPAN = 96 * 1024, CHUNK_INPUT = 16 * 1024, MIN_CHUNK_TILES = 4,
-    MAX_CHUNK_TILES = 32, MAX_PASS_CHANNELS = 512, PASS_CHANNELS = 256, MAX_WINDOW = 1024
+    MAX_CHUNK_TILES = 32, MAX_PASS_CHANNELS = 512, PASS_CHANNELS = 256, MAX_WINDOW = 1024,
+    GROUP_PASS_WEIGHTS = 320 * 1024
 };
 
 /// Pixels per chunk of the cached-weights walk: a multiple of `unit` (the shape's `chunk`)
@@ -259,8 +259,21 @@ ANVIL_INLINE void direct_convolution(const anvil_conv_shape *s, const float *inp
                                      const float *bias, const float *residual, float *output, int pixel_begin,
                                      int pixel_end, int block_begin, int block_end, const tile_shape *shape) {
     const int taps = s->kernel_height * s->kernel_width;
-    const int pass_channels = s->channels <= MAX_PASS_CHANNELS ? s->channels : PASS_CHANNELS;
-    const size_t pass_weights = (size_t)(block_end - block_begin) * taps * pass_channels * BLOCK * sizeof(float);
+    int pass_channels = s->channels <= MAX_PASS_CHANNELS ? s->channels : PASS_CHANNELS;
+    size_t pass_weights = (size_t)(block_end - block_begin) * taps * pass_channels * BLOCK * sizeof(float);
+    // A window of several taps whose weights are past the L2 walk: passes small enough that a
+    // group's share of one and the next group's, which its tiles request meanwhile (see
+    // run_block), fit the L2 together. Decided from the layer alone (all its blocks, groups of
+    // `MAX_GROUP`), not the body or the blocks of this call: the passes set the order of each
+    // sum, which must not depend on either.
+    const size_t layer_blocks = ((size_t)s->outputs + BLOCK - 1) / BLOCK;
+    const size_t group_channel_bytes = (size_t)taps * MAX_GROUP * BLOCK * sizeof(float);
+    if (taps > 1 && layer_blocks * taps * pass_channels * BLOCK * sizeof(float) > CACHED_WEIGHTS &&
+        (size_t)pass_channels * group_channel_bytes > GROUP_PASS_WEIGHTS) {
+        const size_t passes = ((size_t)s->channels * group_channel_bytes + GROUP_PASS_WEIGHTS - 1) / GROUP_PASS_WEIGHTS;
+        pass_channels = (int)(((size_t)s->channels + passes - 1) / passes + BLOCK - 1) / BLOCK * BLOCK;
+        pass_weights = (size_t)(block_end - block_begin) * taps * pass_channels * BLOCK * sizeof(float);
+    }
     int window_storage[MAX_WINDOW];
     const int window_length = window_offsets(s, pass_channels, window_storage);
     const int *window = window_length ? window_storage : NULL;

@@ -91,7 +91,7 @@ tile_avx2_n(const int N, const int H, const pass_t *t, const float *origins[MAX_
             const float *w2 = H >= 3 ? w + t->block_stride : NULL;
             const float *x[TILE];
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
-            const float *ahead = t->ahead;
+            const float *ahead = t->ahead ? t->ahead + run_offset_weights(t, ky, kx) : NULL;
             for (int c = 0; c < r.length; c++) {
                 if (ahead) __builtin_prefetch(ahead + (size_t)c * BLOCK, 0, 2);
                 multiply_row(N, H, a, x, (size_t)c, w, w2, (size_t)c);

@@ -119,7 +119,7 @@ tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MA
             const float *w = t->weights + run_offset_weights(t, ky, kx);
             const float *x[MAX_TILE];
             for (int i = 0; i < N; i++) x[i] = origins[i] + offset;
-            const float *ahead = t->ahead;
+            const float *ahead = t->ahead ? t->ahead + run_offset_weights(t, ky, kx) : NULL;
             for (int c = 0; c < r.length; c++) {
                 if (ahead) __builtin_prefetch(ahead + (size_t)c * BLOCK, 0, 2);
                 __m512 wv[MAX_GROUP];
@@ -150,7 +150,7 @@ tile_contiguous_avx512(const int N, const pass_t *t, const float *origins[MAX_TI
     const float *x0 = origins[0] + t->c0, *x4 = x0 + 4 * C, *x8 = x0 + 8 * C, *x12 = x0 + 12 * C;
     const float *w = t->weights + (size_t)t->c0 * BLOCK;
     const size_t C2 = 2 * C, C3 = 3 * C;
-    const float *ahead = t->ahead;
+    const float *ahead = t->ahead ? t->ahead + (size_t)t->c0 * BLOCK : NULL;
     for (int c = 0; c < t->c1 - t->c0; c++) {
         if (ahead) __builtin_prefetch(ahead + (size_t)c * BLOCK, 0, 2);
         const __m512 wv = _mm512_loadu_ps(w + (size_t)c * BLOCK);

@@ -55,8 +55,11 @@ struct DirectConvolutionAVX512Tests {
         Case(height: 6, width: 6, inputs: 256, outputs: 300),
         // 600 inputs: three passes that read partial sums back; a group of 3 blocks, the last 8 (masked); residual.
         Case(height: 7, width: 7, inputs: 600, outputs: 40, residual: true, clamp: (0, .infinity)),
-        // 3×3 over 1,100 inputs: five passes over runs of window rows; a pair of 16 + 3.
+        // 3×3 over 1,100 inputs, weights past the L2 walk: eight passes of 144 (the last 92) over
+        // runs of window rows, sized for the L2 by the layer alone; a pair of 16 + 3.
         Case(height: 3, width: 5, inputs: 1100, outputs: 19, kernel: (3, 3)),
+        // ResNet-50's last 3×3 layers: 512 inputs in four passes of 128; a group of 4 and one alone.
+        Case(height: 7, width: 7, inputs: 512, outputs: 80, kernel: (3, 3), clamp: (0, .infinity)),
         // A single pixel and a single partial block.
         Case(height: 1, width: 1, inputs: 64, outputs: 10),
         // Stride 2 over runs, a residual; 9 blocks, the last of 2 channels: groups of 4, 3 and 2.

@@ -32,7 +32,10 @@ struct DirectConvolutionTests {
         Case(height: 12, width: 12, inputs: 3, outputs: 16, kernel: (7, 7), stride: (2, 2), activation: .sigmoid),
         Case(batch: 2, height: 5, width: 5, inputs: 7, outputs: 9, kernel: (1, 1), padding: .valid, activation: .hardSwish),
         Case(height: 7, width: 7, inputs: 600, outputs: 40, kernel: (1, 1), padding: .valid, activation: .relu),  // 2 passes
-        Case(height: 3, width: 5, inputs: 1100, outputs: 19, kernel: (3, 3), bias: true),                      // 5 passes
+        Case(height: 3, width: 5, inputs: 1100, outputs: 19, kernel: (3, 3), bias: true),                      // 8 passes
+        // ResNet-50's last 3×3 layers, weights past the L2: passes sized so a group's share fits
+        // beside the next group's (AVX-512: 4 passes of 128), a lone fifth block.
+        Case(height: 7, width: 7, inputs: 512, outputs: 80, kernel: (3, 3), activation: .relu),
         Case(height: 6, width: 6, inputs: 256, outputs: 300, kernel: (1, 1), padding: .valid),                 // block order
         Case(height: 4, width: 4, inputs: 70, outputs: 130, kernel: (3, 3), stride: (2, 2), activation: .leakyRelu),
         Case(height: 1, width: 1, inputs: 64, outputs: 10, kernel: (1, 1), padding: .valid),
