@@ -196,7 +196,8 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
 /// → 8 layer took 80% of a 144 → 16 one); paired, its 24-channel tile broadcasts each input once
 /// for 24 channels (ShuffleNet's first layer, 3 → 24: 0.60× the time alone, 0.76× in the
 /// network). Each channel's sum is made in the same order in any group, so the output does not
-/// depend on how a split of the blocks (threads) grouped them.
+/// depend on how a split of the blocks (threads) grouped them. With `fetch_next` (the walk of
+/// weights past the L2), each group's tiles request the next group's weights (see `run_block`).
 ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                              const float *residual, const int *window, int window_length, float *output,
                              int pixel_begin, int pixel_end, int block_begin, int block_end, int c0, int c1,
@@ -221,7 +222,8 @@ ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, cons
 /// 4 tiles; sized chunks took MobileNet v2 to 0.90× its time, A/B). Larger weights go block by
 /// block (each block's slice of a pass fits L1) over `INPUT_SPAN` bytes of input pixels at a
 /// time, which stay in L2. Layers with more than `MAX_PASS_CHANNELS` input channels are split
-/// into passes of `PASS_CHANNELS`.
+/// into passes of `PASS_CHANNELS`; windows of several taps whose weights go that way, into passes
+/// of at most `GROUP_PASS_WEIGHTS` per group of `MAX_GROUP` blocks (see `direct_convolution`).
 enum {
     CACHED_WEIGHTS = 256 * 1024, INPUT_SPAN = 96 * 1024, CHUNK_INPUT = 16 * 1024, MIN_CHUNK_TILES = 4,
     MAX_CHUNK_TILES = 32, MAX_PASS_CHANNELS = 512, PASS_CHANNELS = 256, MAX_WINDOW = 1024,
