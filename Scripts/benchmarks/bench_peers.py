@@ -467,8 +467,9 @@ class Bench:
 
     def measure_round_paced(self, order, x, batch, threads, round_index, rounds):
         """One round of `measure` with --paced: every engine in `order` set up and warmed up, then
-        one timed run of each in turn (the turn's order rotating), --iterations times, so the runs
-        of all engines are interleaved in time; each engine's median of its runs."""
+        each in turn (the turn's order rotating) --paced-rewarm untimed runs and one timed one,
+        --iterations times, so the timed runs of all engines are interleaved in time; each
+        engine's median of its timed runs."""
         args = self.args
         log(f"[{self.network.name}] batch {batch}, {threads} thread(s): " + ", ".join(map(engine_name, order))
             + " interleaved" + (f" (round {round_index + 1}/{args.rounds})" if args.rounds > 1 else ""))
@@ -489,6 +490,11 @@ class Bench:
                 shift = index % max(1, len(live))
                 for engine in live[shift:] + live[:shift]:
                     try:
+                        # Untimed first: the other engines' runs since this one's last have
+                        # replaced its data in the caches (DenseNet-121 b8: Anvil 412 ms a run
+                        # right after ONNX Runtime's, 351 after another Anvil's, 343–346 in blocks).
+                        for _ in range(args.paced_rewarm):
+                            runners[engine]()
                         times[engine].append(runners[engine]())
                     except Exception as error:  # noqa: BLE001
                         errors[engine] = f"{type(error).__name__}: {error}"
@@ -1034,7 +1040,10 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
             + (" — fewer than 5: a smoke test" if args.iterations < 5 else "")
             + (f", median of {args.rounds} rounds with the engine order rotated" if args.rounds > 1 else "")
             + "; one-thread configurations run every engine of a round on the same CPU, the rounds taking the "
-            "CPUs in turn). Same input values for all. PyTorch: eager NCHW, `torch.inference_mode()`, "
+            "CPUs in turn"
+            + (f", their engines interleaved: in turn {args.paced_rewarm} untimed run(s) and one timed run each"
+               if args.paced else "")
+            + "). Same input values for all. PyTorch: eager NCHW, `torch.inference_mode()`, "
             "`torch.set_num_threads(T)`, inter-op threads 1. ONNX Runtime: CPU provider, intra-op T, inter-op 1, "
             "sequential, all graph optimizations" + (f" (ONNX files: {exporters})" if exporters else "") + ". "
             f"Anvil: `{os.path.relpath(bench.anvil, REPO) if bench.anvil else 'anvil'} bench <zoo name> --batch N "
@@ -1388,6 +1397,9 @@ def main(argv=None):
     parser.add_argument("--paced", action="store_true",
                         help="one-thread configurations: interleave the engines run by run (Anvil through "
                              "`anvil bench --paced`) instead of each engine's --iterations runs in a block")
+    parser.add_argument("--paced-rewarm", type=int, default=1,
+                        help="with --paced, untimed runs at the start of each engine's turn, which bring its "
+                             "data back into the caches (default 1; 0 times every run)")
     parser.add_argument("--engines", type=name_list(ENGINES), default=list(ENGINES), help="default: all three")
     parser.add_argument("--sweep-model", default="mnist", choices=list(NETWORKS) + ["none"],
                         help="network of the latency-versus-batch sweep (default mnist)")
@@ -1423,6 +1435,8 @@ def main(argv=None):
         args.sweep_batches = [1, 2]
     if args.iterations < 1 or args.warmup < 0 or args.warmup_ms < 0 or args.rounds < 1 or args.load_repeats < 1:
         parser.error("--iterations, --rounds and --load-repeats must be at least 1, --warmup at least 0")
+    if args.paced_rewarm < 0:
+        parser.error("--paced-rewarm must be at least 0")
 
     if args.prepare_only:
         for key, path in vgg16_files(args).items():

@@ -85,9 +85,9 @@ class StandInAnvil:
         return "gflops: 10.0\nmedian_ms: 4.000 (min 4.000, max 4.000) over 4 runs\n"
 
 
-def paced_bench(calls, ort_times):
+def paced_bench(calls, ort_times, rewarm=0):
     args = SimpleNamespace(engines=["onnxruntime", "anvil"], isa=None, rounds=1, iterations=4, warmup=0,
-                           warmup_ms=0.0, paced=True)
+                           warmup_ms=0.0, paced=True, paced_rewarm=rewarm)
     bench = bench_peers.Bench(args, "unused")
     bench.network = SimpleNamespace(name="mnist", input_chw=(1, 28, 28))
     times = iter(ort_times)
@@ -117,6 +117,17 @@ def test_a_paced_round_interleaves_the_engines_run_by_run():
     anvil, = rounds["anvil"]
     assert (anvil.median_ms, anvil.runs) == (4.0, 4)
     assert bench.isa_seen == {"anvil": {"avx2 (detected; the CPU runs scalar, avx2)"}} and bench.anvil_flops["mnist"] == pytest.approx(10e9 * 0.004)
+
+
+def test_each_turn_starts_with_untimed_runs_when_asked():
+    calls = []
+    bench = paced_bench(calls, [50.0, 1.0, 50.0, 3.0, 50.0, 2.0, 50.0, 9.0], rewarm=1)
+    rounds = {"onnxruntime": [], "anvil": []}
+    bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, 1, 0, rounds)
+    # Two runs per turn, the first untimed (the 50 ms ones never count).
+    assert calls == ["onnxruntime"] * 2 + ["anvil"] * 4 + ["onnxruntime"] * 4 + ["anvil"] * 4 + ["onnxruntime"] * 2
+    ort, = rounds["onnxruntime"]
+    assert (ort.median_ms, ort.min_ms, ort.max_ms, ort.runs) == (2.5, 1.0, 9.0, 4)
 
 
 def test_a_failing_engine_is_reported_and_the_others_go_on():
