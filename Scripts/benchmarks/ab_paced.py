@@ -14,8 +14,8 @@ the scheduler kept a 1.08–1.18 "difference" between two copies of one binary; 
 
 `--gap-ms` waits before each run, so the other build's workers have gone back to sleep (they spin
 and yield for under a millisecond after a run). A case of several threads therefore times runs
-that start with the threads asleep — slower than back-to-back runs (MobileNet v1 on two threads
-here: about 6.3 against 5.8 ms), alike for both builds: fine for an A/B, not a figure to quote.
+that start with the threads asleep — slower than back-to-back runs, alike for both builds: fine
+for an A/B, not a figure to quote.
 
 Prints per case each build's median, the ratio of the medians B / A, and the median and
 quartiles of the per-pair ratios B_i / A_i with how many pairs B won: below 1, B is faster. Also
