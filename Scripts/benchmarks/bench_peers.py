@@ -296,13 +296,18 @@ def combine(rounds):
                   max(t.max_ms for t in good), sum(t.runs for t in good))
 
 
-def timed_loop(run, warmup, iterations, warmup_ms=0.0):
-    """`warmup` untimed runs, continued until `warmup_ms` have passed, then `iterations` timed ones."""
+def warm_up(run, warmup, warmup_ms=0.0):
+    """`warmup` untimed runs, continued until `warmup_ms` have passed."""
     warm_until = time.perf_counter() + warmup_ms / 1000
     done = 0
     while done < warmup or time.perf_counter() < warm_until:
         run()
         done += 1
+
+
+def timed_loop(run, warmup, iterations, warmup_ms=0.0):
+    """`warmup` untimed runs, continued until `warmup_ms` have passed, then `iterations` timed ones."""
+    warm_up(run, warmup, warmup_ms)
     times = []
     for _ in range(iterations):
         start = time.perf_counter()
@@ -348,6 +353,11 @@ def run_anvil(binary, model, batch, threads, iterations, warmup, extra=(), warmu
     gflops = ANVIL_GFLOPS.search(done.stdout)
     timing = Timing(float(match.group(1)), float(match.group(2)), float(match.group(3)), int(match.group(4)))
     return timing, float(load.group(1)) if load else None, float(gflops.group(1)) if gflops else None, done.stdout
+
+
+def isa_arguments(engine):
+    """`anvil bench`'s `--isa` arguments for an Anvil engine name (`anvil:avx2` → `--isa avx2`)."""
+    return ["--isa", engine.split(":", 1)[1]] if ":" in engine else []
 
 
 @contextlib.contextmanager
@@ -501,7 +511,7 @@ class Bench:
         finally:
             for engine, anvil in anvils.items():
                 try:
-                    self.note_anvil_output(engine, batch, "\n".join(anvil.header) + "\n" + anvil.close(), times[engine])
+                    self.note_anvil_output(engine, batch, "\n".join(anvil.header) + "\n" + anvil.close())
                 except Exception as error:  # noqa: BLE001
                     errors.setdefault(engine, f"{type(error).__name__}: {error}")
         for engine in order:
@@ -517,11 +527,7 @@ class Bench:
 
     def warmed(self, run):
         """`run` after the warm-up (--warmup runs, continued for --warmup-ms), as a timed single run."""
-        warm_until = time.perf_counter() + self.args.warmup_ms / 1000
-        done = 0
-        while done < self.args.warmup or time.perf_counter() < warm_until:
-            run()
-            done += 1
+        warm_up(run, self.args.warmup, self.args.warmup_ms)
 
         def once():
             start = time.perf_counter()
@@ -541,18 +547,12 @@ class Bench:
         return self.warmed(run)
 
     def paced_onnxruntime(self, x, batch, threads):
-        if self.onnx_file is None:
-            raise RuntimeError("no ONNX file (the export failed)")
-        session = self.sessions.get(threads)
-        if session is None:
-            session = self.sessions[threads] = ort_session(self.onnx_file, threads)
-        feed = {session.get_inputs()[0].name: x}
-        return self.warmed(lambda: session.run(None, feed))
+        return self.warmed(self.onnxruntime_call(x, threads))
 
     def paced_anvil(self, engine, batch, threads):
         """`anvil bench --paced` of the current network, compiled and warmed up."""
-        extra = ["--isa", engine.split(":", 1)[1]] if ":" in engine else []
-        anvil = PacedAnvil(self.anvil, [self.network.name, "--batch", str(batch), "--threads", str(threads), *extra],
+        anvil = PacedAnvil(self.anvil, [self.network.name, "--batch", str(batch), "--threads", str(threads),
+                                        *isa_arguments(engine)],
                            warmup=self.args.warmup, warmup_ms=self.args.warmup_ms)
         seen = ANVIL_THREADS.search("\n".join(anvil.header))
         if seen and int(seen.group(1)) != threads:
@@ -560,7 +560,7 @@ class Bench:
             raise RuntimeError(f"anvil ran {seen.group(1)} threads, asked {threads}")
         return anvil
 
-    def note_anvil_output(self, engine, batch, out, runs):
+    def note_anvil_output(self, engine, batch, out):
         """What `anvil bench` said besides its times: the instruction set, batch passes, its FLOP count."""
         self.note_isa(engine, out)
         passes = ANVIL_PASSES.search(out or "")
@@ -579,21 +579,24 @@ class Bench:
         with torch.inference_mode():
             return timed_loop(lambda: model(tensor), self.args.warmup, self.args.iterations, self.args.warmup_ms)
 
-    def run_onnxruntime(self, x, batch, threads):
+    def onnxruntime_call(self, x, threads):
+        """One ONNX Runtime run on `x` with `threads` (the session made once per thread count)."""
         if self.onnx_file is None:
             raise RuntimeError("no ONNX file (the export failed)")
         session = self.sessions.get(threads)
         if session is None:
             session = self.sessions[threads] = ort_session(self.onnx_file, threads)
         feed = {session.get_inputs()[0].name: x}
-        return timed_loop(lambda: session.run(None, feed), self.args.warmup, self.args.iterations, self.args.warmup_ms)
+        return lambda: session.run(None, feed)
+
+    def run_onnxruntime(self, x, batch, threads):
+        return timed_loop(self.onnxruntime_call(x, threads), self.args.warmup, self.args.iterations, self.args.warmup_ms)
 
     def run_anvil(self, x, batch, threads, engine="anvil"):
-        extra = ("--isa", engine.split(":", 1)[1]) if ":" in engine else ()
-        timing, _, gflops, out = run_anvil(self.anvil, self.network.name, batch, threads, self.args.iterations,
-                                           self.args.warmup, extra=extra, warmup_ms=self.args.warmup_ms)
+        timing, _, _, out = run_anvil(self.anvil, self.network.name, batch, threads, self.args.iterations,
+                                      self.args.warmup, extra=isa_arguments(engine), warmup_ms=self.args.warmup_ms)
         if timing.ok:
-            self.note_anvil_output(engine, batch, out, None)
+            self.note_anvil_output(engine, batch, out)
         else:
             self.note_isa(engine, out)
         return timing
@@ -662,9 +665,8 @@ def measure_user_configuration(args, bench, onnx_file, converted, x, threads, na
         if not is_anvil(engine):
             continue
         log(f"[user path] {name}, {threads} thread(s): {engine_name(engine)}")
-        extra = ("--isa", engine.split(":", 1)[1]) if ":" in engine else ()
         timing, _, _, out = run_anvil(bench.anvil, os.path.join(converted, "model.json"), 1, threads,
-                                      args.iterations, args.warmup, extra=extra, warmup_ms=args.warmup_ms)
+                                      args.iterations, args.warmup, extra=isa_arguments(engine), warmup_ms=args.warmup_ms)
         bench.note_isa(engine, out)
         result[engine] = timing
     return result
