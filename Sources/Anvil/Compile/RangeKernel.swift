@@ -7,6 +7,9 @@ protocol RangeKernel: Kernel {
 
 /// A kernel's rows as a parallel job.
 struct KernelRange<K: RangeKernel>: ParallelJob {
+    /// Rows cost the same in ranges of any size.
+    static var balancesParts: Bool { true }
+
     let kernel: K
     let io: KernelIO
 

@@ -173,6 +173,8 @@ struct DirectConvolutionKernel: Kernel {
     /// `image * paddedHeight + row`): one image's copy is split among the threads too (ResNet-50's
     /// 56 × 56 × 128 input of its first stride-2 layer, 1.7 MB, on one thread alone at batch 1).
     struct Pad: ParallelJob {
+        static var balancesParts: Bool { true }
+
         let kernel: DirectConvolutionKernel
         let source: UnsafePointer<Float>
         let destination: UnsafeMutablePointer<Float>
@@ -196,6 +198,8 @@ struct DirectConvolutionKernel: Kernel {
 
     /// Work items `image * chunks + chunk`, each `chunkPixels` output pixels of one image.
     struct Chunks: ParallelJob {
+        static var balancesParts: Bool { true }
+
         let kernel: DirectConvolutionKernel
         let input: UnsafePointer<Float>
         let output: UnsafeMutablePointer<Float>

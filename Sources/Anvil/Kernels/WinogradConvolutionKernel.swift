@@ -268,6 +268,8 @@ struct WinogradConvolutionKernel: Kernel {
     /// worker takes whole positions, so each reads its own share of the filters (see
     /// ``anvil_winograd_products`` for why Anvil sums them itself rather than calling a BLAS).
     private struct Products: ParallelJob {
+        static var balancesParts: Bool { true }
+
         let kernel: WinogradConvolutionKernel
         let v: UnsafePointer<Float>
         let u: UnsafePointer<Float>
@@ -335,6 +337,8 @@ struct WinogradConvolutionKernel: Kernel {
 
     /// The input transform of a block's tiles, as a parallel job.
     private struct InputTransform: ParallelJob {
+        static var balancesParts: Bool { true }
+
         let isa: anvil_isa
         let shape: anvil_winograd3_shape
         let input: UnsafePointer<Float>
@@ -351,6 +355,8 @@ struct WinogradConvolutionKernel: Kernel {
     /// The output transform and epilogue of a block's tiles, as a parallel job; activations
     /// the C epilogue cannot express (``Epilogue/general``) follow per tile while it is in cache.
     private struct OutputTransform: ParallelJob {
+        static var balancesParts: Bool { true }
+
         let kernel: WinogradConvolutionKernel
         let shape: anvil_winograd3_shape
         let products: UnsafePointer<Float>

@@ -37,7 +37,9 @@ public enum Compute {
     }
 
     /// Runs `job` over `0..<count`, split into at most `threadCount` contiguous ranges that
-    /// run in parallel when the work is large enough. Allocates nothing.
+    /// run in parallel when the work is large enough. A job that ``ParallelJob/balancesParts``
+    /// has its parts taken in ``claimsPerPart`` claims (of at least ``minimumClaimCost``), so a
+    /// thread that finishes first takes over the rest of another's. Allocates nothing.
     @inline(__always)
     static func parallelFor<Job: ParallelJob>(_ count: Int, costPerItem: Int = 1, _ job: Job) {
         let parts = parts(count, costPerItem: costPerItem)
@@ -45,6 +47,18 @@ public enum Compute {
             if count > 0 { job.run(0 ..< count) }
             return
         }
-        pool.run(job, count: count, parts: parts)
+        let part = (count + parts - 1) / parts
+        let claim = Job.balancesParts
+            ? min(part, max((part + claimsPerPart - 1) / claimsPerPart, minimumClaimCost / max(1, costPerItem)))
+            : part
+        pool.run(job, count: count, parts: parts, claim: claim)
     }
+
+    /// Claims per thread's part for jobs that balance their parts: the most a thread can be left
+    /// waiting for at the end is one claim, 1/16 of its share.
+    static let claimsPerPart = 16
+
+    /// The least work (multiply-adds, or the job's own unit of `costPerItem`) a claim takes, so
+    /// a claim's fetch-add and call stay a small share of it.
+    static let minimumClaimCost = 65_536
 }

@@ -6,9 +6,17 @@
 protocol ParallelJob {
     /// Runs the loop over `range`.
     func run(_ range: Range<Int>)
+
+    /// Whether a thread that finishes its part early may take items of the others' parts that
+    /// have not started: true for jobs whose items cost the same in ranges of any size (rows,
+    /// pixels, tiles); false (the default) keeps each part whole, for jobs with set-up per call
+    /// (a GEMM's packing) or whose items are the threads' shares themselves.
+    static var balancesParts: Bool { get }
 }
 
 extension ParallelJob {
+    static var balancesParts: Bool { false }
+
     /// Runs the job stored at `address` over `range` (how workers call a job they know only by type).
     static func run(at address: UnsafeRawPointer, _ range: Range<Int>) {
         address.assumingMemoryBound(to: Self.self).pointee.run(range)
