@@ -442,11 +442,7 @@ class Bench:
         for round_index in range(args.rounds):
             order = engines[round_index % len(engines):] + engines[:round_index % len(engines)]
             with one_cpu_for_one_thread(threads, round_index):
-                # Only one thread: with more, an engine's threads still spin (ONNX Runtime's for
-                # over 6 ms) or sleep when the next engine's run starts, and on a VM a halted virtual
-                # CPU takes a while to run again (MobileNet v1 on two threads: Anvil 5.8 ms in
-                # blocks, 11.6 interleaved with ONNX Runtime, 6.3 with three untimed runs first).
-                if args.paced and threads == 1:
+                if args.paced:
                     self.measure_round_paced(order, x, batch, threads, round_index, rounds)
                 else:
                     self.measure_round(order, x, batch, threads, round_index, rounds)
@@ -500,6 +496,14 @@ class Bench:
                 shift = index % max(1, len(live))
                 for engine in live[shift:] + live[:shift]:
                     try:
+                        # Several threads: an engine's threads still spin (ONNX Runtime's for over
+                        # 6 ms) or sleep when the next engine's run starts, and on a VM a halted
+                        # virtual CPU takes a while to run again (MobileNet v1 on two threads:
+                        # Anvil 5.8 ms in blocks, 11.6 right after ONNX Runtime's runs). After a
+                        # pause the other engine's threads sleep, and the untimed run wakes this
+                        # one's: interleaved, 6.3 ms Anvil, 6.8 ONNX Runtime (blocks 7.1 / 7.5).
+                        if threads > 1:
+                            time.sleep(args.paced_pause_ms / 1000)
                         # Untimed first: the other engines' runs since this one's last have
                         # replaced its data in the caches (DenseNet-121 b8: Anvil 412 ms a run
                         # right after ONNX Runtime's, 351 after another Anvil's, 343–346 in blocks).
@@ -1043,7 +1047,8 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
             + (f", median of {args.rounds} rounds with the engine order rotated" if args.rounds > 1 else "")
             + "; one-thread configurations run every engine of a round on the same CPU, the rounds taking the "
             "CPUs in turn"
-            + (f", their engines interleaved: in turn {args.paced_rewarm} untimed run(s) and one timed run each"
+            + (f"; the engines interleaved: in turn {args.paced_rewarm} untimed run(s) and one timed run each, "
+               f"a turn of several threads after a {args.paced_pause_ms:g} ms pause"
                if args.paced else "")
             + "). Same input values for all. PyTorch: eager NCHW, `torch.inference_mode()`, "
             "`torch.set_num_threads(T)`, inter-op threads 1. ONNX Runtime: CPU provider, intra-op T, inter-op 1, "
@@ -1397,8 +1402,11 @@ def main(argv=None):
                              "(default 200: an idle VM's CPUs take tens of ms to reach speed)")
     parser.add_argument("--rounds", type=int, default=1, help="repeat each configuration's engine rotation (default 1)")
     parser.add_argument("--paced", action="store_true",
-                        help="one-thread configurations: interleave the engines run by run (Anvil through "
-                             "`anvil bench --paced`) instead of each engine's --iterations runs in a block")
+                        help="interleave the engines run by run (Anvil through `anvil bench --paced`) instead "
+                             "of each engine's --iterations runs in a block")
+    parser.add_argument("--paced-pause-ms", type=float, default=20.0,
+                        help="with --paced, the pause before each turn of a configuration of several threads, "
+                             "so the previous engine's threads have stopped spinning (default 20)")
     parser.add_argument("--paced-rewarm", type=int, default=1,
                         help="with --paced, untimed runs at the start of each engine's turn, which bring its "
                              "data back into the caches (default 1; 0 times every run)")
@@ -1439,6 +1447,8 @@ def main(argv=None):
         parser.error("--iterations, --rounds and --load-repeats must be at least 1, --warmup at least 0")
     if args.paced_rewarm < 0:
         parser.error("--paced-rewarm must be at least 0")
+    if args.paced_pause_ms < 0:
+        parser.error("--paced-pause-ms must be at least 0")
 
     if args.prepare_only:
         for key, path in vgg16_files(args).items():

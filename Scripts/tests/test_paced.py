@@ -85,9 +85,9 @@ class StandInAnvil:
         return "gflops: 10.0\nmedian_ms: 4.000 (min 4.000, max 4.000) over 4 runs\n"
 
 
-def paced_bench(calls, ort_times, rewarm=0):
+def paced_bench(calls, ort_times, rewarm=0, pause_ms=20.0):
     args = SimpleNamespace(engines=["onnxruntime", "anvil"], isa=None, rounds=1, iterations=4, warmup=0,
-                           warmup_ms=0.0, paced=True, paced_rewarm=rewarm)
+                           warmup_ms=0.0, paced=True, paced_rewarm=rewarm, paced_pause_ms=pause_ms)
     bench = bench_peers.Bench(args, "unused")
     bench.network = SimpleNamespace(name="mnist", input_chw=(1, 28, 28))
     times = iter(ort_times)
@@ -149,3 +149,17 @@ def test_one_thread_runs_on_one_cpu_taken_in_turn_and_restored():
         assert sorted(os.sched_getaffinity(0)) == usable
     with bench_peers.one_cpu_for_one_thread(2, 1):
         assert sorted(os.sched_getaffinity(0)) == usable
+
+
+def test_turns_of_several_threads_start_after_a_pause(monkeypatch):
+    """Two threads: a pause before every turn (the other engine's threads stop spinning); one
+    thread: none (nothing of the other engine's is left running)."""
+    for threads, pauses in ((2, [0.02] * 8), (1, [])):
+        calls = []
+        monkeypatch.setattr(bench_peers.time, "sleep", lambda seconds: calls.append(seconds))
+        bench = paced_bench(calls, [1.0, 3.0, 2.0, 9.0])
+        rounds = {"onnxruntime": [], "anvil": []}
+        bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, threads, 0, rounds)
+        assert [c for c in calls if not isinstance(c, str)] == pauses
+        if pauses:  # each pause comes right before a turn's runs
+            assert calls[:4] == [0.02, "onnxruntime", 0.02, "anvil"]
