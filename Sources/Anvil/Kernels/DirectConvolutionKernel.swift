@@ -153,6 +153,12 @@ struct DirectConvolutionKernel: Kernel {
 
     /// Work items: blocks of 16 output channels, every pixel of every image.
     struct Blocks: ParallelJob {
+        static var balancesParts: Bool { true }
+        /// Claims of whole tiles: a thread given fewer blocks broadcasts each input to fewer
+        /// outputs. (Two tiles a claim ran no faster: ResNet-50, Inception v3, MobileNet v1 on two
+        /// threads, 0.995–1.001.)
+        var claimMultiple: Int { kernel.tileBlocks }
+
         let kernel: DirectConvolutionKernel
         let input: UnsafePointer<Float>
         let output: UnsafeMutablePointer<Float>

@@ -38,7 +38,8 @@ public enum Compute {
 
     /// Runs `job` over `0..<count`, split into at most `threadCount` contiguous ranges that
     /// run in parallel when the work is large enough. A job that ``ParallelJob/balancesParts``
-    /// has its parts taken in ``claimsPerPart`` claims (of at least ``minimumClaimCost``), so a
+    /// has its parts taken in ``claimsPerPart`` claims (of at least ``minimumClaimCost``, whole
+    /// multiples of its ``ParallelJob/claimMultiple``), so a
     /// thread that finishes first takes over the rest of another's. Allocates nothing.
     @inline(__always)
     static func parallelFor<Job: ParallelJob>(_ count: Int, costPerItem: Int = 1, _ job: Job) {
@@ -48,9 +49,12 @@ public enum Compute {
             return
         }
         let part = (count + parts - 1) / parts
-        let claim = Job.balancesParts
-            ? min(part, max((part + claimsPerPart - 1) / claimsPerPart, minimumClaimCost / max(1, costPerItem)))
-            : part
+        var claim = part
+        if Job.balancesParts {
+            let multiple = max(1, job.claimMultiple)
+            let least = max((part + claimsPerPart - 1) / claimsPerPart, minimumClaimCost / max(1, costPerItem))
+            claim = min(part, (least + multiple - 1) / multiple * multiple)
+        }
         pool.run(job, count: count, parts: parts, claim: claim)
     }
 

@@ -12,10 +12,15 @@ protocol ParallelJob {
     /// pixels, tiles); false (the default) keeps each part whole, for jobs with set-up per call
     /// (a GEMM's packing) or whose items are the threads' shares themselves.
     static var balancesParts: Bool { get }
+
+    /// Claims of a job that balances its parts are whole multiples of this many items (default
+    /// 1): for items that run best together, such as the output-channel blocks of one register tile.
+    var claimMultiple: Int { get }
 }
 
 extension ParallelJob {
     static var balancesParts: Bool { false }
+    var claimMultiple: Int { 1 }
 
     /// Runs the job stored at `address` over `range` (how workers call a job they know only by type).
     static func run(at address: UnsafeRawPointer, _ range: Range<Int>) {
