@@ -39,8 +39,8 @@ public enum Compute {
     /// Runs `job` over `0..<count`, split into at most `threadCount` contiguous ranges that
     /// run in parallel when the work is large enough. A job that ``ParallelJob/balancesParts``
     /// has its parts taken in ``claimsPerPart`` claims (of at least ``minimumClaimCost``, whole
-    /// multiples of its ``ParallelJob/claimMultiple``), so a
-    /// thread that finishes first takes over the rest of another's. Allocates nothing.
+    /// multiples of its ``ParallelJob/claimMultiple``), so a thread that finishes first takes
+    /// over the rest of another's. Allocates nothing.
     @inline(__always)
     static func parallelFor<Job: ParallelJob>(_ count: Int, costPerItem: Int = 1, _ job: Job) {
         let parts = parts(count, costPerItem: costPerItem)

@@ -27,7 +27,7 @@ import Synchronization
 /// releasing store.
 final class WorkerPool: @unchecked Sendable {
     // @unchecked Sendable: the job fields (`generation`, `jobType`, `jobAddress`, `count`,
-    // `parts`) are plain stored properties shared with the workers. They are safe by the
+    // `parts`, `claim`) are plain stored properties shared with the workers. They are safe by the
     // hand-off above: written only by the `busy` owner before its releasing stores to
     // `assigned`, read by a worker only after its acquiring load of that generation, and not
     // written again until the owner has acquired every helper's `done`. Everything else is
