@@ -507,8 +507,13 @@ class Bench:
                         # Untimed first: the other engines' runs since this one's last have
                         # replaced its data in the caches (DenseNet-121 b8: Anvil 412 ms a run
                         # right after ONNX Runtime's, 351 after another Anvil's, 343–346 in blocks).
-                        for _ in range(args.paced_rewarm):
-                            runners[engine]()
+                        # Continued for --paced-rewarm-ms: a network of a fraction of a millisecond
+                        # on two threads needs several runs before the VM's CPUs are up again
+                        # (Deep MNIST b1: Anvil 0.77 ms after one, 0.36 after ten; blocks 0.36).
+                        runs, spent = 0, 0.0
+                        while runs < args.paced_rewarm or spent < args.paced_rewarm_ms:
+                            spent += runners[engine]()
+                            runs += 1
                         times[engine].append(runners[engine]())
                     except Exception as error:  # noqa: BLE001
                         errors[engine] = f"{type(error).__name__}: {error}"
@@ -1047,8 +1052,9 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
             + (f", median of {args.rounds} rounds with the engine order rotated" if args.rounds > 1 else "")
             + "; one-thread configurations run every engine of a round on the same CPU, the rounds taking the "
             "CPUs in turn"
-            + (f"; the engines interleaved: in turn {args.paced_rewarm} untimed run(s) and one timed run each, "
-               f"a turn of several threads after a {args.paced_pause_ms:g} ms pause"
+            + (f"; the engines interleaved: in turn {args.paced_rewarm} untimed run(s), continued for at least "
+               f"{args.paced_rewarm_ms:g} ms, and one timed run each, a turn of several threads after a "
+               f"{args.paced_pause_ms:g} ms pause"
                if args.paced else "")
             + "). Same input values for all. PyTorch: eager NCHW, `torch.inference_mode()`, "
             "`torch.set_num_threads(T)`, inter-op threads 1. ONNX Runtime: CPU provider, intra-op T, inter-op 1, "
@@ -1410,6 +1416,9 @@ def main(argv=None):
     parser.add_argument("--paced-rewarm", type=int, default=1,
                         help="with --paced, untimed runs at the start of each engine's turn, which bring its "
                              "data back into the caches (default 1; 0 times every run)")
+    parser.add_argument("--paced-rewarm-ms", type=float, default=5.0,
+                        help="with --paced, continue a turn's untimed runs until they took this long "
+                             "(default 5; 0: just --paced-rewarm runs)")
     parser.add_argument("--engines", type=name_list(ENGINES), default=list(ENGINES), help="default: all three")
     parser.add_argument("--sweep-model", default="mnist", choices=list(NETWORKS) + ["none"],
                         help="network of the latency-versus-batch sweep (default mnist)")
@@ -1447,8 +1456,8 @@ def main(argv=None):
         parser.error("--iterations, --rounds and --load-repeats must be at least 1, --warmup at least 0")
     if args.paced_rewarm < 0:
         parser.error("--paced-rewarm must be at least 0")
-    if args.paced_pause_ms < 0:
-        parser.error("--paced-pause-ms must be at least 0")
+    if args.paced_pause_ms < 0 or args.paced_rewarm_ms < 0:
+        parser.error("--paced-pause-ms and --paced-rewarm-ms must be at least 0")
 
     if args.prepare_only:
         for key, path in vgg16_files(args).items():

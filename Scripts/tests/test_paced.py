@@ -85,9 +85,10 @@ class StandInAnvil:
         return "gflops: 10.0\nmedian_ms: 4.000 (min 4.000, max 4.000) over 4 runs\n"
 
 
-def paced_bench(calls, ort_times, rewarm=0, pause_ms=20.0):
+def paced_bench(calls, ort_times, rewarm=0, pause_ms=20.0, rewarm_ms=0.0):
     args = SimpleNamespace(engines=["onnxruntime", "anvil"], isa=None, rounds=1, iterations=4, warmup=0,
-                           warmup_ms=0.0, paced=True, paced_rewarm=rewarm, paced_pause_ms=pause_ms)
+                           warmup_ms=0.0, paced=True, paced_rewarm=rewarm, paced_pause_ms=pause_ms,
+                           paced_rewarm_ms=rewarm_ms)
     bench = bench_peers.Bench(args, "unused")
     bench.network = SimpleNamespace(name="mnist", input_chw=(1, 28, 28))
     times = iter(ort_times)
@@ -163,3 +164,14 @@ def test_turns_of_several_threads_start_after_a_pause(monkeypatch):
         assert [c for c in calls if not isinstance(c, str)] == pauses
         if pauses:  # each pause comes right before a turn's runs
             assert calls[:4] == [0.02, "onnxruntime", 0.02, "anvil"]
+
+
+def test_a_turn_rewarms_for_at_least_the_time_asked():
+    """--paced-rewarm-ms 10 with runs of 4 ms: three untimed runs (12 ms) before each timed one,
+    more than the one --paced-rewarm asks."""
+    calls = []
+    bench = paced_bench(calls, [4.0] * 16, rewarm=1, rewarm_ms=10.0)
+    rounds = {"onnxruntime": [], "anvil": []}
+    bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, 1, 0, rounds)
+    assert calls[:8] == ["onnxruntime"] * 4 + ["anvil"] * 4
+    assert calls.count("onnxruntime") == 16 and rounds["onnxruntime"][0].runs == 4
