@@ -510,10 +510,7 @@ class Bench:
                         # Continued for --paced-rewarm-ms: a network of a fraction of a millisecond
                         # on two threads needs several runs before the VM's CPUs are up again
                         # (Deep MNIST b1: Anvil 0.77 ms after one, 0.36 after ten; blocks 0.36).
-                        runs, spent = 0, 0.0
-                        while runs < args.paced_rewarm or spent < args.paced_rewarm_ms:
-                            spent += runners[engine]()
-                            runs += 1
+                        warm_up(runners[engine], args.paced_rewarm, args.paced_rewarm_ms)
                         times[engine].append(runners[engine]())
                     except Exception as error:  # noqa: BLE001
                         errors[engine] = f"{type(error).__name__}: {error}"

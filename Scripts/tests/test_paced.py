@@ -166,10 +166,12 @@ def test_turns_of_several_threads_start_after_a_pause(monkeypatch):
             assert calls[:4] == [0.02, "onnxruntime", 0.02, "anvil"]
 
 
-def test_a_turn_rewarms_for_at_least_the_time_asked():
+def test_a_turn_rewarms_for_at_least_the_time_asked(monkeypatch):
     """--paced-rewarm-ms 10 with runs of 4 ms: three untimed runs (12 ms) before each timed one,
     more than the one --paced-rewarm asks."""
     calls = []
+    # A clock that advances 4 ms with each run the stand-ins make.
+    monkeypatch.setattr(bench_peers.time, "perf_counter", lambda: len(calls) * 0.004)
     bench = paced_bench(calls, [4.0] * 16, rewarm=1, rewarm_ms=10.0)
     rounds = {"onnxruntime": [], "anvil": []}
     bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, 1, 0, rounds)

@@ -1,5 +1,6 @@
 /// The body of a parallel loop: a value holding what the loop reads and writes, run by
-/// ``Compute/parallelFor(_:costPerItem:_:)`` over contiguous parts of an index range.
+/// ``Compute/parallelFor(_:costPerItem:_:)`` over contiguous ranges of an index range (a
+/// thread's part, or a claim of it: see ``balancesParts``).
 ///
 /// A struct rather than a closure because handing a closure to worker threads allocates a
 /// context on every call; a job is passed by address and allocates nothing.
