@@ -177,3 +177,22 @@ def test_a_turn_rewarms_for_at_least_the_time_asked(monkeypatch):
     bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, 1, 0, rounds)
     assert calls[:8] == ["onnxruntime"] * 4 + ["anvil"] * 4
     assert calls.count("onnxruntime") == 16 and rounds["onnxruntime"][0].runs == 4
+
+
+# ---- busy_neighbour.py: the spinning neighbour and the median it reads ----
+
+import busy_neighbour  # noqa: E402
+
+
+def test_busy_neighbour_spins_on_its_cpu_and_ends():
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    with busy_neighbour.busy_neighbour(cpu) as spinner:
+        assert spinner.poll() is None
+        assert os.sched_getaffinity(spinner.pid) == {cpu}
+    assert spinner.poll() is not None
+
+
+def test_busy_neighbour_reads_anvil_bench_median():
+    assert busy_neighbour.median_ms("isa: avx2\nmedian_ms: 16.025 (min 15.9, max 17.0) over 20 runs\n") == 16.025
+    with pytest.raises(ValueError):
+        busy_neighbour.median_ms("Error: no network or model file named 'x'")

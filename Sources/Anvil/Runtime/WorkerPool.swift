@@ -15,30 +15,35 @@ import Synchronization
 ///
 /// Part 0 of a job starts on the caller, part `i` on worker `i - 1`; a participant that runs
 /// out of its own part takes unstarted claims of the others (see `run`). The caller returns
-/// only after every worker has finished. One job runs at a time: a caller that finds
-/// the pool busy (another thread's `predict`) runs all parts itself rather than wait.
+/// once every item is done, whoever ran it: a worker whose CPU the host has not run since the
+/// job was posted (a VM's virtual CPU can wait for milliseconds) no longer holds up every
+/// parallel loop — the caller takes its claims and goes on, and the worker skips the job when it
+/// comes back. One job runs at a time: a caller that finds the pool busy (another thread's
+/// `predict`) runs all parts itself rather than wait.
 ///
 /// Synchronisation: the caller that wins `busy` (an acquiring compare-exchange) owns the job
-/// fields; it writes them, then hands each helper the new generation with a releasing store
-/// to the slot's `assigned`, and rings the slot's `Doorbell` in case the worker is asleep.
-/// A worker reads the job fields only after an acquiring load of `assigned` shows the new
-/// generation, and reports with a releasing store to `done`; the caller touches the fields
-/// again only after acquiring-loading every helper's `done`, and gives up `busy` with a
-/// releasing store.
+/// fields; it writes them, opens the job (a releasing store of its generation to `open`), then
+/// hands each helper the generation with a releasing store to the slot's `assigned` and rings
+/// the slot's `Doorbell` in case the worker is asleep. A worker that sees a new generation
+/// counts itself `inside`, then reads the job fields only if `open` still holds that
+/// generation; each claim it finishes adds its items to `completed` (releasing). The caller
+/// waits until an acquiring load of `completed` shows every item, closes the job (`open` = 0),
+/// and waits until no worker is `inside` before it returns and the fields change: the
+/// `inside` increment and the `open` load on one side, the `open` store and the `inside` load on
+/// the other, are sequentially consistent, so either the worker sees the job closed or the
+/// caller sees the worker inside. The caller gives up `busy` with a releasing store.
 final class WorkerPool: @unchecked Sendable {
     // @unchecked Sendable: the job fields (`generation`, `jobType`, `jobAddress`, `count`,
     // `parts`, `claim`) are plain stored properties shared with the workers. They are safe by the
-    // hand-off above: written only by the `busy` owner before its releasing stores to
-    // `assigned`, read by a worker only after its acquiring load of that generation, and not
-    // written again until the owner has acquired every helper's `done`. Everything else is
-    // immutable or atomic.
+    // hand-off above: written only by the `busy` owner before its releasing store to `open`,
+    // read by a worker only while it is `inside` and has seen that generation in `open`, and not
+    // written again until the owner has closed the job and seen no worker inside. Everything
+    // else is immutable or atomic.
 
     /// One worker's mailbox.
     private final class Slot: Sendable {
         /// The generation of the last job given to this worker.
         let assigned = Atomic<Int>(0)
-        /// The generation of the last job this worker finished.
-        let done = Atomic<Int>(0)
         /// Where the worker sleeps when no job comes for a while.
         let doorbell = Doorbell()
     }
@@ -106,6 +111,12 @@ final class WorkerPool: @unchecked Sendable {
     private var claim = 1
     /// Each participant's part's next unclaimed item.
     private let cursors: [Cursor]
+    /// The generation of the job workers may join (0: none).
+    private let open = Atomic<Int>(0)
+    /// Items of the current job finished, by any participant.
+    private let completed = Atomic<Int>(0)
+    /// Workers between seeing a new generation and leaving it (joined or skipped).
+    private let inside = Atomic<Int>(0)
 
     /// A part's next unclaimed item.
     private final class Cursor: Sendable {
@@ -115,20 +126,24 @@ final class WorkerPool: @unchecked Sendable {
     /// The number of worker threads (the caller is one more participant).
     var workers: Int { slots.count }
 
-    /// Starts `workers` threads.
-    init(workers: Int) {
+    /// Makes `workers` workers and starts the threads of the first `started` (all when nil); the
+    /// others start with ``startWorker(_:)`` (tests use a worker that comes late, or never).
+    init(workers: Int, started: Int? = nil) {
         slots = (0 ..< max(0, workers)).map { _ in Slot() }
         cursors = (0 ... max(0, workers)).map { _ in Cursor() }
-        for index in slots.indices {
-            let context = Unmanaged.passRetained(Start(pool: self, index: index)).toOpaque()
-            var thread = pthread_t()
-            pthread_create(&thread, nil, { raw in
-                let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
-                start.pool.workLoop(start.index)
-                return nil
-            }, context)
-            pthread_detach(thread)
-        }
+        for index in 0 ..< min(slots.count, max(0, started ?? slots.count)) { startWorker(index) }
+    }
+
+    /// Starts worker `index`'s thread (once per worker).
+    func startWorker(_ index: Int) {
+        let context = Unmanaged.passRetained(Start(pool: self, index: index)).toOpaque()
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { raw in
+            let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+            start.pool.workLoop(start.index)
+            return nil
+        }, context)
+        pthread_detach(thread)
     }
 
     /// Part `part` of `0..<count` split into `parts`.
@@ -159,16 +174,22 @@ final class WorkerPool: @unchecked Sendable {
             for part in 0 ..< parts {
                 cursors[part].next.store(Self.range(part, count: count, parts: parts).lowerBound, ordering: .relaxed)
             }
-            generation &+= 1
+            completed.store(0, ordering: .relaxed)
+            generation = generation == Int.max ? 1 : generation + 1
             let current = generation
+            open.store(current, ordering: .releasing)
             for index in 0 ..< helpers { post(current, to: slots[index]) }
             work(as: 0, Job.run(at:_:), address)
-            for index in 0 ..< helpers {
-                var spins = 0
-                while slots[index].done.load(ordering: .acquiring) != current {
-                    Self.wait(step: spins)
-                    spins += 1
-                }
+            var spins = 0
+            while completed.load(ordering: .acquiring) < count {
+                Self.wait(step: spins)
+                spins += 1
+            }
+            open.store(0, ordering: .sequentiallyConsistent)
+            spins = 0
+            while inside.load(ordering: .sequentiallyConsistent) != 0 {
+                Self.wait(step: spins)
+                spins += 1
             }
             jobAddress = nil
             jobType = NoJob.self
@@ -179,7 +200,7 @@ final class WorkerPool: @unchecked Sendable {
     /// Participant `participant`'s share of the current job: its own part a claim at a time,
     /// then the unclaimed items of the others. Claims are relaxed fetch-adds on each part's
     /// cursor: they order nothing but themselves (the items are independent; their results are
-    /// published by the `done` stores).
+    /// published by the releasing adds to `completed`).
     private func work(as participant: Int, _ run: (UnsafeRawPointer, Range<Int>) -> Void, _ address: UnsafeRawPointer) {
         for step in 0 ..< parts {
             let part = (participant + step) % parts
@@ -187,7 +208,9 @@ final class WorkerPool: @unchecked Sendable {
             while true {
                 let start = cursors[part].next.wrappingAdd(claim, ordering: .relaxed).oldValue
                 if start >= end { break }
-                run(address, start ..< min(end, start + claim))
+                let stop = min(end, start + claim)
+                run(address, start ..< stop)
+                completed.wrappingAdd(stop - start, ordering: .releasing)
             }
         }
     }
@@ -211,8 +234,13 @@ final class WorkerPool: @unchecked Sendable {
                 slot.doorbell.sleep { slot.assigned.load(ordering: .acquiring) != seen }
             }
             seen = slot.assigned.load(ordering: .acquiring)
-            if let address = jobAddress { work(as: index + 1, jobType.run(at:_:), address) }
-            slot.done.store(seen, ordering: .releasing)
+            inside.wrappingAdd(1, ordering: .sequentiallyConsistent)
+            // A job the caller finished without this worker is closed (or another is open):
+            // skip it; a newer generation in `assigned` is the next turn of the loop.
+            if open.load(ordering: .sequentiallyConsistent) == seen, let address = jobAddress {
+                work(as: index + 1, jobType.run(at:_:), address)
+            }
+            inside.wrappingSubtract(1, ordering: .releasing)
         }
     }
 

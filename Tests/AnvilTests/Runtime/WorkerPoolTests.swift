@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Synchronization
 import Testing
 @testable import Anvil
@@ -79,5 +80,41 @@ import Testing
                 }
             }
         }
+    }
+
+    /// A worker whose thread does not run (here: not started; on a VM, a virtual CPU the host
+    /// has not scheduled) must not hold up the caller: it takes every claim and returns. Waiting
+    /// for each worker to report, as the pool did, never returns here. The worker that comes
+    /// late skips the finished job and serves the next ones.
+    @Test func theCallerFinishesWithoutAWorkerThatHasNotCome() {
+        let pool = WorkerPool(workers: 1, started: 0)
+        let visits = Visits(count: 64)
+        let finished = Flag()
+        let caller = Thread {
+            pool.run(Record(visits: visits), count: 64, parts: 2, claim: 4)
+            finished.value.store(true, ordering: .releasing)
+        }
+        caller.start()
+        var waited = 0
+        while !finished.value.load(ordering: .acquiring) && waited < 10_000 {
+            usleep(1_000)
+            waited += 1
+        }
+        let returned = finished.value.load(ordering: .acquiring)
+        #expect(returned, "the caller waited for a worker that never started")
+        guard returned else { return }
+        #expect(visits.all == [Int](repeating: 1, count: 64))
+
+        pool.startWorker(0)
+        for _ in 0 ..< 50 {
+            let next = Visits(count: 100)
+            pool.run(Record(visits: next), count: 100, parts: 2, claim: 3)
+            #expect(next.all == [Int](repeating: 1, count: 100))
+        }
+        // The late worker takes part again: its part's first item waits for the caller's steal.
+        let flag = Flag()
+        pool.run(StealProbe(caller: pthread_self(), firstOfPartOne: 16, flag: flag), count: 32, parts: 2, claim: 1)
+        let callerTookOne = flag.value.load(ordering: .acquiring)
+        #expect(callerTookOne)
     }
 }
