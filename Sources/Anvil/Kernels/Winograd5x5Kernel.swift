@@ -75,37 +75,36 @@ struct Winograd5x5Kernel: Kernel {
         var shape = self.shape
         let tiles = io.batch * anvil_winograd5_tiles_per_image(&shape)
         let groups = (tiles + 5) / 6
-        let parts = Compute.parts(groups, costPerItem: 6 * 36 * inputChannels * outputChannels)
-        // 64-byte aligned slots, one per part.
+        // 64-byte aligned slots, one per participant.
         let address = (UInt(bitPattern: io.scratch) + 63) & ~UInt(63)
         let scratch = UnsafeMutablePointer<Float>(bitPattern: address)!
-        // Each item is one part, already sized to be worth a thread: run them all in parallel.
-        Compute.parallelFor(parts, costPerItem: 16_384,
-                            Parts(kernel: self, shape: shape, input: io.inputs[0], output: io.output, scratch: scratch,
-                                  tiles: tiles, groups: groups, parts: parts))
+        Compute.parallelFor(groups, costPerItem: 6 * 36 * inputChannels * outputChannels,
+                            Groups(kernel: self, shape: shape, input: io.inputs[0], output: io.output, scratch: scratch,
+                                   tiles: tiles))
         let clamp = ActivationClamp(activation)
         if clamp.rest != .none { clamp.rest.apply(io.output, count: io.outputBuffer.count, instructionSet: instructionSet) }
     }
 
-    /// Part `i` of `parts`: an equal share of the groups of six tiles, with scratch slot `i`.
-    struct Parts: ParallelJob {
+    /// A range of the groups of six tiles, with the participant's scratch slot: claims are
+    /// whole groups, so every tile is computed as in one call over all of them.
+    struct Groups: ParallelJob {
+        static var balancesParts: Bool { true }
+
         let kernel: Winograd5x5Kernel
         let shape: anvil_winograd5_shape
         let input: UnsafePointer<Float>
         let output: UnsafeMutablePointer<Float>
         let scratch: UnsafeMutablePointer<Float>
         let tiles: Int
-        let groups: Int
-        let parts: Int
 
-        func run(_ range: Range<Int>) {
+        func run(_ range: Range<Int>) { run(range, participant: 0) }
+
+        func run(_ range: Range<Int>, participant: Int) {
             var shape = self.shape
-            for part in range {
-                let first = min(tiles, groups * part / parts * 6), last = min(tiles, groups * (part + 1) / parts * 6)
-                guard first < last else { continue }
-                anvil_winograd5(kernel.instructionSet.cValue, &shape, input, kernel.filters.buffer.baseAddress!, kernel.bias?.buffer.baseAddress, output,
-                                first, last, scratch + part * kernel.slotCount)
-            }
+            let first = min(tiles, range.lowerBound * 6), last = min(tiles, range.upperBound * 6)
+            guard first < last else { return }
+            anvil_winograd5(kernel.instructionSet.cValue, &shape, input, kernel.filters.buffer.baseAddress!, kernel.bias?.buffer.baseAddress, output,
+                            first, last, scratch + participant * kernel.slotCount)
         }
     }
 }

@@ -224,8 +224,8 @@ struct WinogradConvolutionKernel: Kernel {
 
     private static func roundUp(_ floats: Int) -> Int { (floats + 15) & ~15 }
 
-    /// Pairs of output blocks (the last may be one block): the products from taps give each
-    /// thread whole pairs.
+    /// Pairs of output blocks (the last may be one block): the products from taps claim whole
+    /// pairs.
     var pairs: Int { (paddedOutputs + WinogradFilterLayout.tapWidth - 1) / WinogradFilterLayout.tapWidth }
 
     /// A row of products holds whole blocks of 16 output channels (see ``anvil_winograd_products``).
@@ -248,11 +248,8 @@ struct WinogradConvolutionKernel: Kernel {
                 Compute.parallelFor(variant.positions, costPerItem: count * inputChannels * outputChannels,
                                     Products(kernel: self, v: v, u: UnsafePointer(filters.pointer), products: products, tiles: count))
             case .taps:
-                // One part per thread (each with its slot), each an equal share of the pairs.
-                let parts = Compute.parts(pairs, costPerItem: variant.positions * count * inputChannels * WinogradFilterLayout.tapWidth)
-                Compute.parallelFor(parts, costPerItem: 16_384,
-                                    TapProducts(kernel: self, v: v, products: products, tiles: count, pairs: pairs, parts: parts,
-                                                slots: slots))
+                Compute.parallelFor(pairs, costPerItem: variant.positions * count * inputChannels * WinogradFilterLayout.tapWidth,
+                                    TapProducts(kernel: self, v: v, products: products, tiles: count, slots: slots))
             }
             Compute.parallelFor(count, costPerItem: variant.positions * outputChannels * 4,
                                 OutputTransform(kernel: self, shape: transforms, products: products, output: io.output, firstTile: first))
@@ -290,45 +287,45 @@ struct WinogradConvolutionKernel: Kernel {
         }
     }
 
-    /// The products from taps of the parts in a range, as a parallel job: part `i` of `parts`
-    /// takes an equal share of the pairs of output blocks and slot `i`. For each pair, a run of
+    /// The products from taps of a range of pairs of output blocks, as a parallel job whose
+    /// claims are pairs, each participant transforming into its own slot. For each pair, a run of
     /// ``slotInputs`` input channels at a time: their filters to the pair's 32 outputs are
     /// transformed into the slot (``anvil_winograd3_transform_taps``, the arithmetic of
     /// transformed filters), then each position's products add the run into `M`. The runs are
     /// whole runs of the products' sums, so `M` holds what transformed filters give, bit for bit.
     private struct TapProducts: ParallelJob {
+        static var balancesParts: Bool { true }
+
         let kernel: WinogradConvolutionKernel
         let v: UnsafePointer<Float>
         let products: UnsafeMutablePointer<Float>
         let tiles: Int
-        let pairs: Int
-        let parts: Int
         let slots: UnsafeMutablePointer<Float>
 
-        func run(_ range: Range<Int>) {
+        func run(_ range: Range<Int>) { run(range, participant: 0) }
+
+        func run(_ range: Range<Int>, participant: Int) {
             let inputs = kernel.inputChannels, padded = kernel.paddedOutputs, positions = kernel.variant.positions
             let isa = kernel.instructionSet.cValue, tile = Int32(kernel.variant.outputTile)
             let layout = kernel.filters.layout, positionStride = kernel.slotPositionStride
             var shape = anvil_winograd_products_shape(
                 tiles: Int32(tiles), channels: 0, outputs: Int32(kernel.outputChannels),
                 v_tile_stride: positions * inputs, m_tile_stride: positions * padded, accumulate: 0)
-            for part in range {
-                let slot = slots + part * kernel.slotCount
-                for pair in pairs * part / parts ..< pairs * (part + 1) / parts {
-                    // A last pair may be one block; the taps' padding lanes are zeros, so whole
-                    // blocks are transformed.
-                    let (first, width) = layout.tapGroup(of: pair * WinogradFilterLayout.tapWidth)
-                    let taps = kernel.filters.pointer + layout.tapOffset(input: 0, tap: 0, output: first)
-                    for begin in stride(from: 0, to: inputs, by: WinogradConvolutionKernel.slotInputs) {
-                        let end = min(inputs, begin + WinogradConvolutionKernel.slotInputs)
-                        anvil_winograd3_transform_taps(isa, tile, taps, layout.tapStrides(width: width), Int32(width),
-                                                       Int32(begin), Int32(end), slot, positionStride)
-                        shape.channels = Int32(end - begin)
-                        shape.accumulate = begin > 0 ? 1 : 0
-                        for p in 0 ..< positions {
-                            anvil_winograd_products(isa, &shape, v + p * inputs + begin, slot + p * positionStride,
-                                                    products + p * padded + first, 0, Int32(width) / ANVIL_WINOGRAD_BLOCK)
-                        }
+            let slot = slots + participant * kernel.slotCount
+            for pair in range {
+                // A last pair may be one block; the taps' padding lanes are zeros, so whole
+                // blocks are transformed.
+                let (first, width) = layout.tapGroup(of: pair * WinogradFilterLayout.tapWidth)
+                let taps = kernel.filters.pointer + layout.tapOffset(input: 0, tap: 0, output: first)
+                for begin in stride(from: 0, to: inputs, by: WinogradConvolutionKernel.slotInputs) {
+                    let end = min(inputs, begin + WinogradConvolutionKernel.slotInputs)
+                    anvil_winograd3_transform_taps(isa, tile, taps, layout.tapStrides(width: width), Int32(width),
+                                                   Int32(begin), Int32(end), slot, positionStride)
+                    shape.channels = Int32(end - begin)
+                    shape.accumulate = begin > 0 ? 1 : 0
+                    for p in 0 ..< positions {
+                        anvil_winograd_products(isa, &shape, v + p * inputs + begin, slot + p * positionStride,
+                                                products + p * padded + first, 0, Int32(width) / ANVIL_WINOGRAD_BLOCK)
                     }
                 }
             }

@@ -45,7 +45,7 @@ public enum Compute {
     static func parallelFor<Job: ParallelJob>(_ count: Int, costPerItem: Int = 1, _ job: Job) {
         let parts = parts(count, costPerItem: costPerItem)
         if parts <= 1 {
-            if count > 0 { job.run(0 ..< count) }
+            if count > 0 { job.run(0 ..< count, participant: 0) }
             return
         }
         let part = (count + parts - 1) / parts

@@ -8,6 +8,12 @@ protocol ParallelJob {
     /// Runs the loop over `range`.
     func run(_ range: Range<Int>)
 
+    /// Runs the loop over `range` as participant `participant` (0 the caller, `i` worker `i - 1`,
+    /// always below ``Compute/maximumThreadCount``; 0 whenever one thread runs the job). For
+    /// jobs with scratch memory per thread: a claim of any part may run on any participant, so
+    /// the scratch must be the participant's, not the part's. Defaults to ``run(_:)``.
+    func run(_ range: Range<Int>, participant: Int)
+
     /// Whether a thread that finishes its part early may take items of the others' parts that
     /// have not started: true for jobs whose items cost the same in ranges of any size (rows,
     /// pixels, tiles); false (the default) keeps each part whole, for jobs with set-up per call
@@ -22,10 +28,12 @@ protocol ParallelJob {
 extension ParallelJob {
     static var balancesParts: Bool { false }
     var claimMultiple: Int { 1 }
+    func run(_ range: Range<Int>, participant: Int) { run(range) }
 
-    /// Runs the job stored at `address` over `range` (how workers call a job they know only by type).
-    static func run(at address: UnsafeRawPointer, _ range: Range<Int>) {
-        address.assumingMemoryBound(to: Self.self).pointee.run(range)
+    /// Runs the job stored at `address` over `range` as `participant` (how workers call a job
+    /// they know only by type).
+    static func run(at address: UnsafeRawPointer, _ range: Range<Int>, participant: Int) {
+        address.assumingMemoryBound(to: Self.self).pointee.run(range, participant: participant)
     }
 }
 

@@ -162,7 +162,7 @@ final class WorkerPool: @unchecked Sendable {
         let parts = min(parts, cursors.count)
         let helpers = min(parts - 1, slots.count)
         guard helpers > 0, busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
-            for part in 0 ..< parts { job.run(Self.range(part, count: count, parts: parts)) }
+            for part in 0 ..< parts { job.run(Self.range(part, count: count, parts: parts), participant: 0) }
             return
         }
         withUnsafePointer(to: job) { address in
@@ -179,7 +179,7 @@ final class WorkerPool: @unchecked Sendable {
             let current = generation
             open.store(current, ordering: .releasing)
             for index in 0 ..< helpers { post(current, to: slots[index]) }
-            work(as: 0, Job.run(at:_:), address)
+            work(as: 0, Job.run(at:_:participant:), address)
             var spins = 0
             while completed.load(ordering: .acquiring) < count {
                 Self.wait(step: spins)
@@ -201,7 +201,7 @@ final class WorkerPool: @unchecked Sendable {
     /// then the unclaimed items of the others. Claims are relaxed fetch-adds on each part's
     /// cursor: they order nothing but themselves (the items are independent; their results are
     /// published by the releasing adds to `completed`).
-    private func work(as participant: Int, _ run: (UnsafeRawPointer, Range<Int>) -> Void, _ address: UnsafeRawPointer) {
+    private func work(as participant: Int, _ run: (UnsafeRawPointer, Range<Int>, Int) -> Void, _ address: UnsafeRawPointer) {
         for step in 0 ..< parts {
             let part = (participant + step) % parts
             let end = Self.range(part, count: count, parts: parts).upperBound
@@ -209,7 +209,7 @@ final class WorkerPool: @unchecked Sendable {
                 let start = cursors[part].next.wrappingAdd(claim, ordering: .relaxed).oldValue
                 if start >= end { break }
                 let stop = min(end, start + claim)
-                run(address, start ..< stop)
+                run(address, start ..< stop, participant)
                 completed.wrappingAdd(stop - start, ordering: .releasing)
             }
         }
@@ -238,7 +238,7 @@ final class WorkerPool: @unchecked Sendable {
             // A job the caller finished without this worker is closed (or another is open):
             // skip it; a newer generation in `assigned` is the next turn of the loop.
             if open.load(ordering: .sequentiallyConsistent) == seen, let address = jobAddress {
-                work(as: index + 1, jobType.run(at:_:), address)
+                work(as: index + 1, jobType.run(at:_:participant:), address)
             }
             inside.wrappingSubtract(1, ordering: .releasing)
         }

@@ -40,7 +40,7 @@ struct Winograd5x5Tests {
         let inputShape = Shape(height: c.height, width: c.width, channels: c.inputs)
         let outputShape = Shape(height: g.outputHeight, width: g.outputWidth, channels: c.outputs)
         guard let parts else { return refRunKernel(kernel, input: input, batch: c.batch, inputShape: inputShape, outputShape: outputShape) }
-        // The job as the threads run it, one part at a time, each in its own slot.
+        // The job as the threads run it: the groups in `parts` claims, each on its own participant's slot.
         var output = [Float](repeating: .nan, count: c.batch * outputShape.count)
         var scratch = [Float](repeating: .nan, count: kernel.scratchCount(batch: c.batch))
         input.withUnsafeBufferPointer { x in
@@ -49,9 +49,12 @@ struct Winograd5x5Tests {
                     var shape = kernel.shape
                     let tiles = c.batch * anvil_winograd5_tiles_per_image(&shape)
                     let needed = min(parts, (s.count - 16) / kernel.slotCount)
-                    let job = Winograd5x5Kernel.Parts(kernel: kernel, shape: shape, input: x.baseAddress!, output: y.baseAddress!,
-                                                      scratch: s.baseAddress!, tiles: tiles, groups: (tiles + 5) / 6, parts: needed)
-                    for part in 0 ..< needed { job.run(part ..< part + 1) }
+                    let job = Winograd5x5Kernel.Groups(kernel: kernel, shape: shape, input: x.baseAddress!, output: y.baseAddress!,
+                                                       scratch: s.baseAddress!, tiles: tiles)
+                    let groups = (tiles + 5) / 6
+                    for part in 0 ..< needed {
+                        job.run(groups * part / needed ..< groups * (part + 1) / needed, participant: part)
+                    }
                 }
             }
         }
