@@ -7,7 +7,7 @@ import CAnvilKernels
 /// 32 → 64) still gain: no padded copy of the input, no transformed tensors in memory.
 ///
 /// The filters are transformed once, at construction, and take 36/25 of the weights' memory.
-/// Threads split the tiles; each part has its own slot of scratch memory.
+/// Threads take the tiles in claims of six-tile groups; each thread has its own slot of scratch memory.
 struct Winograd5x5Kernel: Kernel {
     let geometry: WindowGeometry
     let inputChannels: Int

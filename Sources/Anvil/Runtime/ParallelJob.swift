@@ -17,7 +17,8 @@ protocol ParallelJob {
     /// Whether a thread that finishes its part early may take items of the others' parts that
     /// have not started: true for jobs whose items cost the same in ranges of any size (rows,
     /// pixels, tiles); false (the default) keeps each part whole, for jobs with set-up per call
-    /// (a GEMM's packing) or whose items are the threads' shares themselves.
+    /// (a GEMM's packing). A job with scratch per thread balances too, through
+    /// ``run(_:participant:)``.
     static var balancesParts: Bool { get }
 
     /// Claims of a job that balances its parts are whole multiples of this many items (default

@@ -180,17 +180,9 @@ final class WorkerPool: @unchecked Sendable {
             open.store(current, ordering: .releasing)
             for index in 0 ..< helpers { post(current, to: slots[index]) }
             work(as: 0, Job.run(at:_:participant:), address)
-            var spins = 0
-            while completed.load(ordering: .acquiring) < count {
-                Self.wait(step: spins)
-                spins += 1
-            }
+            Self.wait { completed.load(ordering: .acquiring) >= count }
             open.store(0, ordering: .sequentiallyConsistent)
-            spins = 0
-            while inside.load(ordering: .sequentiallyConsistent) != 0 {
-                Self.wait(step: spins)
-                spins += 1
-            }
+            Self.wait { inside.load(ordering: .sequentiallyConsistent) == 0 }
             jobAddress = nil
             jobType = NoJob.self
         }
@@ -241,6 +233,16 @@ final class WorkerPool: @unchecked Sendable {
                 work(as: index + 1, jobType.run(at:_:participant:), address)
             }
             inside.wrappingSubtract(1, ordering: .releasing)
+        }
+    }
+
+    /// Busy-waits (``wait(step:)``) until `done()` holds.
+    @inline(__always)
+    private static func wait(until done: () -> Bool) {
+        var spins = 0
+        while !done() {
+            wait(step: spins)
+            spins += 1
         }
     }
 
