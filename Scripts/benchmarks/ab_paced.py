@@ -12,10 +12,12 @@ B's) leaves a change of state on one side. A one-thread case (`--threads 1`) run
 the same CPU, `--cpu` (a VM's virtual CPUs can differ in speed for minutes: two processes left to
 the scheduler kept a 1.08–1.18 "difference" between two copies of one binary; pinned, 0.99–1.01).
 
-`--gap-ms` waits before each run, so the other build's workers have gone back to sleep (they spin
-and yield for under a millisecond after a run). A case of several threads therefore times runs
-that start with the threads asleep — slower than back-to-back runs, alike for both builds: fine
-for an A/B, not a figure to quote.
+`--gap-ms` waits before each run, and a case of several threads then waits until no thread of
+either build has run for 2 ms (a worker waits for the next job for `Compute.workerIdleMilliseconds`
+after a run, 30 ms by default, before it sleeps: without the wait, one build's waiting worker
+shares the CPUs with the other's run). A case of several threads therefore times runs that start
+with the threads asleep — slower than back-to-back runs, alike for both builds: fine for an A/B,
+not a figure to quote.
 
 Prints per case each build's median, the ratio of the medians B / A, and the median and
 quartiles of the per-pair ratios B_i / A_i with how many pairs B won: below 1, B is faster. Also
@@ -29,7 +31,7 @@ import statistics
 import sys
 import time
 
-from paced_anvil import PacedAnvil
+from paced_anvil import PacedAnvil, thread_cpu_ns, wait_for_idle_threads
 
 DEFAULT_CASES = ["resnet50 --batch 1 --threads 1", "mobilenet_v1 --batch 1 --threads 1"]
 
@@ -81,11 +83,15 @@ def main():
             for name, build in zip("AB", builds):
                 print(f"{name} isa: {build.line('isa: ') or '?'}")
         times = ([], [])
+        several = cpus is None or len(cpus) > 1
+        pids = [build.process.pid for build in builds]
         try:
             for index in range(args.runs):
                 order = (0, 1) if index % 2 == 0 else (1, 0)
                 for which in order:
                     time.sleep(args.gap_ms / 1000)
+                    if several:
+                        wait_for_idle_threads(lambda: thread_cpu_ns(pids))
                     times[which].append(builds[which].run())
         finally:
             for build in builds:

@@ -92,6 +92,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -105,7 +106,7 @@ sys.path.insert(0, SCRIPTS)                              # anvil_convert
 sys.path.insert(0, os.path.join(SCRIPTS, "fixtures"))    # train_mnist
 sys.path.insert(0, os.path.join(SCRIPTS, "benchmarks"))  # paced_anvil
 
-from paced_anvil import PacedAnvil  # noqa: E402
+from paced_anvil import PacedAnvil, thread_cpu_ns, wait_for_idle_threads  # noqa: E402
 
 ENGINES = ("pytorch", "onnxruntime", "anvil")
 ENGINE_NAMES = {"pytorch": "PyTorch", "onnxruntime": "ONNX Runtime", "anvil": "Anvil"}
@@ -390,6 +391,7 @@ class Bench:
         self.anvil_flops = {}      # network -> FLOPs per image from Anvil's gflops line
         self.exporters = {}        # network -> exporter that wrote its ONNX file
         self.problems = []
+        self.idle_waits = []       # ms waited after each two-thread pause for the engines' threads to stop
         self.torch_model = None
         self.sessions = {}         # threads -> ORT session, for the current network
         self.network = None
@@ -502,8 +504,11 @@ class Bench:
                         # Anvil 5.8 ms in blocks, 11.6 right after ONNX Runtime's runs). After a
                         # pause the other engine's threads sleep, and the untimed run wakes this
                         # one's: interleaved, 6.3 ms Anvil, 6.8 ONNX Runtime (blocks 7.1 / 7.5).
+                        # ONNX Runtime's worker runs for longer than the pause (see
+                        # wait_for_idle_threads): wait, after it, until no thread of any engine runs.
                         if threads > 1:
                             time.sleep(args.paced_pause_ms / 1000)
+                            self.wait_for_idle([os.getpid()] + [a.process.pid for a in anvils.values() if hasattr(a, "process")])
                         # Untimed first: the other engines' runs since this one's last have
                         # replaced its data in the caches (DenseNet-121 b8: Anvil 412 ms a run
                         # right after ONNX Runtime's, 351 after another Anvil's, 343–346 in blocks).
@@ -530,6 +535,12 @@ class Bench:
                 timing = Timing(statistics.median(runs), min(runs), max(runs), len(runs))
                 log(f"  {engine_name(engine)}: median {timing.median_ms:.3f} ms (min {timing.min_ms:.3f}, max {timing.max_ms:.3f})")
             rounds[engine].append(timing)
+
+    def wait_for_idle(self, pids):
+        """Waits until no thread of `pids` but this one has run for 2 ms (at most 250 ms)."""
+        me = threading.get_native_id()
+        waited = wait_for_idle_threads(lambda: thread_cpu_ns(pids, exclude=me))
+        self.idle_waits.append(waited)
 
     def warmed(self, run):
         """`run` after the warm-up (--warmup runs, continued for --warmup-ms), as a timed single run."""
@@ -1051,7 +1062,9 @@ def report(args, bench, context, sweep, load_rows, memory_rows, plot_file):
             "CPUs in turn"
             + (f"; the engines interleaved: in turn {args.paced_rewarm} untimed run(s), continued for at least "
                f"{args.paced_rewarm_ms:g} ms, and one timed run each, a turn of several threads after a "
-               f"{args.paced_pause_ms:g} ms pause"
+               f"{args.paced_pause_ms:g} ms pause and then until no engine's thread had run for 2 ms"
+               + (f" (waits of {statistics.median(bench.idle_waits):.1f} ms median, {max(bench.idle_waits):.1f} "
+                  f"the longest, after the pause)" if bench.idle_waits else "")
                if args.paced else "")
             + "). Same input values for all. PyTorch: eager NCHW, `torch.inference_mode()`, "
             "`torch.set_num_threads(T)`, inter-op threads 1. ONNX Runtime: CPU provider, intra-op T, inter-op 1, "
@@ -1408,8 +1421,9 @@ def main(argv=None):
                         help="interleave the engines run by run (Anvil through `anvil bench --paced`) instead "
                              "of each engine's --iterations runs in a block")
     parser.add_argument("--paced-pause-ms", type=float, default=20.0,
-                        help="with --paced, the pause before each turn of a configuration of several threads, "
-                             "so the previous engine's threads have stopped spinning (default 20)")
+                        help="with --paced, the pause before each turn of a configuration of several threads "
+                             "(default 20); the turn then waits until no engine's thread has run for 2 ms "
+                             "(ONNX Runtime's worker runs 34-39 ms after a run)")
     parser.add_argument("--paced-rewarm", type=int, default=1,
                         help="with --paced, untimed runs at the start of each engine's turn, which bring its "
                              "data back into the caches (default 1; 0 times every run)")

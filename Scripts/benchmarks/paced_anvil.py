@@ -1,9 +1,11 @@
 """`anvil bench --paced` driven from Python: one prediction per request, for scripts that alternate
-engines or builds run by run (ab_paced.py, bench_peers.py --paced)."""
+engines or builds run by run (ab_paced.py, bench_peers.py --paced); and the wait, between two
+engines' turns, until neither has a thread still running."""
 
 import os
 import shlex
 import subprocess
+import time
 
 
 class PacedAnvil:
@@ -55,3 +57,40 @@ class PacedAnvil:
 
     def __exit__(self, *_):
         self.close()
+
+
+def thread_cpu_ns(pids, exclude=None):
+    """Nanoseconds on a CPU so far of every thread of processes `pids` but thread `exclude` (Linux:
+    each task's `schedstat`; threads that end between listing and reading are skipped)."""
+    total = 0
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            if exclude is not None and int(task) == exclude:
+                continue
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat") as file:
+                    total += int(file.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+    return total
+
+
+def wait_for_idle_threads(read, settle_ms=2.0, limit_ms=250.0, sleep=time.sleep, clock=time.perf_counter):
+    """Waits until `read()` (threads' time on a CPU, ns) has not grown for `settle_ms`, at most
+    `limit_ms`; returns the milliseconds waited. An engine's pool threads go on running after its
+    run: ONNX Runtime's worker (two threads) ran 34-39 ms after each MobileNet v1 run on the Zen 5
+    VM of 2026-12-01, past a 20 ms pause, and took one of the two CPUs from the next engine's turn;
+    Anvil's workers wait `Compute.workerIdleMilliseconds` (30 ms) for a next job."""
+    start = clock()
+    last = read()
+    while (clock() - start) * 1000 < limit_ms:
+        sleep(settle_ms / 1000)
+        now = read()
+        if now - last < settle_ms * 1e6 * 0.05:  # under 5% of the window: only bookkeeping
+            break
+        last = now
+    return (clock() - start) * 1000

@@ -7,6 +7,7 @@ import os
 import stat
 import sys
 import textwrap
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 
 import bench_peers  # noqa: E402
+import paced_anvil  # noqa: E402
 from paced_anvil import PacedAnvil  # noqa: E402
 
 # A stand-in for `anvil bench --paced`: the same lines in the same order. It writes its arguments
@@ -103,6 +105,7 @@ def paced_bench(calls, ort_times, rewarm=0, pause_ms=20.0, rewarm_ms=0.0):
         return run
     bench.paced_onnxruntime = ort_runner
     bench.paced_anvil = lambda engine, batch, threads: StandInAnvil(calls, 4.0)
+    bench.wait_for_idle = lambda pids: bench.idle_waits.append(pids)
     return bench
 
 
@@ -164,6 +167,65 @@ def test_turns_of_several_threads_start_after_a_pause(monkeypatch):
         assert [c for c in calls if not isinstance(c, str)] == pauses
         if pauses:  # each pause comes right before a turn's runs
             assert calls[:4] == [0.02, "onnxruntime", 0.02, "anvil"]
+
+
+def test_turns_of_several_threads_wait_for_the_engines_threads_after_the_pause(monkeypatch):
+    """Two threads: after each pause, a wait for this process's threads (ONNX Runtime's) and the
+    Anvil processes' to stop running; one thread: none."""
+    for threads, waits in ((2, 8), (1, 0)):
+        calls = []
+        monkeypatch.setattr(bench_peers.time, "sleep", lambda seconds: calls.append(seconds))
+        bench = paced_bench(calls, [1.0, 3.0, 2.0, 9.0])
+        rounds = {"onnxruntime": [], "anvil": []}
+        bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, threads, 0, rounds)
+        assert len(bench.idle_waits) == waits
+        assert all(pids == [os.getpid()] for pids in bench.idle_waits)  # the stand-in Anvil has no process
+
+
+def test_the_idle_wait_lasts_until_the_threads_stop_running():
+    """Threads that run 5 more polls of 2 ms, then stop: the wait ends at the first quiet window;
+    threads that never stop: the wait ends at its limit."""
+    clock = [0.0]
+    def sleep(seconds):
+        clock[0] += seconds
+    busy_until = 0.010
+    def read():  # a thread on a CPU the whole time until busy_until, then none
+        return int(min(clock[0], busy_until) * 1e9)
+    waited = paced_anvil.wait_for_idle_threads(read, settle_ms=2.0, limit_ms=250.0, sleep=sleep, clock=lambda: clock[0])
+    assert waited == pytest.approx(12.0)  # 5 busy windows, then one quiet one
+    clock[0] = 0.0
+    waited = paced_anvil.wait_for_idle_threads(lambda: int(clock[0] * 1e9), settle_ms=2.0, limit_ms=20.0,
+                                               sleep=sleep, clock=lambda: clock[0])
+    assert waited == pytest.approx(20.0)
+
+
+def test_thread_time_counts_every_thread_but_the_one_excluded():
+    """This process's threads' CPU time grows while one of them spins, and excluding the
+    spinning thread leaves it out."""
+    import threading
+    stop = threading.Event()
+    spinner_id = []
+    def spin():
+        spinner_id.append(threading.get_native_id())
+        while not stop.is_set():
+            pass
+    thread = threading.Thread(target=spin)
+    thread.start()
+    try:
+        while not spinner_id:
+            time.sleep(0.001)
+        me = threading.get_native_id()
+        before, before_without = paced_anvil.thread_cpu_ns([os.getpid()], exclude=me), \
+            paced_anvil.thread_cpu_ns([os.getpid()], exclude=spinner_id[0])
+        time.sleep(0.05)
+        grown = paced_anvil.thread_cpu_ns([os.getpid()], exclude=me) - before
+        grown_without = paced_anvil.thread_cpu_ns([os.getpid()], exclude=spinner_id[0]) - before_without
+    finally:
+        stop.set()
+        thread.join()
+    assert grown > 20e6  # the spinner ran for most of the 50 ms
+    assert grown_without < grown / 2
+    assert paced_anvil.thread_cpu_ns([2**22 + 12345]) == 0  # no such process
 
 
 def test_a_turn_rewarms_for_at_least_the_time_asked(monkeypatch):
