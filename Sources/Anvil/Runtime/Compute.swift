@@ -1,4 +1,7 @@
 import COpenBLAS
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// The compute settings Anvil and OpenBLAS share.
@@ -24,6 +27,32 @@ public enum Compute {
         get { threads.load(ordering: .relaxed) }
         set { threads.store(max(1, min(newValue, pool.workers + 1)), ordering: .relaxed) }
     }
+
+    /// How long Anvil's worker threads wait for the next parallel loop, yielding the CPU to any
+    /// other runnable thread, before they sleep: 30 ms by default, or `ANVIL_WORKER_IDLE_MS`;
+    /// 0 sleeps as soon as the spin-wait hint's ~20 µs have passed. Process-wide.
+    ///
+    /// A worker that has slept is slow to come back on a VM, whose host must run its virtual CPU
+    /// again: predictions a few milliseconds apart found the worker's CPU not yet running and ran
+    /// most of their loops on the caller alone (Zen 5 VM, MobileNet v1 on two threads, one run
+    /// every 25–30 ms: median 4.4–6.1 ms with workers that slept after 0.7 ms, 3.6–3.9 ms with
+    /// ones that waited 35 ms; 3.2 ms back to back). ONNX Runtime's pool keeps its worker running
+    /// for 35–40 ms after a run on that machine. Lower it where idle CPU time matters more than
+    /// the latency of predictions that come now and then.
+    public static var workerIdleMilliseconds: Double {
+        get { Double(idleNanoseconds.load(ordering: .relaxed)) / 1e6 }
+        set { idleNanoseconds.store(Int(max(0, min(newValue, 60_000)) * 1e6), ordering: .relaxed) }
+    }
+
+    /// ``workerIdleMilliseconds`` in nanoseconds, as the workers read it.
+    static var workerIdleNanoseconds: Int { idleNanoseconds.load(ordering: .relaxed) }
+
+    private static let idleNanoseconds = Atomic<Int>({
+        if let text = getenv("ANVIL_WORKER_IDLE_MS").map({ String(cString: $0) }), let value = Double(text), value >= 0 {
+            return Int(min(value, 60_000) * 1e6)
+        }
+        return 30_000_000
+    }())
 
     /// The most threads ``threadCount`` can be set to: kernels with per-thread scratch memory
     /// reserve this many slots.

@@ -8,10 +8,12 @@ import Synchronization
 /// spin briefly, then sleep, so a parallel loop costs microseconds and allocates nothing.
 ///
 /// Waits (a worker for its next job, the caller for the workers) first spin on the CPU's
-/// spin-wait hint for about 20 µs, then on `sched_yield` for about 0.7 ms (so another runnable
-/// thread gets the CPU), then a worker sleeps. The hint notices a new job within tens of
-/// nanoseconds where a `sched_yield` takes 0.3–0.4 µs: networks of many small layers spend
-/// 2–3.5% less on two threads (MobileNet v3 small 0.966, v3 large 0.973, EfficientNet-B0 0.980).
+/// spin-wait hint for about 20 µs, then on `sched_yield` (so another runnable thread gets the
+/// CPU); a worker sleeps once it has waited ``Compute/workerIdleMilliseconds`` for a job. The
+/// hint notices a new job within tens of nanoseconds where a `sched_yield` takes 0.3–0.4 µs:
+/// networks of many small layers spend 2–3.5% less on two threads (MobileNet v3 small 0.966, v3
+/// large 0.973, EfficientNet-B0 0.980). A worker that slept long is slow to come back on a VM,
+/// whose host must run its virtual CPU again, hence the long default (see `Compute`).
 ///
 /// Part 0 of a job starts on the caller, part `i` on worker `i - 1`; a participant that runs
 /// out of its own part takes unstarted claims of the others (see `run`). The caller returns
@@ -126,9 +128,15 @@ final class WorkerPool: @unchecked Sendable {
     /// The number of worker threads (the caller is one more participant).
     var workers: Int { slots.count }
 
+    /// Nanoseconds a worker waits for its next job before it sleeps.
+    private let idleNanoseconds: @Sendable () -> Int
+
     /// Makes `workers` workers and starts the threads of the first `started` (all when nil); the
-    /// others start with ``startWorker(_:)`` (tests use a worker that comes late, or never).
-    init(workers: Int, started: Int? = nil) {
+    /// others start with ``startWorker(_:)`` (tests use a worker that comes late, or never). A
+    /// worker waits `idleNanoseconds()` for its next job before it sleeps (by default
+    /// ``Compute/workerIdleMilliseconds``).
+    init(workers: Int, started: Int? = nil, idleNanoseconds: @escaping @Sendable () -> Int = { Compute.workerIdleNanoseconds }) {
+        self.idleNanoseconds = idleNanoseconds
         slots = (0 ..< max(0, workers)).map { _ in Slot() }
         cursors = (0 ... max(0, workers)).map { _ in Cursor() }
         for index in 0 ..< min(slots.count, max(0, started ?? slots.count)) { startWorker(index) }
@@ -216,9 +224,15 @@ final class WorkerPool: @unchecked Sendable {
         let slot = slots[index]
         var seen = 0
         while true {
-            // Spin a little: a model's next parallel loop usually follows within microseconds.
-            var spins = 0
-            while slot.assigned.load(ordering: .acquiring) == seen && spins < Self.hintedSpins + 2_000 {
+            // Spin, then yield, for a while: a model's next parallel loop usually follows within
+            // microseconds, and its next prediction often within milliseconds.
+            var spins = 0, deadline: UInt64 = 0
+            while slot.assigned.load(ordering: .acquiring) == seen {
+                if spins == Self.hintedSpins {
+                    deadline = Self.nanoseconds() &+ UInt64(max(0, idleNanoseconds()))
+                } else if spins > Self.hintedSpins && spins % Self.yieldsPerClockRead == 0 && Self.nanoseconds() >= deadline {
+                    break
+                }
                 Self.wait(step: spins)
                 spins += 1
             }
@@ -248,6 +262,17 @@ final class WorkerPool: @unchecked Sendable {
 
     /// Waits on the CPU's spin hint (about 20 ns each here) before the waits that yield the CPU.
     static let hintedSpins = 1_000
+
+    /// Yields between two reads of the clock while a worker waits for its idle time to pass.
+    static let yieldsPerClockRead = 64
+
+    /// The monotonic clock, in nanoseconds.
+    @inline(__always)
+    private static func nanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
 
     /// Step `step` (from 0) of a busy wait: the spin hint for the first ``hintedSpins`` steps,
     /// then `sched_yield`.

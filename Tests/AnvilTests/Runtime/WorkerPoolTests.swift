@@ -117,4 +117,55 @@ import Testing
         let callerTookOne = flag.value.load(ordering: .acquiring)
         #expect(callerTookOne)
     }
+
+    /// A worker that sleeps as soon as it has no job (no idle wait) wakes for the next one: each
+    /// job's first item, on the caller, waits until the worker has run an item of it, so a worker
+    /// that stayed asleep leaves the flag unset after five seconds. The jobs are 5 ms apart, so
+    /// the worker is asleep when each is posted.
+    @Test func aWorkerThatSleptWakesForTheNextJob() {
+        let pool = WorkerPool(workers: 1, idleNanoseconds: { 0 })
+        for _ in 0 ..< 5 {
+            usleep(5_000)
+            let flag = Flag()
+            let visits = Visits(count: 64)
+            pool.run(WakeProbe(caller: pthread_self(), flag: flag, visits: visits), count: 64, parts: 2, claim: 1)
+            let workerRan = flag.value.load(ordering: .acquiring)
+            #expect(workerRan, "the sleeping worker did not take part in the job")
+            #expect(visits.all == [Int](repeating: 1, count: 64))
+        }
+    }
+
+    /// Item 0 (the caller's first) waits up to five seconds for an item to run on another thread.
+    struct WakeProbe: ParallelJob {
+        let caller: pthread_t
+        let flag: Flag
+        let visits: Visits
+
+        func run(_ range: Range<Int>) {
+            for item in range {
+                visits.counts[item] += 1
+                if pthread_equal(pthread_self(), caller) == 0 {
+                    flag.value.store(true, ordering: .releasing)
+                } else if item == 0 {
+                    var waited = 0
+                    while !flag.value.load(ordering: .acquiring) && waited < 5_000 {
+                        usleep(1_000)
+                        waited += 1
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func theWorkersIdleTimeIsClampedAndReadBack() {
+        let saved = Compute.workerIdleMilliseconds
+        defer { Compute.workerIdleMilliseconds = saved }
+        Compute.workerIdleMilliseconds = 12.5
+        #expect(Compute.workerIdleMilliseconds == 12.5)
+        #expect(Compute.workerIdleNanoseconds == 12_500_000)
+        Compute.workerIdleMilliseconds = -3
+        #expect(Compute.workerIdleMilliseconds == 0)
+        Compute.workerIdleMilliseconds = 1e9
+        #expect(Compute.workerIdleMilliseconds == 60_000)
+    }
 }
