@@ -33,12 +33,12 @@ public enum Compute {
     /// 0 sleeps as soon as the spin-wait hint's ~20 µs have passed. Process-wide.
     ///
     /// A worker that has slept is slow to come back on a VM, whose host must run its virtual CPU
-    /// again: predictions a few milliseconds apart found the worker's CPU not yet running and ran
-    /// most of their loops on the caller alone (Zen 5 VM, MobileNet v1 on two threads, one run
-    /// every 25–30 ms: median 4.4–6.1 ms with workers that slept after 0.7 ms, 3.6–3.9 ms with
-    /// ones that waited 35 ms; 3.2 ms back to back). ONNX Runtime's pool keeps its worker running
-    /// for 35–40 ms after a run on that machine. Lower it where idle CPU time matters more than
-    /// the latency of predictions that come now and then.
+    /// again: a prediction then runs its first loops on the caller alone (Zen 5 VM, MobileNet v1
+    /// on two threads, predictions 25 ms apart: median 4.89 ms with workers that slept after
+    /// 0.7 ms, 4.06 with ones that waited 30 ms; 60 ms apart, 6.82 against 4.26; MobileNet v2 25
+    /// ms apart 4.84 against 2.99). ONNX Runtime's pool keeps its worker running for 35–40 ms
+    /// after a run on that machine. Lower it where idle CPU time matters more than the latency of
+    /// predictions that come now and then.
     public static var workerIdleMilliseconds: Double {
         get { Double(idleNanoseconds.load(ordering: .relaxed)) / 1e6 }
         set { idleNanoseconds.store(Int(max(0, min(newValue, 60_000)) * 1e6), ordering: .relaxed) }
