@@ -501,11 +501,10 @@ class Bench:
                         # Several threads: an engine's threads still spin (ONNX Runtime's for over
                         # 6 ms) or sleep when the next engine's run starts, and on a VM a halted
                         # virtual CPU takes a while to run again (MobileNet v1 on two threads:
-                        # Anvil 5.8 ms in blocks, 11.6 right after ONNX Runtime's runs). After a
-                        # pause the other engine's threads sleep, and the untimed run wakes this
-                        # one's: interleaved, 6.3 ms Anvil, 6.8 ONNX Runtime (blocks 7.1 / 7.5).
-                        # ONNX Runtime's worker runs for longer than the pause (see
-                        # wait_for_idle_threads): wait, after it, until no thread of any engine runs.
+                        # Anvil 5.8 ms in blocks, 11.6 right after ONNX Runtime's runs). So: a
+                        # pause, then a wait until no engine's thread runs (ONNX Runtime's worker
+                        # runs 34-39 ms after a run, Anvil's waits 30 ms for a next job: see
+                        # wait_for_idle_threads); the untimed run then wakes this engine's threads.
                         if threads > 1:
                             time.sleep(args.paced_pause_ms / 1000)
                             self.wait_for_idle([os.getpid()] + [a.process.pid for a in anvils.values() if hasattr(a, "process")])

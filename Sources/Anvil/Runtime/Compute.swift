@@ -1,7 +1,5 @@
 import COpenBLAS
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 import Synchronization
 
 /// The compute settings Anvil and OpenBLAS share.
@@ -36,7 +34,7 @@ public enum Compute {
     /// again: a prediction then runs its first loops on the caller alone (Zen 5 VM, MobileNet v1
     /// on two threads, predictions 25 ms apart: median 4.89 ms with workers that slept after
     /// 0.7 ms, 4.06 with ones that waited 30 ms; 60 ms apart, 6.82 against 4.26; MobileNet v2 25
-    /// ms apart 4.84 against 2.99). ONNX Runtime's pool keeps its worker running for 35–40 ms
+    /// ms apart 4.84 against 2.99). ONNX Runtime's pool keeps its worker running for 34–39 ms
     /// after a run on that machine. Lower it where idle CPU time matters more than the latency of
     /// predictions that come now and then.
     public static var workerIdleMilliseconds: Double {
@@ -48,7 +46,7 @@ public enum Compute {
     static var workerIdleNanoseconds: Int { idleNanoseconds.load(ordering: .relaxed) }
 
     private static let idleNanoseconds = Atomic<Int>({
-        if let text = getenv("ANVIL_WORKER_IDLE_MS").map({ String(cString: $0) }), let value = Double(text), value >= 0 {
+        if let text = ProcessInfo.processInfo.environment["ANVIL_WORKER_IDLE_MS"], let value = Double(text), value >= 0 {
             return Int(min(value, 60_000) * 1e6)
         }
         return 30_000_000

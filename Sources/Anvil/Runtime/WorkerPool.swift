@@ -226,11 +226,11 @@ final class WorkerPool: @unchecked Sendable {
         while true {
             // Spin, then yield, for a while: a model's next parallel loop usually follows within
             // microseconds, and its next prediction often within milliseconds.
-            var spins = 0, deadline: UInt64 = 0
+            var spins = 0, deadline = ContinuousClock.now
             while slot.assigned.load(ordering: .acquiring) == seen {
                 if spins == Self.hintedSpins {
-                    deadline = Self.nanoseconds() &+ UInt64(max(0, idleNanoseconds()))
-                } else if spins > Self.hintedSpins && spins % Self.yieldsPerClockRead == 0 && Self.nanoseconds() >= deadline {
+                    deadline = .now + .nanoseconds(max(0, idleNanoseconds()))
+                } else if spins > Self.hintedSpins && spins % Self.yieldsPerClockRead == 0 && ContinuousClock.now >= deadline {
                     break
                 }
                 Self.wait(step: spins)
@@ -265,14 +265,6 @@ final class WorkerPool: @unchecked Sendable {
 
     /// Yields between two reads of the clock while a worker waits for its idle time to pass.
     static let yieldsPerClockRead = 64
-
-    /// The monotonic clock, in nanoseconds.
-    @inline(__always)
-    private static func nanoseconds() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
-    }
 
     /// Step `step` (from 0) of a busy wait: the spin hint for the first ``hintedSpins`` steps,
     /// then `sched_yield`.
