@@ -63,10 +63,8 @@ static inline window make_window(const anvil_depthwise_shape *s, const float *im
 
 /// Input rows the next output row reads and this one does not (at most `AHEAD_ROWS`, the
 /// stride-2 case): a body fetches them while it computes the current row, so that a batch
-/// larger than the caches does not wait on memory at the start of each row (MobileNet v1 at
-/// batch 8: 0.87× the time). Only when a pass takes all channels: fetching a group's slice of
-/// each pixel cost more than it saved (112 × 112 × 96 at stride 2, input just written by a 1×1
-/// layer: 0.074 → 0.091 ms).
+/// larger than the caches does not wait on memory at the start of each row. Only when a pass
+/// takes all channels: fetching a group's slice of each pixel costs more than it saves.
 enum { AHEAD_ROWS = 2 };
 
 typedef struct {
@@ -139,9 +137,9 @@ enum { GROUP_FOOTPRINT = 24 * 1024 };
 
 /// Channels per pass of `depthwise_rows` by the window of one block of `block` pixels: all of
 /// them while the block's window (its input rows × the columns its pixels' taps span × the
-/// channels) fits `GROUP_FOOTPRINT`, else `group`. Walked whole, a block of 14 × 14 × 672 read 3
+/// channels) fits `GROUP_FOOTPRINT`, else `group`. Walked whole, a block of 14 × 14 × 672 reads 3
 /// rows × 6 pixels × 672 channels = 48 KB, and neither the next block (2 of its 6 columns) nor
-/// the next row (2 of its 3 rows) found its inputs in L1 (AVX2: 0.036 → 0.027 ms).
+/// the next row (2 of its 3 rows) would find its inputs in L1.
 static inline int depthwise_group_by_block(const anvil_depthwise_shape *s, int block, int group) {
     const long columns = (long)(block - 1) * s->stride_width + (long)(s->kernel_width - 1) * s->dilation_width + 1;
     const long bytes = (long)s->kernel_height * columns * s->channels * (long)sizeof(float);
@@ -151,11 +149,9 @@ static inline int depthwise_group_by_block(const anvil_depthwise_shape *s, int b
 /// Channels per pass of `depthwise_rows` by the window rows of a whole output row: all of them
 /// while `kernel_height` whole input rows fit `GROUP_FOOTPRINT`, else as many multiples of `unit`
 /// (the body's widest strip) as fit, at least one. Within a pass the next output row then finds
-/// all its rows but the fresh ones in L1. With the AVX-512 body's blocks of 8 pixels, against the
-/// block rule, C microbenchmark, median ms: 56 × 56 × 144 0.069 → 0.063 (three rows of 32 KB
-/// read from L2 for every output row), 112 × 112 × 96 at stride 2 0.089 → 0.080, 28 × 28 × 192
-/// 0.024 → 0.020; with the AVX2 body's blocks of 4 the block rule stays ahead (56 × 56 × 144
-/// 0.087 against 0.104).
+/// all its rows but the fresh ones in L1. The AVX-512 body's blocks of 8 pixels take this rule
+/// (under the block rule, 56 × 56 × 144 reads three rows of 32 KB from L2 for every output row);
+/// the AVX2 body's blocks of 4 do better with the block rule.
 static inline int depthwise_group_by_rows(const anvil_depthwise_shape *s, int unit) {
     const long channel_rows = (long)s->kernel_height * s->input_width * (long)sizeof(float);
     if (channel_rows * s->channels <= GROUP_FOOTPRINT || s->channels <= unit) return s->channels;
@@ -179,12 +175,13 @@ static inline int depthwise_band_rows(const anvil_depthwise_shape *s) {
 
 /// Output rows `[row_begin, row_end)` of one image with multiplier 1, the walk every vector body
 /// shares: border pixels singly with their own tap ranges, each row's interior ones in one call
-/// (a call per block of 8 pixels: 112 × 112 × 32 1.17× the time, AVX-512, C microbenchmark); a group
+/// (a call per block of pixels costs more than the walk saves); a group
 /// of `step` channels at a time (the body's choice: see the two rules above), or all channels at
 /// once, fetching the input rows the next output row reads. Groups go over bands of rows
 /// (`depthwise_band_rows`), every group over one band before the next band: over all the rows,
-/// each group read an image larger than the L2 from the L3 again (112 × 112 × 96 at stride 2, in
-/// three groups, read its 4.8 MB input three times). The body's `interior` and `border` compute.
+/// each group would read an image larger than the L2 from the L3 again (112 × 112 × 96 at stride
+/// 2, in three groups, would read its 4.8 MB input three times). The body's `interior` and
+/// `border` compute.
 static inline __attribute__((always_inline)) void
 depthwise_rows(const anvil_depthwise_shape *s, const float *image, const float *weights, const float *bias,
                float *output, int row_begin, int row_end, int step, depthwise_interior_fn *interior,

@@ -28,8 +28,8 @@ static inline void tile_origins(const anvil_conv_shape *s, const float *input, i
     const float *origin = input + ((size_t)oy * s->stride_height * s->input_width + (size_t)ox * s->stride_width) * s->channels;
     if (ox + n <= s->output_width) {
         // The whole tile in one output row (most tiles): origins a stride apart. A product and
-        // a row test per pixel took a fifth of a 1×1 32 → 16 layer's time (AVX-512, 16-pixel
-        // tiles); a vectorised loop's set-up costs more than the few pixels it computes.
+        // a row test per pixel weigh on small 1×1 layers; a vectorised loop's set-up costs more
+        // than the few pixels it computes.
 #pragma clang loop vectorize(disable) unroll(disable)
         for (int i = 0; i < n; i++) origins[i] = origin + (size_t)i * step;
         return;
@@ -114,7 +114,7 @@ static inline void store_tile(const pass_t *t, float acc[TILE][BLOCK], int n, fl
 /// Whether the clamp's lower / upper bound can change a value. `max(−∞, x)` and `min(+∞, x)` are
 /// `x` (a NaN too), so the tiles skip those bounds with the same bits out; with no activation or a
 /// ReLU that saves N·H or 2·N·H vector operations per tile, which compete with the multiply-adds
-/// for the FP pipes (AVX-512, 1×1 64 → 256 at 56 × 56 in a C harness: 2–3% of its time).
+/// for the FP pipes.
 static inline int clamps_below(const anvil_conv_shape *s) { return s->clamp_min != -__builtin_inff(); }
 static inline int clamps_above(const anvil_conv_shape *s) { return s->clamp_max != __builtin_inff(); }
 
@@ -125,9 +125,8 @@ enum { SPARSE_ROW = 128 };
 /// Requests the cache lines of the fused residual that the next tile of this block adds, and
 /// of the outputs it stores: its pixels' 16 channels lie a whole output row apart (1 KB for
 /// 256 outputs), a stride the hardware prefetchers do not follow, so each line would
-/// otherwise be a miss the tile waits on. ResNet-50's 64 → 256 layers with a fused residual
-/// took twice ONNX Runtime's time; with this, 0.6–0.87× their time (A/B, `--layers`). Without
-/// a residual the output lines alone are not worth the instructions (measured: 5–15% slower).
+/// otherwise be a miss the tile waits on (the 1×1 expansions of a residual block with a fused
+/// residual). Without a residual the output lines alone are not worth the instructions.
 static inline void prefetch_tile_ends(const pass_t *t, const float *out, int n, int left, int size) {
     const size_t row = (size_t)t->s->outputs;
     if (!t->first || !t->residual || row < SPARSE_ROW) return;
@@ -189,7 +188,7 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
         t.ahead = next && tile_index >= 1 && tile_index <= next_blocks ? next + (size_t)(tile_index - 1) * depth * BLOCK : NULL;
         // Tiles of `size` pixels; a rest of 1–1.5 tiles becomes two tiles (with tiles of 6, 49
         // pixels are 7 × 6, 3, 4 rather than 8 × 6, 1): a 1-pixel tile has two accumulators,
-        // waits on the multiply-add latency and costs 2/3 of a full one.
+        // waits on the multiply-add latency and costs nearly as much as a full one.
         const int left = pixel_end - p;
         n = left > size && left < size + size / 2 + 1 ? left / 2 : (left < size ? left : size);
         const float *origins[MAX_TILE];
@@ -205,16 +204,16 @@ ANVIL_INLINE void run_block(const anvil_conv_shape *s, const float *input, const
 /// Runs one pass of blocks `[block_begin, block_end)` over pixels `[pixel_begin, pixel_end)`, in
 /// groups of the shape's `groups` neighbouring blocks, each group one tile wide: an input value
 /// is broadcast once for all the group's channels. (AVX2: a pair of blocks in 3 pixels × 4 ymm,
-/// 1.3–1.7× the speed of the 6 × 16 tile on 1×1 layers, the broadcasts competing with the
-/// multiply-adds for the FP pipes on Zen 3. AVX-512: up to 4 blocks in 6 pixels × 4 zmm, see its
+/// half the broadcasts of the 6 × 16 tile on 1×1 layers, where the broadcasts compete with the
+/// multiply-adds for the FP pipes. AVX-512: up to 4 blocks in 6 pixels × 4 zmm, see its
 /// body.) The last group takes the blocks left over; when that would be a lone block of at most
 /// 8 channels, the group before it leaves it its last block. Alone, such a block's tile (6
-/// pixels × 8 channels in AVX2) has 6 accumulators and waits on the multiply-add latency (a 144
-/// → 8 layer took 80% of a 144 → 16 one); paired, its 24-channel tile broadcasts each input once
-/// for 24 channels (ShuffleNet's first layer, 3 → 24: 0.60× the time alone, 0.76× in the
-/// network). Each channel's sum is made in the same order in any group, so the output does not
-/// depend on how a split of the blocks (threads) grouped them. With `fetch_next` (the walk of
-/// weights past the L2), each group's tiles request the next group's weights (see `run_block`).
+/// pixels × 8 channels in AVX2) has 6 accumulators and waits on the multiply-add latency;
+/// paired, its 24-channel tile broadcasts each input once for 24 channels (as in ShuffleNet's
+/// first layer, 3 → 24). Each channel's sum is made in the same order in any group, so the
+/// output does not depend on how a split of the blocks (threads) grouped them. With
+/// `fetch_next` (the walk of weights past the L2), each group's tiles request the next group's
+/// weights (see `run_block`).
 ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, const float *packed, const float *bias,
                              const float *residual, const int *window, int window_length, float *output,
                              int pixel_begin, int pixel_end, int block_begin, int block_end, int c0, int c1,
@@ -234,10 +233,9 @@ ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, cons
 /// Cache budgets (bytes). A pass's weights up to `CACHED_WEIGHTS` stay in L2: the kernel then
 /// walks all blocks for a chunk of pixels at a time whose input rows take about `CHUNK_INPUT`
 /// bytes, so they are read from L1 (`MIN_CHUNK_TILES` … `MAX_CHUNK_TILES` times the shape's
-/// `chunk` pixels: fixed chunks of 24 pixels
-/// made layers of few channels, MobileNet v2's 16 → 96 at 112 × 112, pay a block's set-up every
-/// 4 tiles; sized chunks took MobileNet v2 to 0.90× its time, A/B). Larger weights go block by
-/// block (each block's slice of a pass fits L1) over `INPUT_SPAN` bytes of input pixels at a
+/// `chunk` pixels: fixed chunks of 24 pixels would make layers of few channels, such as
+/// MobileNet v2's 16 → 96 at 112 × 112, pay a block's set-up every 4 tiles). Larger weights go
+/// block by block (each block's slice of a pass fits L1) over `INPUT_SPAN` bytes of input pixels at a
 /// time, which stay in L2. Layers with more than `MAX_PASS_CHANNELS` input channels are split
 /// into passes of `PASS_CHANNELS`; windows of several taps whose weights go that way, into passes
 /// of at most `GROUP_PASS_WEIGHTS` per group of `MAX_GROUP` blocks (see `direct_convolution`).

@@ -9,11 +9,9 @@
 // Pixels whose window lies wholly inside the image ("interior") run without bounds checks,
 // 3×3 windows at stride 1 and 2 and 5×5 at stride 1 unrolled; border pixels get their own tap
 // ranges.
-// Padding is never materialised. Tried and dropped (slower on Zen 3): 6-pixel blocks; a
-// channel-outer sweep with the nine 3×3 weight vectors held in registers; slicing a row's
-// channels so its input stays in L1 — the contiguous per-pixel walk prefetches better;
-// non-temporal output stores (the next layer then reads from memory); prefetching input two
-// rows ahead, or the output rows with `prefetchw`.
+// Padding is never materialised. The contiguous per-pixel walk prefetches better than a
+// channel-outer sweep (the nine 3×3 weight vectors held in registers) or a row's channels sliced
+// to stay in L1; outputs are stored normally, since the next layer reads them from cache.
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
@@ -151,16 +149,15 @@ interior_avx2(const int head, const anvil_depthwise_shape *s, int n, window win,
         blocks_avx2(0, 3, 1, head, s, n, win, pixel_step, bias, out, c0, c1);
     } else if (dense && win.columns == 3 && s->stride_width == 2) {
         // Whole windows unrolled: with a loop over the rows, the 18 input addresses a stride-2
-        // block reads became 18 pointers rotated through registers and the stack every row
-        // (MobileNet v1's stride-2 layers alone: 0.66-0.83× the time). At stride 1 the row loop
-        // stays (no clear gain unrolled: 0.93-1.07×).
+        // block reads become 18 pointers rotated through registers and the stack every row. At
+        // stride 1 the row loop stays (unrolling gains nothing clear there).
         if (win.rows == 3)
             blocks_avx2(3, 3, 2, head, s, n, win, pixel_step, bias, out, c0, c1);
         else
             blocks_avx2(0, 3, 2, head, s, n, win, pixel_step, bias, out, c0, c1);
     } else if (dense && win.columns == 5 && win.rows == 5 && s->stride_width == 1) {
-        // 5×5 at stride 1 unrolled whole (EfficientNet, MobileNet v3): 0.59-0.89× the time of
-        // the row loop. At stride 2 the 22 input vectors of a block spill: 1.06-1.07×, so no.
+        // 5×5 at stride 1 unrolled whole (EfficientNet, MobileNet v3), faster than the row loop.
+        // At stride 2 the 22 input vectors of a block would spill, so the row loop stays.
         blocks_avx2(5, 5, 1, head, s, n, win, pixel_step, bias, out, c0, c1);
     } else {
         blocks_avx2(0, 0, 0, head, s, n, win, pixel_step, bias, out, c0, c1);
@@ -197,8 +194,7 @@ void anvil_depthwise_convolution_avx2(const anvil_depthwise_shape *s, const floa
     }
     // When every pixel starts 16 bytes past a 32-byte boundary (channels a multiple of 8,
     // a 16-byte aligned buffer, as malloc gives), peel 4 channels to align the rest — of each
-    // group, when windows too wide for L1 go 256 channels at a time (see depthwise_group_by_block; 14 ×
-    // 14 × 672 0.036 -> 0.027 ms, 7 × 7 × 960 0.016 -> 0.010, 512 and 1024 channels alike).
+    // group, when windows too wide for L1 go 256 channels at a time (see depthwise_group_by_block).
     const int step = depthwise_group_by_block(s, PIXELS, 256);
     if (s->channels % 8 == 0 && s->channels >= 256 && (size_t)input % 32 == 16)
         depthwise_rows(s, input, weights, bias, output, row_begin, row_end, step, interior_peeled_avx2,

@@ -20,8 +20,7 @@ static inline __attribute__((always_inline)) __m256 weight_vector(int h, const f
 /// One (tap, channel) row of a tile: `N` inputs, each multiplied by the row's `H` weight vectors.
 /// With 4 vectors (3 pixels × 32 channels) the 3 broadcasts come first and each weight vector
 /// is loaded just before its 3 multiply-adds: 12 accumulators, 3 inputs and 1 weight vector
-/// fill the 16 ymm registers exactly, where holding all 4 weight vectors made clang spill
-/// (the tile ran at 0.6× the 6 × 16 one's speed).
+/// fill the 16 ymm registers exactly, where holding all 4 weight vectors makes clang spill.
 static inline __attribute__((always_inline)) void
 multiply_row(const int N, const int H, __m256 a[TILE][4], const float *const x[TILE], size_t input, const float *w,
              const float *w2, size_t k) {

@@ -88,9 +88,7 @@ void DENSE_AVX512_NAME(const float *w, const float *x, const float *bias, float 
         int b = 0;
         // 16 accumulators a block (12 for 2 and 3 images). A lone image takes 2 rows of two
         // chains each: its layer is bound by streaming the weights, and fewer streams at once
-        // went faster — MNIST's 12.8 MB (from L3) 0.118 ms against 0.121 with one chain a
-        // row, 0.129-0.133 with 3 rows and 0.133-0.137 with 4 (one row: VGG16's 411 MB 6%
-        // slower; 8 rows streamed its 67 MB more slowly: 1.91-1.96 against 1.64-1.75 ms).
+        // go faster (but one row alone streams large weights more slowly).
         for (; b + 8 <= batch; b += 8) DENSE_ROWS(2, 8);
         for (; b + 4 <= batch; b += 4) DENSE_ROWS(4, 4);
         switch (batch - b) {

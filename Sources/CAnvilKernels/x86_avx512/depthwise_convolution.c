@@ -71,7 +71,7 @@ block_avx512(const int P, const int KH, const int KW, const int S, const anvil_d
     // Strips of 4 vectors for up to 4 pixels (border pixels), of 2 for up to 8: at most 16
     // accumulators. The channels left over go in one strip of as many vectors as they need, the
     // last through a lane mask: a strip of one vector has too few accumulators to hide the
-    // multiply-add latency (72 channels as 64 + 8 in blocks of 4 pixels: 1.26× the time of 64).
+    // multiply-add latency (72 channels as 64 + 8 would take longer than 64 alone).
     const int wide = P <= PIXELS ? 4 : 2;
     for (; c + 16 * wide <= c1; c += 16 * wide) strip_avx512(P, wide, s, &k, win, bias, out, c, all);
     const int rest = c1 - c;
@@ -108,9 +108,9 @@ blocks_avx512(const int KH, const int KW, const int S, const anvil_depthwise_sha
     }
 }
 
-/// A run of interior pixels, with the AVX2 body's unrolled cases (3-tap rows at
-/// stride 1, whole 3×3 windows at stride 2 and whole 5×5 windows at stride 1) and whole 5×5 windows at
-/// stride 2 (EfficientNet-B0, MobileNet v3: 56 × 56 × 40 0.020 → 0.017 ms, C microbenchmark).
+/// A run of interior pixels, with the AVX2 body's unrolled cases (3-tap rows at stride 1, whole
+/// 3×3 windows at stride 2 and whole 5×5 windows at stride 1) and whole 5×5 windows at stride 2
+/// (EfficientNet-B0, MobileNet v3), which 32 registers hold without spilling.
 static void interior_avx512(const anvil_depthwise_shape *s, int n, window win, ptrdiff_t pixel_step,
                             const float *bias, float *out, int c0, int c1) {
     const int dense = s->dilation_width == 1;
@@ -141,8 +141,7 @@ void DEPTHWISE_AVX512_NAME(const anvil_depthwise_shape *s, const float *input, c
     }
     // Blocks of 8 pixels in strips of 2 vectors (16 accumulators): per window row of a 3×3 window
     // at stride 1, 10 input and 3 weight loads per vector feed 24 multiply-adds, against 6 and 3
-    // for 12 in blocks of 4 × 4 vectors, and half the blocks to set up. C microbenchmark, median
-    // ms: 56 × 56 × 64 0.043 → 0.036, 56 × 56 × 72 0.060 → 0.045, 7 × 7 × 960 0.0091 → 0.0074.
+    // for 12 in blocks of 4 × 4 vectors, and half the blocks to set up.
     // Windows whose rows outgrow L1 go a group of channels at a time, in multiples of the
     // 32-channel strip (see depthwise_group_by_rows).
     depthwise_rows(s, input, weights, bias, output, row_begin, row_end, depthwise_group_by_rows(s, 32), interior_avx512,

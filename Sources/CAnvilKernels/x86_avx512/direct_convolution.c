@@ -8,9 +8,8 @@
 // layers of 16–64 input channels: per 24 multiply-adds 4 weight loads and 6 broadcasts against
 // the 8 × 32 tile's 3 and 12, each pixel's 64 outputs stored together, and a third fewer tiles to
 // set up, clamp and store. The walk's chunks are multiples of 24 pixels (of 6 and of 8: with
-// multiples of 8, tiles of 6 left rests of 2). Alone, 16 → 64 at 112 × 112 from memory: 0.27 →
-// 0.15 ms; MobileNet v2 0.92×, v1 0.95× their time (A/B). Tiles of more than 8 pixels would need
-// more input pointers than the general registers hold (12 × 32 spilled: 3× slower), except where
+// multiples of 8, tiles of 6 left rests of 2). Tiles of more than 8 pixels would need more input
+// pointers than the general registers hold (a 12 × 32 tile spills them), except where
 // the pixels' inputs follow one another (1×1 at stride 1): there one block takes 16 pixels from
 // four base pointers (`tile_contiguous_avx512`), and the walk's chunks are multiples of 48.
 // Each lane's sum is made in the AVX2 tile's order (bias, residual, then one multiply-add per
@@ -137,10 +136,9 @@ tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MA
 /// One block of 16 output channels for `N` (9 to 16) pixels of a 1×1 layer at stride 1, whose
 /// inputs follow one another (pixel i's at `origins[0] + i · channels`): 16 accumulators hide the
 /// multiply-add latency that the 8-pixel tile's 8 wait on, and the pixels are addressed from four
-/// base pointers and multiples of the row, not sixteen pointers (which spill). Layers of one
-/// block, MobileNet v2's and EfficientNet-B0's 112 × 112 32 → 16 and v3 large's 16 → 16, spent
-/// as long per pixel as 4-block layers with twice their depth. Sums in the same order as the
-/// general tile, so the bodies still agree bit for bit.
+/// base pointers and multiples of the row, not sixteen pointers (which spill). For layers of one
+/// block, such as MobileNet v2's and EfficientNet-B0's 112 × 112 32 → 16 and v3 large's 16 → 16.
+/// Sums in the same order as the general tile, so the bodies still agree bit for bit.
 static inline __attribute__((always_inline)) void
 tile_contiguous_avx512(const int N, const pass_t *t, const float *origins[MAX_TILE], float *out) {
     const anvil_conv_shape *s = t->s;

@@ -28,7 +28,7 @@ static void max_pixel_avx512(const anvil_pool_shape *s, anvil_pool_divisor d, co
     int c = 0;
     const __m512 lowest = _mm512_set1_ps(-INFINITY);
     // 32 channels (two lines of a cell) at a time: with 64 the pooling after a layer, its
-    // output fresh in cache and its own output lines cold, took 1.3–2.7× as long.
+    // output fresh in cache and its own output lines cold, is slower.
     for (; c + 32 <= C; c += 32) {
         __m512 m0 = lowest, m1 = lowest;
         for (int i = 0; i < count; i++) {

@@ -73,8 +73,8 @@ products(const int ACCUMULATE, const anvil_winograd_products_shape *s, const flo
 void WINOGRAD_PRODUCTS_AVX512_NAME(const anvil_winograd_products_shape *s, const float *v, const float *u, float *m,
                                    int block_begin, int block_end) {
     // Two copies, each with the flag a constant: a condition on `s` inside the loops made the
-    // compiler keep the accumulators on the stack, and even a hoisted flag changed the code of
-    // the loops (the first Winograd layer of ResNet-18 and -50 lost 10–25% in the network).
+    // compiler keep the accumulators on the stack, and even a hoisted flag changed (and slowed)
+    // the code of the loops.
     if (s->accumulate)
         products(1, s, v, u, m, block_begin, block_end);
     else
