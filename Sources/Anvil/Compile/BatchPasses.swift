@@ -4,13 +4,9 @@ import Foundation
 ///
 /// At batch 8, MobileNet v1 and v2's high-resolution layers read and write 26–48 MB per step,
 /// more than the last-level cache holds, so every step streams its input from memory. Running
-/// those steps on one or two images at a time keeps one step's output in cache for the next
-/// (Zen 3, batch 8, time in passes ÷ time on the whole batch, 1 / 2 threads: MobileNet v2
-/// 0.86 / 0.84, EfficientNet-B0 0.90 / 0.93, DenseNet-121 0.91 / 0.91, MobileNet v3 large
-/// 0.91 / 0.95, MobileNet v1 0.96 / 0.97, ResNet-50 0.97 / 0.97, VGG16 0.98 / 0.97; Inception v3
-/// 0.95–0.97 / 0.91–1.16 in three A/Bs, within the VM's noise). The later,
-/// smaller layers run on the whole batch, where their GEMMs are widest and their weights are
-/// read once.
+/// those steps on one or two images at a time keeps one step's output in cache for the next.
+/// The later, smaller layers run on the whole batch, where their GEMMs are widest and their
+/// weights are read once.
 ///
 /// The plan depends only on the model, the batch size and the cache budget, so a model gives
 /// the same results at every call: nothing is timed to choose it. ``Model/batchPasses(batch:inputShapes:)``
@@ -36,8 +32,7 @@ public struct BatchPasses: Equatable, Sendable, CustomStringConvertible {
     /// (each pass reads the weights again: more traffic than keeping its activations in cache
     /// saves). A pass is as many images as the largest of those steps fits in the budget. Fewer
     /// than ``minimumSteps`` steps, or passes of more than half the batch, are not worth it: the
-    /// copies in and out cost about what they save (MobileNet v3 small's first 8 steps in passes
-    /// of 5 at batch 8: 1.00–1.08 of the whole batch's time).
+    /// copies in and out cost about what they save.
     static func plan(footprints: [Int], parameters: [Int], batch: Int, budgetBytes: Int) -> BatchPasses? {
         guard batch > 1, budgetBytes > 0 else { return nil }
         let bytes = MemoryLayout<Float>.stride
@@ -50,9 +45,7 @@ public struct BatchPasses: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The fewest steps worth running in passes. With fewer, copying the inputs in and the results
-    /// out costs about what the passes save (batch 8, Zen 3: ShuffleNet v2's first 2 steps in passes
-    /// of 4 took 1.03 of the whole batch's time on 1 and 2 threads; the networks with 11 or more
-    /// passed steps 0.84–0.98 but Inception v3's noisy two-thread figure, above).
+    /// out costs about what the passes save.
     static let minimumSteps = 4
 
     /// The number of passes for `batch` images.
@@ -61,9 +54,7 @@ public struct BatchPasses: Equatable, Sendable, CustomStringConvertible {
     /// The cache budget of this process: `ANVIL_PASS_BUDGET_MB` if set (0 turns passes off),
     /// else a quarter of the last-level cache the first CPU reports (8 MiB if it reports none):
     /// the cache is shared with the step's weights and scratch, the other threads and, on a
-    /// server, other processes. On Zen 3 (32 MiB of L3) a quarter beat a half at batch 8:
-    /// MobileNet v2 0.84–0.86 of the whole batch's time against 0.91, MobileNet v1 0.95–0.96
-    /// against 0.97–1.02.
+    /// server, other processes, so a quarter leaves room for them where a half does not.
     static let defaultBudgetBytes: Int = {
         if let text = ProcessInfo.processInfo.environment["ANVIL_PASS_BUDGET_MB"], let megabytes = Double(text), megabytes >= 0 {
             return Int(megabytes * 1_048_576)

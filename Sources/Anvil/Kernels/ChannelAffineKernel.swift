@@ -32,9 +32,8 @@ struct ChannelAffineKernel: RangeKernel, EpilogueReportingKernel {
     var instructionSet = InstructionSet.current
 
     /// About this many floats (16 KB) per chunk: the affine map writes a chunk and the activation
-    /// rereads it while it is in L1. Over a whole thread's range the second pass read it back from
-    /// L3 or memory (measured on DenseNet-121's norm → relu, before those moved into its
-    /// concatenations: 9–14 GB/s).
+    /// rereads it while it is in L1. Over a whole thread's range the second pass would read it
+    /// back from L3 or memory.
     static let chunkFloats = 4_096
 
     /// Pixels of `channels` values in one chunk (at least 1).

@@ -5,7 +5,7 @@ struct CopyKernel: RangeKernel {
     let activation: ActivationFunction
 
     /// Floats per work item of a plain copy: whole batches split across threads at batch 1
-    /// too (by image, DenseNet's 62 standalone ReLUs ran on one thread), each block copied and
+    /// too (split by image, a lone image's copy would run on one thread), each block copied and
     /// activated while in cache.
     static let blockFloats = 16_384
 

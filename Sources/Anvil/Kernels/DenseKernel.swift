@@ -2,13 +2,13 @@ import CAnvilKernels
 
 /// A fully connected layer, weights `[out][in]` used in place. When the layer's weights are
 /// under 16 MB it keeps a packed copy of them and runs batches of 2 or more through the
-/// direct-convolution kernel as a 1×1 convolution over the batch (about 2× faster than `sgemm`
-/// at MNIST's 3136 → 1024, batch 64, and 1.4–1.7× faster than the small-batch kernel at batch 4
-/// to 8). A lone image, and batches under 16 of larger layers, run Anvil's small-batch C kernel
-/// (`anvil_dense_rows`: each weight row read once for up to eight images; `sgemm` with so few
-/// rows is 2–5× slower and one `sgemv` per image reads the weights once per image); larger
-/// batches of those run `sgemm` — VGG16's 400 MB layers are never copied. Work is split across threads over output rows (blocks of
-/// them for the packed path), with the bias and activation fused in.
+/// direct-convolution kernel as a 1×1 convolution over the batch (its register tiles beat both
+/// `sgemm` and the small-batch kernel there). A lone image, and batches under 16 of larger
+/// layers, run Anvil's small-batch C kernel (`anvil_dense_rows`: each weight row read once for
+/// up to eight images; `sgemm` is poor with so few rows, and one `sgemv` per image reads the
+/// weights once per image); larger batches of those run `sgemm` — VGG16's 400 MB layers are
+/// never copied. Work is split across threads over output rows (blocks of them for the packed
+/// path), with the bias and activation fused in.
 ///
 /// With `channelsFirstInput` the weights are PyTorch's `[out][c][h][w]`, used as they are:
 /// each image is reordered to `C, H, W` in scratch memory instead — a few kilobytes per image
@@ -29,7 +29,7 @@ struct DenseKernel: Kernel {
     /// Below this batch size the small-batch kernel runs for layers without a packed copy.
     static let smallBatch = 16
     /// From this batch size on the packed direct-convolution path runs where there is a packed
-    /// copy: for a lone image both stream the weights once, and the row kernel is ~5% faster.
+    /// copy: for a lone image both stream the weights once, and the row kernel is the quicker.
     static let packedFromBatch = 2
     /// Layers with fewer weights than this keep a packed copy for large batches (16 MB).
     static let packedWeightLimit = 4_000_000

@@ -92,8 +92,7 @@ struct DirectConvolutionKernel: Kernel {
     /// At most this many output pixels in the whole batch, threads split the output channels
     /// rather than the pixels: each then reads only its share of the weights, which for such
     /// layers (14×14 and 7×7 maps of 512–2048 channels, 1–9 MB of weights) is the larger cost,
-    /// and the shares are even. (MobileNet's 7×7 1024 → 1024 layer on two threads: 0.77 →
-    /// 0.72 ms; the whole network 7.70 → 7.57 ms going from 64 to 256 pixels.)
+    /// and the shares are even.
     static let blockSplitPixels = 256
 
     /// Blocks the widest tile of the kernel's body takes at once (each body's `tile_shape` in the
@@ -109,8 +108,8 @@ struct DirectConvolutionKernel: Kernel {
     /// Whether threads split the output channels (``Blocks``) rather than the pixels
     /// (``Chunks``): for few pixels (``blockSplitPixels``), when every thread gets at least a
     /// whole tile's blocks. With fewer blocks a thread's share would run narrow tiles, and the
-    /// weights, a block's for each of a few blocks, are small enough to read twice: DenseNet-121's
-    /// 14 × 14 128 → 32 layers (two blocks) took 0.042 ms on two threads against 0.060 on one.
+    /// weights, a block's for each of a few blocks, are small enough to read twice (as in
+    /// DenseNet-121's 14 × 14 128 → 32 layers, two blocks, which then still gain a thread).
     func splitsBlocks(batch: Int, threads: Int) -> Bool {
         batch * pixels <= Self.blockSplitPixels && (threads == 1 || blocks >= threads * tileBlocks)
     }
@@ -155,8 +154,7 @@ struct DirectConvolutionKernel: Kernel {
     struct Blocks: ParallelJob {
         static var balancesParts: Bool { true }
         /// Claims of whole tiles: a thread given fewer blocks broadcasts each input to fewer
-        /// outputs. (Two tiles a claim ran no faster: ResNet-50, Inception v3, MobileNet v1 on two
-        /// threads, 0.995–1.001.)
+        /// outputs. (Larger claims gain nothing.)
         var claimMultiple: Int { kernel.tileBlocks }
 
         let kernel: DirectConvolutionKernel

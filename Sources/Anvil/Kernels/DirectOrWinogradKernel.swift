@@ -4,14 +4,9 @@
 ///
 /// Winograd's taps are transformed once per call and pair of output blocks, and its products
 /// run on every tile of the call: with the 4 tiles of one 7 × 7 or 8 × 8 image the transform and
-/// the narrow products cost more than the multiplies they save, with 8 or more they pay.
-/// ResNet-50's 7 × 7 512 → 512 layers (Zen 5, AVX-512, one thread, ms per call): direct 1.10 /
-/// 2.14 / 8.02 at 1 / 2 / 8 images, F(4×4) from taps 1.66 / 1.79 / 4.32; on two threads at 8 images
-/// 3.98 against 2.21. DenseNet-121's 14 × 14 128 → 32 layers (16 tiles an image): 24 of them
-/// 1.44 ms direct against 1.17 on one thread; its 7 × 7 ones 0.29 against 0.49 at one image, 1.92
-/// against 1.37 at eight. The products from taps split the pairs of output blocks among the
-/// threads, so a layer of fewer pairs than threads stays direct: DenseNet's single pair on two
-/// threads 0.84 direct against 1.10.
+/// the narrow products cost more than the multiplies they save, with 8 or more they pay. The
+/// products from taps split the pairs of output blocks among the threads, so a layer of fewer
+/// pairs than threads (such as DenseNet-121's 128 → 32 layers on two threads) stays direct.
 ///
 /// The choice depends only on the images in the call and ``Compute/threadCount``, so a given
 /// batch and thread count always give the same bits (see docs/errors.md, "Determinism").

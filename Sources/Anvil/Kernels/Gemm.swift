@@ -15,7 +15,7 @@ enum Gemm {
         let product = Product(rows: rows, outputs: outputs, depth: depth, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
                               bias: bias, activation: activation, instructionSet: .current)
         // Few rows (a 14×14 or 7×7 layer at batch 1): each thread takes a slice of the output
-        // columns instead, as two bands of ~100 rows each ran 1.7× faster than one band, not 2×.
+        // columns instead, as bands of so few rows scale poorly across threads.
         if rows < Self.columnSplitRows && outputs >= 64 {
             let groups = outputs / 16
             Compute.parallelFor(groups, costPerItem: 16 * rows * depth, Columns(product: product, groups: groups))
@@ -82,8 +82,8 @@ enum Gemm {
             let first = rows * range.lowerBound / bands, last = rows * range.upperBound / bands
             // A thread's rows go through OpenBLAS in slices of about 512 KB of output, so the
             // bias written before and the activation applied after each slice's GEMM find its
-            // output still in the L2 cache (over a whole 112×112×64 layer they were two more
-            // passes through memory).
+            // output still in the L2 cache (over a whole 112×112×64 layer they would be two
+            // more passes through memory).
             let slice = max(16, min(256, (128 << 10) / max(outputs, 1)))
             for start in stride(from: first, to: last, by: slice) {
                 product.block(rows: start ..< min(last, start + slice), columns: 0 ..< outputs)

@@ -1,15 +1,14 @@
 /// Global average or max pooling: one value per channel per image.
 ///
 /// Each image's channels go 16 at a time, a strip's running values in a vector register over
-/// all the pixels (a loop over all channels per pixel read and wrote them in memory at each
-/// pixel: EfficientNet-B0's poolings 0.20 → 0.15 ms per prediction). Images are the work items.
-/// With fewer images than threads, an average's pixels are split instead: each thread sums a
-/// band of rows — the band the layer before it wrote on the same core, as row-split kernels
-/// split — into scratch, and the bands' sums are added in order (``Bands``). Splitting an image's
-/// channels instead had each thread read half its input from the other core's cache (0.23 →
-/// 0.26 ms); one thread alone left EfficientNet-B0's 17 poolings at 0.16 ms on two threads
-/// against 0.13 on one. A maximum keeps one thread per image: a band starting on a NaN would not
-/// skip it as the whole loop does.
+/// all the pixels (a loop over all channels per pixel would read and write them in memory at
+/// each pixel). Images are the work items. With fewer images than threads, an average's pixels
+/// are split instead: each thread sums a band of rows — the band the layer before it wrote on
+/// the same core, as row-split kernels split — into scratch, and the bands' sums are added in
+/// order (``Bands``). Splitting an image's channels instead would have each thread read half
+/// its input from the other core's cache, and one thread alone leaves the others idle. A
+/// maximum keeps one thread per image: a band starting on a NaN would not skip it as the whole
+/// loop does.
 struct GlobalPoolingKernel: RangeKernel {
     let pixels: Int
     let channels: Int
@@ -86,7 +85,7 @@ struct GlobalPoolingKernel: RangeKernel {
         // Rows of 16 or more channels go in whole strips, the last one ending with the row: its
         // first lanes redo channels of the strip before with the same operations in the same
         // order, so they write the same values (filling a partial vector lane by lane at every
-        // pixel cost MobileNet v3 large's 28 × 28 × 72 poolings 0.029 ms against 0.004).
+        // pixel costs far more).
         let width = min(Self.channelStrip, channels)
         for image in range {
             let base = io.inputs[0] + image * pixels * channels, out = io.output + image * channels

@@ -65,8 +65,8 @@ struct WinogradConvolutionKernel: Kernel {
     private let generalActivation: Bool
 
     /// Floats of transformed inputs and products per block (8 MB): they go through the
-    /// last-level cache between the transforms and the products. (4 to 16 MB measured alike on
-    /// VGG16; 1 MB made 224×224×64 layers 1.5× slower.)
+    /// last-level cache between the transforms and the products. (A block much smaller slows
+    /// the widest layers; larger ones gain nothing.)
     static let blockBudget = 2 << 20
 
     /// The fewest tiles per block, so the products stay efficient even for wide layers.
@@ -209,9 +209,8 @@ struct WinogradConvolutionKernel: Kernel {
     /// Input channels transformed from taps at a time (a multiple of ``ANVIL_WINOGRAD_CHUNK``, so
     /// the products sum the same runs as from transformed filters). The slot they fill (590 KB
     /// for F(4×4)) stays in the core's L2 between the transform and the products, and `M`'s rows
-    /// of the pair are read and written once per run. On VGG16 (Zen 5, batch 1, 1 and 2
-    /// threads, alternating runs) 128 beat 32 and 64; 32 output channels a slot (a pair of
-    /// blocks) beat 64 and 128, which also leave threads idle on narrow layers.
+    /// of the pair are read and written once per run. 32 output channels a slot (a pair of
+    /// blocks) rather than more, which would also leave threads idle on narrow layers.
     static let slotInputs = 4 * Int(ANVIL_WINOGRAD_CHUNK)
 
     /// Floats from one position's filters to the next in a slot: a cache line more than they
@@ -257,8 +256,8 @@ struct WinogradConvolutionKernel: Kernel {
     }
 
     // V is tile-major, `(t · α² + p) · inputChannels + c`, so the transforms read and write
-    // each tile contiguously (position-major, each product's operand contiguous, made a
-    // 224×224×64 layer 1.6× slower: the input transform's 36 store streams miss the cache); M
+    // each tile contiguously (position-major, each product's operand contiguous, is slower on
+    // large layers: the input transform's 36 store streams miss the cache); M
     // likewise, each position holding whole blocks of 16 channels.
 
     /// The products `M[p] = V[p] · U[p]` of a range of positions, as a parallel job: each

@@ -5,10 +5,9 @@ import Foundation
 /// Transformed filters cost nothing per prediction but take α²/9 times the weights' memory
 /// (16/9 for F(2×2), 4 for F(4×4)): VGG16's took 164 MB where its convolution weights take 59.
 /// Taps keep the weights' own memory; the products transform 32 output and 128 input channels'
-/// filters at a time into a per-thread slot that stays in L2. On layers with large filters the
-/// transform costs about what streaming the larger transformed filters from memory costs (VGG16's
-/// 256- and 512-channel layers, Zen 5, alternating runs: as fast or faster at batch 1 and 8, 1 and
-/// 2 threads), and a model compiles without making or mapping them.
+/// filters at a time into a per-thread slot that stays in L2. On layers with large filters (such
+/// as VGG16's 256- and 512-channel layers) the transform costs no more than streaming the larger
+/// transformed filters from memory, and a model compiles without making or mapping them.
 enum WinogradFilterForm: String, Sendable, CaseIterable {
     /// `U = G g Gᵀ` of every filter, made once.
     case transformed
@@ -21,8 +20,8 @@ enum WinogradFilterForm: String, Sendable, CaseIterable {
     /// Products per (input, output) channel pair and image, tiles × α², that a layer needs before
     /// its filters are kept as taps: each slot's transform is paid once per block of tiles, and
     /// below this it costs more than streaming transformed filters saves (ResNet-50's 7 × 7
-    /// 512 → 512 layers, F(2×2): 16 tiles × 16 positions, 1.45–1.55 ms from taps against 1.25
-    /// from transformed filters; VGG16's 14 × 14 ones, F(4×4): 16 × 36, as fast as before).
+    /// 512 → 512 layers, F(2×2): 16 tiles × 16 positions, stay transformed; VGG16's 14 × 14
+    /// ones, F(4×4): 16 × 36, take taps).
     static let minimumProducts = 512
 
     /// The form for a layer of `geometry`: taps once the transformed filters would pass

@@ -34,9 +34,9 @@ struct FilterStrides: Sendable, Equatable {
 /// One allocation, 2 MB aligned and (on Linux) advised for transparent huge pages — or a
 /// read-only mapping of a ``WeightCache`` entry holding the same values, or the direct
 /// convolution's packed weights (``TapArrangement/directBlocks``). Fresh memory is dear:
-/// the kernel zeroes every page on first touch, and on the reference VM faulting 235 MB in 4 KB
-/// pages took 170–240 ms against 40 ms or more in 2 MB pages. Huge pages also spare the
-/// products TLB misses when they stream the filters.
+/// the kernel zeroes every page on first touch, and faulting it in 4 KB pages costs several
+/// times what 2 MB pages do. Huge pages also spare the products TLB misses when they stream the
+/// filters.
 final class WinogradFilters: @unchecked Sendable {
     // @unchecked Sendable: `pointer`, `count` and `storage` are `let`s; owned filters are written
     // by the compile step's transform before the kernel holding them is published, mapped ones

@@ -80,8 +80,8 @@ extension ParameterData {
 }
 
 /// An owned, immovable float buffer, 64-byte aligned: kernels load weights 32 bytes at a
-/// time, and from malloc's 16-byte alignment half of those loads split a cache line (which
-/// made whole runs 30–40% slower, depending on where an allocation happened to land).
+/// time, and from malloc's 16-byte alignment half of those loads split a cache line, which
+/// slows the kernels that read them.
 final class FloatBox: @unchecked Sendable {
     // @unchecked Sendable: `pointer` and `count` are `let`s and the memory is written only while
     // the box is being built (here, or by the compile step packing weights into it) before any

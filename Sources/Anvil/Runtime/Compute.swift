@@ -28,14 +28,13 @@ public enum Compute {
 
     /// How long Anvil's worker threads wait for the next parallel loop, yielding the CPU to any
     /// other runnable thread, before they sleep: 30 ms by default, or `ANVIL_WORKER_IDLE_MS`;
-    /// 0 sleeps as soon as the spin-wait hint's ~20 µs have passed. Process-wide.
+    /// 0 sleeps as soon as the brief spin on the spin-wait hint has passed. Process-wide.
     ///
     /// A worker that has slept is slow to come back on a VM, whose host must run its virtual CPU
-    /// again: a prediction then runs its first loops on the caller alone (Zen 5 VM, MobileNet v1
-    /// on two threads, predictions 25 ms apart: median 4.89 ms with workers that slept after
-    /// 0.7 ms, 4.06 with ones that waited 30 ms; 60 ms apart, 6.82 against 4.26; MobileNet v2 25
-    /// ms apart 4.84 against 2.99). ONNX Runtime's pool keeps its worker running for 34–39 ms
-    /// after a run on that machine. Lower it where idle CPU time matters more than the latency of
+    /// again: a prediction then runs its first loops on the caller alone. Workers that wait out
+    /// the gap between predictions a few tens of milliseconds apart keep those predictions as
+    /// fast as back-to-back ones (ONNX Runtime's pool likewise keeps its worker running for a
+    /// while after a run). Lower it where idle CPU time matters more than the latency of
     /// predictions that come now and then.
     public static var workerIdleMilliseconds: Double {
         get { Double(idleNanoseconds.load(ordering: .relaxed)) / 1e6 }

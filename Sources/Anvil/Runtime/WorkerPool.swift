@@ -8,17 +8,17 @@ import Synchronization
 /// spin briefly, then sleep, so a parallel loop costs microseconds and allocates nothing.
 ///
 /// Waits (a worker for its next job, the caller for the workers) first spin on the CPU's
-/// spin-wait hint for about 20 µs, then on `sched_yield` (so another runnable thread gets the
-/// CPU); a worker sleeps once it has waited ``Compute/workerIdleMilliseconds`` for a job. The
-/// hint notices a new job within tens of nanoseconds where a `sched_yield` takes 0.3–0.4 µs:
-/// networks of many small layers spend 2–3.5% less on two threads (MobileNet v3 small 0.966, v3
-/// large 0.973, EfficientNet-B0 0.980). A worker that slept long is slow to come back on a VM,
-/// whose host must run its virtual CPU again, hence the long default (see `Compute`).
+/// spin-wait hint for ``hintedSpins`` steps, then on `sched_yield` (so another runnable thread
+/// gets the CPU); a worker sleeps once it has waited ``Compute/workerIdleMilliseconds`` for a
+/// job. The hint notices a new job within tens of nanoseconds, sooner than a `sched_yield`
+/// returns, which counts in networks of many small layers. A worker that slept long is slow to
+/// come back on a VM, whose host must run its virtual CPU again, hence the long default (see
+/// `Compute`).
 ///
 /// Part 0 of a job starts on the caller, part `i` on worker `i - 1`; a participant that runs
 /// out of its own part takes unstarted claims of the others (see `run`). The caller returns
 /// once every item is done, whoever ran it: a worker whose CPU the host has not run since the
-/// job was posted (a VM's virtual CPU can wait for milliseconds) no longer holds up every
+/// job was posted (a VM's virtual CPU can wait for milliseconds) does not hold up every
 /// parallel loop — the caller takes its claims and goes on, and the worker skips the job when it
 /// comes back. One job runs at a time: a caller that finds the pool busy (another thread's
 /// `predict`) runs all parts itself rather than wait.
@@ -260,7 +260,8 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
-    /// Waits on the CPU's spin hint (about 20 ns each here) before the waits that yield the CPU.
+    /// Waits on the CPU's spin hint (some tens of nanoseconds each) before the waits that yield
+    /// the CPU: a brief spin that catches a loop following within microseconds.
     static let hintedSpins = 1_000
 
     /// Yields between two reads of the clock while a worker waits for its idle time to pass.
