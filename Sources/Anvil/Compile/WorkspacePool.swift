@@ -5,9 +5,9 @@
 /// The pool is bounded twice: at most ``capacity`` workspaces, and at most ``budgetFactor``
 /// times the bytes of the largest workspace it has been given. Beyond either, the workspace
 /// returned longest ago is freed. (Unbounded by bytes, a server batching requests dynamically
-/// kept up to 64 workspaces of every batch size from 1 to its maximum: ResNet-50's resident memory
-/// grew from 365 MiB to 2 GiB in ten minutes.) A workload that reuses a few batch sizes keeps
-/// them all; one that cycles through many allocates a workspace now and then.
+/// would keep up to 64 workspaces of every batch size from 1 to its maximum.) A workload that
+/// reuses a few batch sizes keeps them all; one that cycles through many allocates a workspace
+/// now and then.
 final class WorkspacePool: Sendable {
     /// The most workspaces kept.
     static let capacity = 64

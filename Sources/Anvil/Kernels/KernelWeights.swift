@@ -42,8 +42,7 @@ struct KernelWeights: Sendable {
 
     /// A bias in memory of its own. Read from a mapped file on every prediction, a bias keeps
     /// the file's pages around it resident, and the kernel may map those in 2 MiB folios that
-    /// reach into the neighbouring weights the compile step released (VGG16 kept 18 MiB of
-    /// released convolution weights resident through its biases).
+    /// reach into the neighbouring weights the compile step released, keeping them resident.
     private static func copied(_ bias: ParameterData) -> ParameterData {
         bias.owner is MappedFile ? ParameterData(bias.values) : bias
     }

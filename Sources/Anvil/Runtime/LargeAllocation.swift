@@ -6,15 +6,14 @@ import Foundation
 /// Why not malloc: glibc raises its mmap threshold each time a large mapped block is freed (up
 /// to 32 MB), after which blocks of that size come from the heap, and freed heap memory stays
 /// resident. The compile step frees many large temporaries (a converter's arrays, reordered
-/// copies), so the weights it then kept landed among heap holes: a ResNet-50 opened from ONNX
-/// held 283 MB after its compile against 164 MB with the threshold fixed. Mapped memory is
-/// returned whole by `release`.
+/// copies), so the weights it then keeps would land among heap holes that stay resident beside
+/// them. Mapped memory is returned whole by `release`.
 ///
-/// From 2 MB up the memory is aligned to a huge page and advised into huge pages. This machine
-/// kind's transparent huge pages are `madvise`-only, and a buffer that outgrows the caches then
-/// streams without a TLB miss every 4 KB. Only the whole 2 MB pages are advised: a last partial
-/// one would become a whole huge page once touched (VGG16's Winograd filters would take 5 MB
-/// more), so the tail stays in 4 KB pages.
+/// From 2 MB up the memory is aligned to a huge page and advised into huge pages: where
+/// transparent huge pages are `madvise`-only (a common setting), a buffer that outgrows the
+/// caches then streams without a TLB miss every 4 KB. Only the whole 2 MB pages are advised: a
+/// last partial one would become a whole huge page once touched (VGG16's Winograd filters would
+/// take 5 MB more), so the tail stays in 4 KB pages.
 enum LargeAllocation {
     /// A transparent huge page.
     static let hugePage = 2 << 20

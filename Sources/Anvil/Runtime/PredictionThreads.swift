@@ -64,8 +64,8 @@ final class PredictionThreads: @unchecked Sendable {
             while head == queue.count { condition.wait() }
             let work = queue[head]
             // Release what the closure holds (a request's inputs) now: under steady load the
-            // queue never drains, and kept closures held every input ever queued (a server's
-            // resident memory grew by the size of each request's image).
+            // queue never drains, and kept closures would hold every input ever queued (a
+            // server's resident memory would grow by the size of each request's image).
             queue[head] = Self.done
             head += 1
             if head == queue.count {  // drained: drop the finished slots
