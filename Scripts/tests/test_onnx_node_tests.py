@@ -1,7 +1,7 @@
 """The ONNX conformance import (Scripts/fixtures/import_onnx_tests.py) through the converter:
 node tests of operators the converter maps become fixtures made by anvil_convert.from_onnx (the
-path every operator of issue #12 takes). Checked here on tests the hand-written mapping also
-takes: the converter path gives the same input and expected data, and the model it writes,
+path every operator without a hand-written mapping takes). Checked here on tests the hand-written
+mapping also takes: the converter path gives the same input and expected data, and the model it writes,
 run by the Swift `anvil`, reproduces ONNX's stored output. Skipped without onnx 1.22's node
 tests or without an anvil executable."""
 
@@ -67,7 +67,7 @@ def test_converter_path_matches_the_hand_mapping_and_onnx(root, name, tmp_path):
 
 
 def test_operator_the_converter_lacks_is_pending_with_its_helper(root):
-    """A node test of an operator of issue #12 the converter cannot take yet is excluded as pending,
+    """A node test of an operator the converter cannot take yet is excluded as pending,
     naming the operator or the tensor rank and the helper who brings it (or imported once it landed)."""
     test = importer.Test(root, "test_lrn")
     node, ins, outs = importer.classify(test)

@@ -168,7 +168,7 @@ def test_open_size_refuses_a_size_dependent_model(tmp_path):
 
 
 class Decoder(nn.Module):
-    """Every layer of #12's layers part: transposed convolution, upsampling, the paddings, the normalisations, LRN, LPPool."""
+    """Every layer of the converter's `layers` part: transposed convolution, upsampling, the paddings, the normalisations, LRN, LPPool."""
 
     def __init__(self):
         """The layers."""

@@ -22,9 +22,8 @@ framework("onnx")
 
 import torchvision_onnx_check as check  # noqa: E402
 
-# Models whose operators another part of issue #12 has not landed yet, with the part that brings
-# them: strict expected failures (once one passes its entry must go). Empty: every --fast model
-# passes since elem, layers and rank were merged.
+# Models whose operators the converter does not take yet, with the part that brings them: strict
+# expected failures (once one passes its entry must go). Empty: every --fast model passes.
 PENDING = {}
 
 
