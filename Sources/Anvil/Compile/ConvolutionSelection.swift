@@ -73,7 +73,7 @@ enum ConvolutionSelection {
     /// resident for as long as the model lives (the weight cache keeps them out of the load time).
     /// At 0.2 (per 10⁶ bytes) a layer takes F(4×4) where each extra megabyte buys 0.2 ms or more:
     /// ResNet-50's 28×28 128 → 128 layers and VGG16's 28×28 ones do, VGG16's 14×14 ones (21 MB
-    /// more each) do not.
+    /// more each) do not when priced as transformed filters (see ``preferredWinograd``).
     /// Winograd is priced as transformed filters even where the kernel then keeps the taps
     /// (``WinogradFilterForm``): the model does not price the taps' transform, and choices priced
     /// with the taps' memory would pick Winograd where it is slower (ResNet-50's 7×7 512 → 512

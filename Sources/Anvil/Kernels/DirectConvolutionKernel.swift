@@ -109,7 +109,8 @@ struct DirectConvolutionKernel: Kernel {
     /// (``Chunks``): for few pixels (``blockSplitPixels``), when every thread gets at least a
     /// whole tile's blocks. With fewer blocks a thread's share would run narrow tiles, and the
     /// weights, a block's for each of a few blocks, are small enough to read twice (as in
-    /// DenseNet-121's 14 × 14 128 → 32 layers, two blocks, which then still gain a thread).
+    /// DenseNet-121's 14 × 14 128 → 32 layers, two blocks, whose pixels split over two threads
+    /// run faster than on one).
     func splitsBlocks(batch: Int, threads: Int) -> Bool {
         batch * pixels <= Self.blockSplitPixels && (threads == 1 || blocks >= threads * tileBlocks)
     }

@@ -6,9 +6,8 @@
 /// are split instead: each thread sums a band of rows — the band the layer before it wrote on
 /// the same core, as row-split kernels split — into scratch, and the bands' sums are added in
 /// order (``Bands``). Splitting an image's channels instead would have each thread read half
-/// its input from the other core's cache, and one thread alone leaves the others idle. A
-/// maximum keeps one thread per image: a band starting on a NaN would not skip it as the whole
-/// loop does.
+/// its input from the other core's cache, and so would one thread alone. A maximum keeps one
+/// thread per image: a band starting on a NaN would not skip it as the whole loop does.
 struct GlobalPoolingKernel: RangeKernel {
     let pixels: Int
     let channels: Int

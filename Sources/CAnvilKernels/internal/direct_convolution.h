@@ -235,8 +235,8 @@ ANVIL_INLINE void run_blocks(const anvil_conv_shape *s, const float *input, cons
 /// bytes, so they are read from L1 (`MIN_CHUNK_TILES` … `MAX_CHUNK_TILES` times the shape's
 /// `chunk` pixels: fixed chunks of 24 pixels would make layers of few channels, such as
 /// MobileNet v2's 16 → 96 at 112 × 112, pay a block's set-up every 4 tiles). Larger weights go
-/// block by block (each block's slice of a pass fits L1) over `INPUT_SPAN` bytes of input pixels at a
-/// time, which stay in L2. Layers with more than `MAX_PASS_CHANNELS` input channels are split
+/// block by block (each block's slice of a pass fits L1) over `INPUT_SPAN` bytes of input pixels
+/// at a time, which stay in L2. Layers with more than `MAX_PASS_CHANNELS` input channels are split
 /// into passes of `PASS_CHANNELS`; windows of several taps whose weights go that way, into passes
 /// of at most `GROUP_PASS_WEIGHTS` per group of `MAX_GROUP` blocks (see `direct_convolution`).
 enum {

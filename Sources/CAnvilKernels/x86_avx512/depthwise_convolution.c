@@ -71,7 +71,7 @@ block_avx512(const int P, const int KH, const int KW, const int S, const anvil_d
     // Strips of 4 vectors for up to 4 pixels (border pixels), of 2 for up to 8: at most 16
     // accumulators. The channels left over go in one strip of as many vectors as they need, the
     // last through a lane mask: a strip of one vector has too few accumulators to hide the
-    // multiply-add latency (72 channels as 64 + 8 would take longer than 64 alone).
+    // multiply-add latency (as the last 8 of 72 channels split 64 + 8 would).
     const int wide = P <= PIXELS ? 4 : 2;
     for (; c + 16 * wide <= c1; c += 16 * wide) strip_avx512(P, wide, s, &k, win, bias, out, c, all);
     const int rest = c1 - c;

@@ -136,8 +136,8 @@ tile_avx512_n(const int N, const int H, const pass_t *t, const float *origins[MA
 /// One block of 16 output channels for `N` (9 to 16) pixels of a 1×1 layer at stride 1, whose
 /// inputs follow one another (pixel i's at `origins[0] + i · channels`): 16 accumulators hide the
 /// multiply-add latency that the 8-pixel tile's 8 wait on, and the pixels are addressed from four
-/// base pointers and multiples of the row, not sixteen pointers (which spill). For layers of one
-/// block, such as MobileNet v2's and EfficientNet-B0's 112 × 112 32 → 16 and v3 large's 16 → 16.
+/// base pointers and multiples of the row, not sixteen pointers (which spill). It serves layers of
+/// one block, such as MobileNet v2's and EfficientNet-B0's 112 × 112 32 → 16 and v3 large's 16 → 16.
 /// Sums in the same order as the general tile, so the bodies still agree bit for bit.
 static inline __attribute__((always_inline)) void
 tile_contiguous_avx512(const int N, const pass_t *t, const float *origins[MAX_TILE], float *out) {
