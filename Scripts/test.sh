@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing (Scripts/setup.sh), builds, runs the
+# The README's test command: installs what is missing (Scripts/setup.sh; the test group of
+# Python packages into the project venv, .venv/, by Scripts/setup/python_env.sh), builds, runs the
 # converters' Python tests (Scripts/tests, pytest; a test whose framework - torch, keras, onnx - is
 # not installed is skipped with the reason; every model they write must load in the anvil just
 # built), then the whole Swift test suite. Extra arguments go to
@@ -15,7 +16,11 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 Scripts/setup.sh
-python3 -c "import numpy, pytest" 2>/dev/null || python3 -m pip install -q numpy pytest
+Scripts/setup/python_env.sh test
+# From here on `python3` is the venv's, for pytest and for the Swift tests' fixture scripts.
+source Scripts/setup/use_venv.sh
+# The serving tests talk to the server with Triton's own client: missing, they fail, not skip.
+export ANVIL_REQUIRE_TRITONCLIENT=1
 swift build --build-tests
 # pytest after the build: its load check runs every model a converter test writes in this anvil
 # (Scripts/tests/conftest.py), and the torchvision end-to-end subset runs it too.

