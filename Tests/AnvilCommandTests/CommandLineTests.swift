@@ -50,6 +50,24 @@ import AnvilModels
         #expect(noArgument.status == 64 && noArgument.errors.contains("Usage"), "\(noArgument.errors)")
     }
 
+    /// The argument parser wraps every help text itself: a line broken by hand shows as a line
+    /// that stops although the next line's first word would have fitted after it.
+    @Test("Help texts are wrapped by the parser, never broken by hand",
+          arguments: [[], ["mnist"], ["summary"], ["run"], ["bench"], ["classify"], ["convert"], ["serve"]])
+    func helpIsWrappedByTheParser(_ subcommand: [String]) throws {
+        let help = try AnvilTool.run(subcommand + ["--help"], mergingErrors: true)
+        #expect(help.status == 0, "\(help.output)")
+        let lines = help.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let width = 80
+        for (line, next) in zip(lines, lines.dropFirst()) {
+            let indent = line.prefix { $0 == " " }.count, nextIndent = next.prefix { $0 == " " }.count
+            guard indent == nextIndent, !line.trimmingCharacters(in: .whitespaces).isEmpty,
+                  let word = next.split(separator: " ").first, !word.hasPrefix("-") else { continue }
+            #expect(line.count + 1 + word.count > width,
+                    "anvil \(subcommand.joined(separator: " ")) --help breaks a line by hand:\n\(line)\n\(next)")
+        }
+    }
+
     @Test func runMatchesTheLibrary() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("anvil-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -180,6 +180,31 @@ import AnvilModels
         #expect(model.outputShapes == [.vector(1000)])
     }
 
+    /// The summary's total is Keras's count (running statistics included) and says how many of
+    /// those are statistics, so torchvision's count is the difference.
+    @Test(arguments: networks)
+    func summaryTotalSaysHowManyAreNormalizationStatistics(_ network: Network) throws {
+        let model = try network.build(1000, 1, network.fixture == "inception_v3" ? 299 : 224, true)
+        let total = model.layers.flatMap(\.parameters).reduce(0) { $0 + $1.count }
+        let summary = model.summary()
+        let statistics = total - network.published
+        func grouped(_ value: Int) -> String {
+            let formatter = NumberFormatter()
+            formatter.numberStyle = .decimal
+            formatter.groupingSeparator = ","
+            formatter.usesGroupingSeparator = true
+            return formatter.string(from: NSNumber(value: value))!
+        }
+        let line = try #require(summary.split(separator: "\n").first { $0.hasPrefix("Parameters: ") }, "\(summary)")
+        #expect(line.hasPrefix("Parameters: \(grouped(total)) ("), "\(network): \(line)")
+        if statistics > 0 {
+            #expect(line.hasSuffix(", of which \(grouped(statistics)) normalization statistics (running mean, variance)"),
+                    "\(network): \(line); torchvision counts \(grouped(network.published))")
+        } else {
+            #expect(!line.contains("of which"), "\(network): \(line)")
+        }
+    }
+
     @Test(arguments: networks)
     func convertedModelMatchesPyTorch(_ network: Network) throws {
         let fixture = try Fixture(network.fixture)

@@ -25,4 +25,10 @@ public struct LayerInfo {
 
     /// Total parameter values.
     public var parameterCount: Int { saturatingSum(parameters.map(\.count)) }
+
+    /// The values among ``parameterCount`` that are normalization statistics (running mean and
+    /// variance), which Keras counts as parameters and PyTorch keeps as buffers.
+    public var normalizationStatisticCount: Int {
+        saturatingSum(parameters.filter { $0.kind == .mean || $0.kind == .variance }.map(\.count))
+    }
 }

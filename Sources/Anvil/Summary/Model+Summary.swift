@@ -3,7 +3,9 @@ import Foundation
 extension Model {
     /// A Keras-style table: each layer's name, type, output shape, parameters and
     /// multiply-accumulates, then totals (layers, parameters, MACs, weight bytes, peak
-    /// activation bytes per image). Returns the text; print it yourself.
+    /// activation bytes per image). Parameters are counted as Keras counts them, normalization
+    /// statistics included; the total says how many of them those are. Returns the text; print
+    /// it yourself.
     ///
     /// With open inputs, `?` marks a dimension (and MACs) that depend on the input size; see
     /// ``summary(inputShapes:)`` for the table at one size.
@@ -58,7 +60,10 @@ extension Model {
         let parameterCount = saturatingSum(layers.map(\.parameterCount))
         let weightBytes = saturatingProduct(parameterCount, MemoryLayout<Float>.size)
         text.append("Layers: \(layers.count)")
-        text.append("Parameters: \(Self.grouped(parameterCount)) (\(Self.bytes(weightBytes)))")
+        let statistics = saturatingSum(layers.map(\.normalizationStatisticCount))
+        // Keras's count; PyTorch leaves the running statistics out, so say how many there are.
+        let ofWhich = statistics > 0 ? ", of which \(Self.grouped(statistics)) normalization statistics (running mean, variance)" : ""
+        text.append("Parameters: \(Self.grouped(parameterCount)) (\(Self.bytes(weightBytes)))\(ofWhich)")
         text += totals
         return text.joined(separator: "\n") + "\n"
     }

@@ -11,9 +11,9 @@ struct MNISTCommand: ParsableCommand {
         commandName: "mnist",
         abstract: "Classify the MNIST test set (or your own digit images) with the shipped weights.",
         discussion: """
-        Without --image: builds the Deep MNIST network, loads Weights/mnist/, fetches the real
-        MNIST test set into Data/mnist/ if it is absent (Scripts/setup/fetch_mnist.sh), classifies
-        all 10,000 images and prints accuracy, throughput and a confusion matrix.
+        Without --image: builds the Deep MNIST network, loads Weights/mnist/, fetches the real \
+        MNIST test set into Data/mnist/ if it is absent (Scripts/setup/fetch_mnist.sh), classifies \
+        all 10,000 images and prints accuracy, throughput and a confusion matrix. \
         --forge runs Forge's own network and weights (../shared/forge-mnist/) instead.
         """
     )

@@ -8,11 +8,11 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run a model file on raw little-endian float32 NHWC inputs.",
         discussion: """
-        Each input file holds N images of the input's shape (from the model file, or --shape); N is
-        the file size divided by the image size, the same for every input. The files are read and
-        run --batch images at a time, so memory does not grow with N, and each output is written as
-        raw float32 NHWC as it comes, one file per model output ("-" skips one you do not need).
-        An input whose height and width (a sequence's length) are open in the model file (null)
+        Each input file holds N images of the input's shape (from the model file, or --shape); N is \
+        the file size divided by the image size, the same for every input. The files are read and \
+        run --batch images at a time, so memory does not grow with N, and each output is written as \
+        raw float32 NHWC as it comes, one file per model output ("-" skips one you do not need). \
+        An input whose height and width (a sequence's length) are open in the model file (null) \
         needs --shape, which sets its size. A progress bar shows on a terminal.
         """
     )
