@@ -466,7 +466,8 @@ final class ONNXConverter {
             throw ImportFailure("input '\(input.name)' holds \(TensorDecoding.typeName(tensorType.elemType)) values; Anvil's inputs are floating point")
         }
         let dims: [Int?] = try tensorType.shape.dim.map { dim in
-            guard let value = dim.knownValue else { return nil }
+            // paddle2onnx and some TensorFlow exporters write an open dimension as -1.
+            guard let value = dim.knownValue, value != -1 else { return nil }
             guard value >= 0, value <= 1 << 24 else {
                 throw ImportFailure("input '\(input.name)' has dimension \(value) in its shape (at most \(1 << 24))")
             }
