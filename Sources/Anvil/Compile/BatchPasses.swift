@@ -56,7 +56,7 @@ public struct BatchPasses: Equatable, Sendable, CustomStringConvertible {
     /// the cache is shared with the step's weights and scratch, the other threads and, on a
     /// server, other processes, so a quarter leaves room for them where a half does not.
     static let defaultBudgetBytes: Int = {
-        if let text = ProcessInfo.processInfo.environment["ANVIL_PASS_BUDGET_MB"], let megabytes = Double(text), megabytes >= 0 {
+        if let megabytes = Settings.current.passBudgetMegabytes {
             return Int(megabytes * 1_048_576)
         }
         return (lastLevelCacheBytes() ?? 32 << 20) / 4

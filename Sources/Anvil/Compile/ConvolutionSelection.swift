@@ -49,7 +49,7 @@ enum ConvolutionOverride: String, Sendable, CaseIterable {
 
     /// The environment's value, or an error naming the variable and what it may be.
     static let environment: Result<ConvolutionOverride, AnvilError> = parse(
-        ProcessInfo.processInfo.environment["ANVIL_CONVOLUTION"])
+        Settings.current.convolution)
 
     /// `text` as an override (nil and empty are ``auto``), or an error listing the values.
     static func parse(_ text: String?) -> Result<ConvolutionOverride, AnvilError> {
@@ -79,11 +79,7 @@ enum ConvolutionSelection {
     /// with the taps' memory would pick Winograd where it is slower (ResNet-50's 7×7 512 → 512
     /// layers, where the direct kernel is faster than F(2×2) from taps).
     /// `ANVIL_WINOGRAD_MS_PER_MB` sets it; 0 picks the fastest algorithm whatever its memory.
-    static let millisecondsPerMegabyte: Double = {
-        guard let text = ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_MS_PER_MB"], let value = Double(text),
-              value >= 0 else { return 0.2 }
-        return value
-    }()
+    static let millisecondsPerMegabyte: Double = Settings.current.winogradMillisecondsPerMegabyte ?? 0.2
 
     /// The algorithm for a convolution, in order: depthwise for one input channel per group;
     /// Winograd 3×3 where the cost model expects it to beat the kernel that would run

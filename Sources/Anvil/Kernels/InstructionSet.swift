@@ -43,7 +43,7 @@ public enum InstructionSet: String, CaseIterable, Sendable, CustomStringConverti
     /// lacks, stops the process with a message saying so: a benchmark or test that asked for
     /// one body must not silently measure another.
     public static let override: InstructionSet? = {
-        guard let value = ProcessInfo.processInfo.environment["ANVIL_ISA"], !value.isEmpty else { return nil }
+        guard let value = Settings.current.instructionSet else { return nil }
         do {
             return try parse(value, source: "ANVIL_ISA")
         } catch {

@@ -39,5 +39,5 @@ enum WinogradFilterForm: String, Sendable, CaseIterable {
 
     /// `ANVIL_WINOGRAD_FILTERS`, when it names a form.
     private static let environment: WinogradFilterForm? =
-        ProcessInfo.processInfo.environment["ANVIL_WINOGRAD_FILTERS"].flatMap(WinogradFilterForm.init(rawValue:))
+        Settings.current.winogradFilters.flatMap(WinogradFilterForm.init(rawValue:))
 }

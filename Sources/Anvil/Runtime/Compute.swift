@@ -44,12 +44,7 @@ public enum Compute {
     /// ``workerIdleMilliseconds`` in nanoseconds, as the workers read it.
     static var workerIdleNanoseconds: Int { idleNanoseconds.load(ordering: .relaxed) }
 
-    private static let idleNanoseconds = Atomic<Int>({
-        if let text = ProcessInfo.processInfo.environment["ANVIL_WORKER_IDLE_MS"], let value = Double(text), value >= 0 {
-            return Int(min(value, 60_000) * 1e6)
-        }
-        return 30_000_000
-    }())
+    private static let idleNanoseconds = Atomic<Int>(Int(min(Settings.current.workerIdleMilliseconds ?? 30, 60_000) * 1e6))
 
     /// The most threads ``threadCount`` can be set to: kernels with per-thread scratch memory
     /// reserve this many slots.

@@ -49,15 +49,15 @@ public final class WeightCache: Sendable {
     /// or `~/.cache/anvil`; `nil` (no cache) when `ANVIL_WEIGHT_CACHE` is `off`, `0` or `none`,
     /// or no home folder is known. Read once per process.
     public static let standard: WeightCache? = {
-        let environment = ProcessInfo.processInfo.environment
-        if let value = environment["ANVIL_WEIGHT_CACHE"], !value.isEmpty {
+        let settings = Settings.current
+        if let value = settings.weightCache {
             if ["off", "0", "none"].contains(value.lowercased()) { return nil }
             return WeightCache(directory: URL(fileURLWithPath: value))
         }
-        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") {
+        if let base = settings.cacheHome, base.hasPrefix("/") {
             return WeightCache(directory: URL(fileURLWithPath: base).appendingPathComponent("anvil"))
         }
-        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+        guard let home = settings.home, home.hasPrefix("/") else { return nil }
         return WeightCache(directory: URL(fileURLWithPath: home).appendingPathComponent(".cache/anvil"))
     }()
 
