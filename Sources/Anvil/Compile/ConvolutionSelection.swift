@@ -18,7 +18,7 @@ enum ConvolutionAlgorithm: String, Sendable, CaseIterable {
     case winograd5x5
     /// Any other ungrouped convolution: ``DirectConvolutionKernel``.
     case direct
-    /// Grouped convolutions, or any when forced: im2col + OpenBLAS `sgemm` (``ConvolutionKernel``).
+    /// Grouped convolutions, or any when forced: im2col + OpenBLAS `sgemm` (``Im2colConvolutionKernel``).
     case im2col
 
     /// The Winograd 3×3 variant, for the two Winograd cases.
@@ -193,7 +193,7 @@ enum ConvolutionCostModel {
             return 0.02558 * macs + 0.4155 * Double(pixels * (inputChannels + outputChannels))
         case .im2col:
             let depth = g.kernelHeight * g.kernelWidth * inputChannels
-            let rows = min(pixels, max(64, ConvolutionKernel.tileBudget / depth))
+            let rows = min(pixels, max(64, Im2colConvolutionKernel.tileBudget / depth))
             let passes = Double((pixels + rows - 1) / rows)
             let taps = Double(g.kernelHeight * g.kernelWidth)
             return 0.01942 * Double(pixels) * taps * pairs + 0.3469 * taps * pairs * passes
@@ -333,6 +333,6 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
         return DenseKernel(inputs: inputChannels, outputs: outputChannels, weights: weights,
                            activation: finalActivation, channelsFirstInput: nil)
     }
-    return ConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
+    return Im2colConvolutionKernel(geometry: geometry, inputChannels: inputChannels, outputChannels: outputChannels,
                              groups: groups, weights: weights, activation: finalActivation)
 }

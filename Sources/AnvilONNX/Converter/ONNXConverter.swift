@@ -513,7 +513,7 @@ final class ONNXConverter {
         var table: [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void] = [:]
         registerConstantOperators(&table)
         registerLayerOperators(&table)
-        registerMoreLayerOperators(&table)
+        registerSpatialAndNormalizationOperators(&table)
         registerElementwiseOperators(&table)
         registerLayoutOperators(&table)
         return table

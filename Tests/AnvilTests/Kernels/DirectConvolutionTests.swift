@@ -269,7 +269,7 @@ struct DirectConvolutionTests {
         #expect(try chosen(PointwiseConvolution(channels: 2048), 7, 512) is DirectConvolutionKernel)
         #expect(try chosen(PointwiseConvolution(channels: 256), 56, 64) is DirectConvolutionKernel)
         #expect(try chosen(PointwiseConvolution(channels: 1024), 28, 1024) is DirectConvolutionKernel)
-        #expect(try chosen(Convolution(kernel: (3, 3), channels: 32, groups: 2), 14, 32) is ConvolutionKernel)
+        #expect(try chosen(Convolution(kernel: (3, 3), channels: 32, groups: 2), 14, 32) is Im2colConvolutionKernel)
         #expect(try chosen(PointwiseConvolution(channels: 1000), 1, 1024) is DenseKernel)
     }
 }

@@ -152,7 +152,7 @@ struct ReferenceLayerTests {
         var rng = RefRandom(seed: 6060)
         let channels = 4096, kernel = (3, 3)
         let depth = kernel.0 * kernel.1 * channels
-        let tileRows = max(64, ConvolutionKernel.tileBudget / depth)
+        let tileRows = max(64, Im2colConvolutionKernel.tileBudget / depth)
         let x = rng.tensor(n: 3, h: 5, w: 5, c: channels)
         #expect(x.n * x.h * x.w > tileRows, "the test must span more than one tile")
         #expect((x.n * x.h * x.w) % tileRows != 0 && tileRows % (x.h * x.w) != 0, "a tile should end inside an image")

@@ -4,7 +4,7 @@ import Foundation
 /// ConvTranspose, Resize / Upsample, Pad (folded into the next window when exact), the
 /// normalisations, LRN and Lp pooling (onnx_ops/layers.py).
 extension ONNXConverter {
-    static func registerMoreLayerOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
+    static func registerSpatialAndNormalizationOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
         table["ConvTranspose"] = { $0.opConvTranspose }
         table["Resize"] = { $0.opResize }
         table["Upsample"] = { $0.opUpsample }

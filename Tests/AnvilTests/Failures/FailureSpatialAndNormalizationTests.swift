@@ -3,11 +3,11 @@ import Testing
 @testable import Anvil
 @testable import AnvilTestSupport
 
-/// Bad options, shapes and model-file entries of TransposedConvolution, Pad, Resize's new modes,
+/// Bad options, shapes and model-file entries of TransposedConvolution, Pad, Resize (nearest, cubic),
 /// the normalisations, LRN and LpPooling: each an `AnvilError` naming the layer, its input
 /// shape and the option or field.
-@Suite("Failures of the new layers")
-struct FailureNewLayerTests {
+@Suite("Failures of the spatial and normalization layers")
+struct FailureSpatialAndNormalizationTests {
     /// One out-of-range option each (input 8×8×4), with a word of the message.
     static let badOptions: [(String, any Layer, String)] = [
         ("deconv channels 0", TransposedConvolution(kernel: (2, 2), channels: 0, name: "bad"), "channels"),
@@ -131,7 +131,7 @@ struct FailureNewLayerTests {
          .invalidFile, ["'p' must be a number"]),
     ]
 
-    @Test("Malformed model-file entries of the new layers name the layer and the field")
+    @Test("Malformed model-file entries of these layers name the layer and the field")
     func modelFiles() {
         for (context, layers, code, words) in Self.modelFiles {
             Failure.expect(code, mentioning: ["'out'"] + words, context) {

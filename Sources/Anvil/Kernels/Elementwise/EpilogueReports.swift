@@ -14,7 +14,7 @@ extension ActivationEndingKernel {
     var addsResidual: Bool { false }
 }
 
-extension ConvolutionKernel: ActivationEndingKernel {}
+extension Im2colConvolutionKernel: ActivationEndingKernel {}
 extension DepthwiseConvolutionKernel: ActivationEndingKernel {}
 extension WinogradConvolutionKernel: ActivationEndingKernel {}
 extension Winograd5x5Kernel: ActivationEndingKernel {}

@@ -1,7 +1,7 @@
 /// Convolution as im2col + `cblas_sgemm`, tiled over output pixels so the im2col buffer stays
 /// bounded; 1×1 stride-1 unpadded convolutions multiply the input directly. The bias and
 /// activation are applied to each tile right after its GEMM, while it is in cache.
-struct ConvolutionKernel: Kernel {
+struct Im2colConvolutionKernel: Kernel {
     let geometry: WindowGeometry
     let inputChannels: Int
     let outputChannels: Int
@@ -76,7 +76,7 @@ struct ConvolutionKernel: Kernel {
 
     /// Rows of the im2col matrix, as a parallel job.
     struct Im2col: ParallelJob {
-        let kernel: ConvolutionKernel
+        let kernel: Im2colConvolutionKernel
         let input: UnsafePointer<Float>
         let scratch: UnsafeMutablePointer<Float>
         let firstRow: Int
