@@ -44,15 +44,17 @@ if ! [ -x "$PY" ] || ! "$PY" -c "import pip" >/dev/null 2>&1; then
     command -v apt-get >/dev/null 2>&1 || { echo "python_env: no $base, and no apt-get to install it" >&2; exit 1; }
     apt_install python3
   fi
-  if ! "$base" -c "import venv, ensurepip" >/dev/null 2>&1; then
-    # Debian splits venv's pip bootstrap off into python3.X-venv.
-    command -v apt-get >/dev/null 2>&1 || { echo "python_env: $base has no venv/ensurepip module" >&2; exit 1; }
-    version="$("$base" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
-    apt_install "python$version-venv" || apt_install python3-venv
-  fi
   echo "python_env: making $VENV with $(command -v "$base") ($("$base" --version 2>&1))" >&2
   rm -rf "$VENV"
-  "$base" -m venv "$VENV"
+  if ! "$base" -m venv "$VENV" >/dev/null 2>&1; then
+    # Debian keeps venv's pip bootstrap in python3.X-venv (without it, `import ensurepip` works
+    # but making a venv fails).
+    command -v apt-get >/dev/null 2>&1 || { echo "python_env: $base cannot make a venv (no venv/ensurepip)" >&2; exit 1; }
+    version="$("$base" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
+    apt_install "python$version-venv" || apt_install python3-venv
+    rm -rf "$VENV"
+    "$base" -m venv "$VENV"
+  fi
 fi
 
 # The requirements a group installs, with every file it includes, as one fingerprint.
