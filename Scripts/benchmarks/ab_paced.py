@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A/B of two builds of the anvil tool, alternating run by run.
 
-    python3 Scripts/benchmarks/ab_paced.py A_BINARY B_BINARY [--case "resnet50 --batch 1 --threads 1"]...
+    .venv/bin/python Scripts/benchmarks/ab_paced.py A_BINARY B_BINARY [--case "resnet50 --batch 1 --threads 1"]...
         [--runs 60] [--gap-ms 2] [--warmup-ms 300] [--cpu 0]
 
 Each case starts both builds as `anvil bench <case> --paced` (each compiles the network and warms

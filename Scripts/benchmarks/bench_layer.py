@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One convolution layer, alone, in Anvil and in ONNX Runtime: the measurement behind a profile's gap.
 
-    python3 Scripts/benchmarks/bench_layer.py --input 112x112x96 --channels 96 --kernel 3 --stride 2 \
+    .venv/bin/python Scripts/benchmarks/bench_layer.py --input 112x112x96 --channels 96 --kernel 3 --stride 2 \
         --pad 1 --groups 96 [--activation relu6] [--batch 1] [--threads 1] [--rounds 5] \
         [--anvil .build/release/anvil] [--anvil-b .build-other/release/anvil]
 
@@ -30,7 +30,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import bench_peers  # noqa: E402  (Anvil's output format)
+from peerbench.engines import run_anvil  # noqa: E402  (Anvil's output format)
 import profile_layers  # noqa: E402  (ONNX Runtime's per-node times)
 
 
@@ -92,8 +92,8 @@ def time_anvil(binary, path, args):
     model's channels-first input and output to and from Anvil's channels-last layout, which a
     layer inside a network never does (and which, for 8 × 56 × 56 × 128, costs more than the
     layer)."""
-    timing, _, _, out = bench_peers.run_anvil(binary, path, args.batch, args.threads, args.iterations, 3,
-                                              extra=("--layers",), warmup_ms=args.warmup_ms)
+    timing, _, _, out = run_anvil(binary, path, args.batch, args.threads, args.iterations, 3,
+                                  extra=("--layers",), warmup_ms=args.warmup_ms)
     if timing.error:
         sys.exit(f"bench_layer: {binary}: {timing.error}")
     layers = [float(m.group(3)) for m in LAYER_LINE.finditer(out)]

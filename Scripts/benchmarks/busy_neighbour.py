@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Anvil on several threads while another process keeps one CPU busy.
 
-    python3 Scripts/benchmarks/busy_neighbour.py BINARY [BINARY ...] [--case "resnet50 --batch 1"]...
+    .venv/bin/python Scripts/benchmarks/busy_neighbour.py BINARY [BINARY ...] [--case "resnet50 --batch 1"]...
         [--threads 2] [--rounds 3] [--iterations 20] [--cpu LAST]
 
 A server rarely has its cores to itself, and a VM's virtual CPU can go unscheduled by the host for

@@ -1,4 +1,4 @@
-/* Per-core FMA peak of this CPU, for Scripts/benchmarks/bench_peers.py.
+/* Per-core FMA peak of this CPU: the ceiling a kernel's GFLOP/s is compared with.
  *
  *   cc -O2 -o fma_peak Scripts/benchmarks/fma_peak.c && ./fma_peak avx2|avx512
  *

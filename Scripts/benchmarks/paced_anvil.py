@@ -1,5 +1,5 @@
 """`anvil bench --paced` driven from Python: one prediction per request, for scripts that alternate
-engines or builds run by run (ab_paced.py, bench_peers.py --paced); and the wait, between two
+engines or builds run by run (ab_paced.py, bench_peers.py --paced through peerbench); and the wait, between two
 engines' turns, until neither has a thread still running."""
 
 import os
@@ -81,10 +81,8 @@ def thread_cpu_ns(pids, exclude=None):
 
 def wait_for_idle_threads(read, settle_ms=2.0, limit_ms=250.0, sleep=time.sleep, clock=time.perf_counter):
     """Waits until `read()` (threads' time on a CPU, ns) has not grown for `settle_ms`, at most
-    `limit_ms`; returns the milliseconds waited. An engine's pool threads go on running after its
-    run: ONNX Runtime's worker (two threads) ran 34-39 ms after each MobileNet v1 run on the Zen 5
-    VM of 2026-12-01, past a 20 ms pause, and took one of the two CPUs from the next engine's turn;
-    Anvil's workers wait `Compute.workerIdleMilliseconds` (30 ms) for a next job."""
+    `limit_ms`; returns the milliseconds waited. An engine's pool threads go on spinning or waiting
+    for a next job after its run, and would take a CPU from the next engine's turn."""
     start = clock()
     last = read()
     while (clock() - start) * 1000 < limit_ms:

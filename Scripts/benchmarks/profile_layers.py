@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Where one network's time goes in Anvil and in ONNX Runtime, layer by layer.
 
-    python3 Scripts/benchmarks/profile_layers.py resnet50 [--threads 1] [--iterations 30]
+    .venv/bin/python Scripts/benchmarks/profile_layers.py resnet50 [--threads 1] [--iterations 30]
         [--batch 1] [--anvil .build/release/anvil] [--markdown PROFILE.md]
 
-The network is bench_peers.py's (same PyTorch definition, seeded weights, the cached ONNX export
-in Data/bench/onnx/). Anvil's per-layer medians come from `anvil bench <zoo name> --layers`, its
+The network is bench_peers.py's (peerbench.networks: same PyTorch definition, seeded weights, the
+cached ONNX export in Data/bench/onnx/). Anvil's per-layer medians come from `anvil bench <zoo name> --layers`, its
 multiply-adds per layer from `anvil summary <zoo name>`; ONNX Runtime's from its own profiler
 (`SessionOptions.enable_profiling`, every node's `_kernel_time` events, median per node over the
 timed runs), with each node's shapes from the profile. Both engines run with the same threads,
@@ -39,7 +39,10 @@ from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import bench_peers  # noqa: E402  (the networks, their ONNX export and input)
+from peerbench import REPO  # noqa: E402
+from peerbench.engines import ANVIL_MEDIAN  # noqa: E402
+from peerbench.machine import cpu_flags  # noqa: E402
+from peerbench.networks import NETWORKS, bench_input, build_torch_network, export_onnx, onnx_path  # noqa: E402
 
 CONV_OPS = {"Conv", "FusedConv", "NhwcFusedConv", "Gemm", "MatMul", "FusedGemm", "FusedMatMul"}
 ANVIL_CONV_TYPES = {"Convolution", "PointwiseConvolution", "DepthwiseConvolution", "Dense", "TransposedConvolution"}
@@ -53,7 +56,7 @@ def anvil_layers(binary, network, batch, threads, iterations, warmup_ms):
                           "--iterations", str(iterations), "--warmup-ms", str(warmup_ms), "--layers"],
                          capture_output=True, text=True, check=True).stdout
     layers = [(m.group(1), m.group(2), float(m.group(3))) for m in map(LAYER_LINE.match, out.splitlines()) if m]
-    total = bench_peers.ANVIL_MEDIAN.search(out)
+    total = ANVIL_MEDIAN.search(out)
     return layers, float(total.group(1)) if total else sum(ms for _, _, ms in layers)
 
 
@@ -100,7 +103,7 @@ def ort_layers(path, batch, input_chw, threads, iterations, warmup_ms):
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.enable_profiling = True
     session = ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
-    feed = {session.get_inputs()[0].name: bench_peers.bench_input(batch, input_chw)}
+    feed = {session.get_inputs()[0].name: bench_input(batch, input_chw)}
     start = time.perf_counter()
     warmups = 0
     while warmups < 3 or (time.perf_counter() - start) * 1000 < warmup_ms:
@@ -179,27 +182,27 @@ def classify(description):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("network", choices=sorted(bench_peers.NETWORKS))
+    parser.add_argument("network", choices=sorted(NETWORKS))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--iterations", type=int, default=30, help="timed runs per engine and round")
     parser.add_argument("--rounds", type=int, default=3, help="alternations of the two engines")
     parser.add_argument("--warmup-ms", type=float, default=300)
-    parser.add_argument("--anvil", default=os.path.join(bench_peers.REPO, ".build", "release", "anvil"))
+    parser.add_argument("--anvil", default=os.path.join(REPO, ".build", "release", "anvil"))
     parser.add_argument("--top", type=int, default=15, help="paired layers listed (largest Anvil − ORT first)")
     parser.add_argument("--markdown")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     # One thread: both engines on the same CPU for the whole run (Anvil's subprocess inherits it),
-    # as bench_peers does for its one-thread rounds: a VM's CPUs can differ in speed for minutes.
+    # as bench_peers does for its one-thread rounds.
     if args.threads == 1:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
-    network = bench_peers.NETWORKS[args.network]
-    path = bench_peers.onnx_path(network.name, "dynamo", args.seed)
+    network = NETWORKS[args.network]
+    path = onnx_path(network.name, "dynamo", args.seed)
     if not os.path.exists(path):
-        model = bench_peers.build_torch_network(network.name, args.seed)
-        bench_peers.export_onnx(model, network, path, "dynamo")
+        model = build_torch_network(network.name, args.seed)
+        export_onnx(model, network, path, "dynamo")
     # Rounds alternate the engines, so the machine's drift falls on both; each layer keeps the
     # median of its per-round medians.
     ort_runs, anvil_runs = [], []
@@ -238,10 +241,10 @@ def main(argv=None):
             unpaired_ort[op] += ms
 
     lines = [f"## {network.title}: Anvil and ONNX Runtime per layer (batch {args.batch}, {args.threads} thread(s))", ""]
-    lines.append(f"`python3 Scripts/benchmarks/profile_layers.py {args.network} --threads {args.threads} "
+    lines.append(f"`.venv/bin/python Scripts/benchmarks/profile_layers.py {args.network} --threads {args.threads} "
                  f"--batch {args.batch} --iterations {args.iterations} --rounds {args.rounds}`, "
                  f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; CPU flags: "
-                 f"{' '.join(sorted(f for f in bench_peers.cpu_flags() if f in ('avx2', 'fma', 'avx512f', 'avx512_vnni', 'avx512_bf16')))}.")
+                 f"{' '.join(sorted(f for f in cpu_flags() if f in ('avx2', 'fma', 'avx512f', 'avx512_vnni', 'avx512_bf16')))}.")
     lines.append(f"Whole network, median of {args.rounds} rounds' medians: Anvil {anvil_total:.3f} ms, ONNX Runtime {ort_total:.3f} ms "
                  f"(profiling on), ratio {anvil_total / ort_total:.2f}.")
     lines.append("")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a network loses two-thread scaling in Anvil, layer by layer.
 
-    python3 Scripts/benchmarks/profile_scaling.py mobilenet_v3_small [--batch 1] [--rounds 5]
+    .venv/bin/python Scripts/benchmarks/profile_scaling.py mobilenet_v3_small [--batch 1] [--rounds 5]
         [--iterations 30] [--anvil .build/release/anvil] [--markdown SCALING.md]
 
 Runs `anvil bench <network> --layers` on one thread and on two, alternating for --rounds rounds,
@@ -71,7 +71,7 @@ def main():
     excess = {n: two[n] - one[n] / 2 for n in order}
 
     lines = [f"## {args.network}: two-thread scaling layer by layer (batch {args.batch})", "",
-             f"`python3 Scripts/benchmarks/profile_scaling.py {args.network} --batch {args.batch} --rounds "
+             f"`.venv/bin/python Scripts/benchmarks/profile_scaling.py {args.network} --batch {args.batch} --rounds "
              f"{args.rounds} --iterations {args.iterations}`. Whole run (median of the rounds' medians): "
              f"{whole1:.3f} ms on one thread, {whole2:.3f} ms on two: scaling **{whole1 / whole2:.2f}**. "
              f"Half the one-thread time is {whole1 / 2:.3f} ms; the two-thread run takes "

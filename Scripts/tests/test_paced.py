@@ -1,12 +1,13 @@
 """Run-by-run interleaving in the benchmark scripts: the `anvil bench --paced` driver
 (Scripts/benchmarks/paced_anvil.py, against a stand-in for the tool that speaks its protocol),
-bench_peers.py's interleaved rounds on stand-in engines, and the one-CPU pinning of one-thread
+peerbench's interleaved rounds on stand-in engines, and the one-CPU pinning of one-thread
 configurations."""
 
 import os
 import stat
 import sys
 import textwrap
+import threading
 import time
 from types import SimpleNamespace
 
@@ -14,10 +15,11 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 
-import bench_peers  # noqa: E402
 import paced_anvil  # noqa: E402
 from paced_anvil import PacedAnvil  # noqa: E402
-
+from peerbench import measure  # noqa: E402
+from peerbench.engines import AnvilEngine  # noqa: E402
+from peerbench.measure import Measurer, Settings, one_cpu_for_one_thread  # noqa: E402
 # A stand-in for `anvil bench --paced`: the same lines in the same order. It writes its arguments
 # and CPU affinity to $FAKE_LOG; with FAKE_FAIL set it fails before `ready`, as a bad model does.
 FAKE_TOOL = textwrap.dedent("""\
@@ -73,61 +75,60 @@ def test_paced_anvil_names_the_command_and_its_error_when_it_fails(fake_tool, mo
     assert "no network or model file named 'nothing'" in str(failure.value)
 
 
-class StandInAnvil:
-    """What `paced_anvil` returns, minus the process: each run logged, a fixed time."""
+class StandInTurns:
+    """What an engine's `turns` returns, minus the engine: each run logged, times from a list."""
 
-    def __init__(self, calls, milliseconds):
-        self.calls, self.milliseconds, self.header = calls, milliseconds, ["isa: avx2 (detected; the CPU runs scalar, avx2)"]
+    def __init__(self, calls, name, times):
+        self.calls, self.name, self.times, self.pids = calls, name, times, []
 
     def run(self):
-        self.calls.append("anvil")
-        return self.milliseconds
+        self.calls.append(self.name)
+        value = next(self.times)
+        if value is None:
+            raise RuntimeError("session died")
+        return value
 
     def close(self):
-        return "gflops: 10.0\nmedian_ms: 4.000 (min 4.000, max 4.000) over 4 runs\n"
+        pass
 
 
-def paced_bench(calls, ort_times, rewarm=0, pause_ms=20.0, rewarm_ms=0.0):
-    args = SimpleNamespace(engines=["onnxruntime", "anvil"], isa=None, rounds=1, iterations=4, warmup=0,
-                           warmup_ms=0.0, paced=True, paced_rewarm=rewarm, paced_pause_ms=pause_ms,
-                           paced_rewarm_ms=rewarm_ms)
-    bench = bench_peers.Bench(args, "unused")
-    bench.network = SimpleNamespace(name="mnist", input_chw=(1, 28, 28))
-    times = iter(ort_times)
+def stand_in(calls, key, title, times):
+    turns = lambda case, settings: StandInTurns(calls, key, iter(times))
+    return SimpleNamespace(key=key, title=title, turns=turns)
 
-    def ort_runner(x, batch, threads):
-        def run():
-            calls.append("onnxruntime")
-            value = next(times)
-            if value is None:
-                raise RuntimeError("session died")
-            return value
-        return run
-    bench.paced_onnxruntime = ort_runner
-    bench.paced_anvil = lambda engine, batch, threads: StandInAnvil(calls, 4.0)
-    bench.wait_for_idle = lambda pids: bench.idle_waits.append(pids)
-    return bench
+
+def case(threads=1):
+    return SimpleNamespace(label=f"mnist batch 1, {threads} thread(s)", threads=threads, batch=1,
+                           network=SimpleNamespace(name="mnist"))
+
+
+def paced_round(calls, ort_times, threads=1, rewarm=0, pause_ms=20.0, rewarm_ms=0.0, anvil_times=None):
+    """One paced round of a stand-in ONNX Runtime and a stand-in Anvil (4 ms a run); returns
+    (the measurer, {key: [Timing]})."""
+    measurer = Measurer(Settings(iterations=4, warmup=0, warmup_ms=0.0, rounds=1, paced=True,
+                                 paced_pause_ms=pause_ms, paced_rewarm=rewarm, paced_rewarm_ms=rewarm_ms))
+    measurer.wait_for_idle = lambda pids: measurer.idle_waits.append(pids)
+    engines = [stand_in(calls, "onnxruntime", "ONNX Runtime", ort_times),
+               stand_in(calls, "anvil", "Anvil", anvil_times or [4.0] * 32)]
+    rounds = {"onnxruntime": [], "anvil": []}
+    measurer.paced_round(engines, case(threads), rounds, "label")
+    return measurer, rounds
 
 
 def test_a_paced_round_interleaves_the_engines_run_by_run():
     calls = []
-    bench = paced_bench(calls, [1.0, 3.0, 2.0, 9.0])
-    rounds = {"onnxruntime": [], "anvil": []}
-    bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, 1, 0, rounds)
+    _, rounds = paced_round(calls, [1.0, 3.0, 2.0, 9.0])
     # Each timed run alternates with the other engine's, the turn's order rotating.
     assert calls == ["onnxruntime", "anvil", "anvil", "onnxruntime", "onnxruntime", "anvil", "anvil", "onnxruntime"]
     ort, = rounds["onnxruntime"]
     assert (ort.median_ms, ort.min_ms, ort.max_ms, ort.runs) == (2.5, 1.0, 9.0, 4)
     anvil, = rounds["anvil"]
     assert (anvil.median_ms, anvil.runs) == (4.0, 4)
-    assert bench.isa_seen == {"anvil": {"avx2 (detected; the CPU runs scalar, avx2)"}} and bench.anvil_flops["mnist"] == pytest.approx(10e9 * 0.004)
 
 
 def test_each_turn_starts_with_untimed_runs_when_asked():
     calls = []
-    bench = paced_bench(calls, [50.0, 1.0, 50.0, 3.0, 50.0, 2.0, 50.0, 9.0], rewarm=1)
-    rounds = {"onnxruntime": [], "anvil": []}
-    bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, 1, 0, rounds)
+    _, rounds = paced_round(calls, [50.0, 1.0, 50.0, 3.0, 50.0, 2.0, 50.0, 9.0], rewarm=1)
     # Two runs per turn, the first untimed (the 50 ms ones never count).
     assert calls == ["onnxruntime"] * 2 + ["anvil"] * 4 + ["onnxruntime"] * 4 + ["anvil"] * 4 + ["onnxruntime"] * 2
     ort, = rounds["onnxruntime"]
@@ -136,23 +137,57 @@ def test_each_turn_starts_with_untimed_runs_when_asked():
 
 def test_a_failing_engine_is_reported_and_the_others_go_on():
     calls = []
-    bench = paced_bench(calls, [1.0, None])
-    rounds = {"onnxruntime": [], "anvil": []}
-    bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, 1, 0, rounds)
+    measurer, rounds = paced_round(calls, [1.0, None])
     assert not rounds["onnxruntime"][0].ok and "session died" in rounds["onnxruntime"][0].error
     assert rounds["anvil"][0].ok and rounds["anvil"][0].runs == 4
     assert calls.count("onnxruntime") == 2 and calls.count("anvil") == 4
-    assert any("ONNX Runtime, mnist batch 1 threads 1: RuntimeError: session died" in p for p in bench.problems)
+    assert any("ONNX Runtime, mnist batch 1, 1 thread(s): RuntimeError: session died" in p for p in measurer.problems)
 
 
-def test_one_thread_runs_on_one_cpu_taken_in_turn_and_restored():
+def test_rounds_rotate_the_order_and_keep_the_median_of_the_rounds():
+    calls = []
+    measurer = Measurer(Settings(iterations=1, warmup=0, warmup_ms=0.0, rounds=3))
+    block = lambda key, values: (lambda case, settings: (calls.append(key), measure.Timing.of([next(values)]))[1])
+    engines = [SimpleNamespace(key="a", title="A", block=block("a", iter([1.0, 5.0, 3.0]))),
+               SimpleNamespace(key="b", title="B", block=block("b", iter([2.0, 2.0, 8.0])))]
+    combined, rounds = measurer.measure(engines, case(threads=2))
+    assert calls == ["a", "b", "b", "a", "a", "b"]
+    assert combined["a"].median_ms == 3.0 and combined["b"].median_ms == 2.0
+    assert (combined["a"].min_ms, combined["a"].max_ms, combined["a"].runs) == (1.0, 5.0, 3)
+    assert [t.median_ms for t in rounds["b"]] == [2.0, 2.0, 8.0]
+
+
+def test_the_anvil_engine_reads_its_isa_and_flops_from_a_paced_run(fake_tool):
+    binary, log = fake_tool
+    engine = AnvilEngine(binary)
+    settings = Settings(warmup=0, warmup_ms=0.0)
+    the_case = SimpleNamespace(anvil_model="model.onnx", batch=1, threads=1, network=SimpleNamespace(name="mnist"))
+    turns = engine.turns(the_case, settings)
+    assert [turns.run(), turns.run()] == [2.5, 2.5] and turns.pids
+    turns.close()
+    assert engine.isa_seen == {"avx2 (detected; the CPU runs scalar, avx2)"}
+    assert engine.flops["mnist"] == pytest.approx(11.1e9 * 0.0025)
+    assert log.read_text().splitlines()[0] == "bench model.onnx --batch 1 --threads 1 --paced --warmup 0 --warmup-ms 0.0"
+
+
+def test_one_thread_runs_every_thread_on_one_cpu_taken_in_turn_and_restored():
     usable = sorted(os.sched_getaffinity(0))
-    for index in range(3):
-        with bench_peers.one_cpu_for_one_thread(1, index):
-            assert os.sched_getaffinity(0) == {usable[index % len(usable)]}
-        assert sorted(os.sched_getaffinity(0)) == usable
-    with bench_peers.one_cpu_for_one_thread(2, 1):
-        assert sorted(os.sched_getaffinity(0)) == usable
+    stop, started = threading.Event(), []
+    helper = threading.Thread(target=lambda: (started.append(threading.get_native_id()), stop.wait()))
+    helper.start()
+    try:
+        while not started:
+            time.sleep(0.001)
+        for index in range(3):
+            with one_cpu_for_one_thread(1, index):
+                cpu = {usable[index % len(usable)]}
+                assert os.sched_getaffinity(0) == cpu and os.sched_getaffinity(started[0]) == cpu
+            assert sorted(os.sched_getaffinity(0)) == usable and sorted(os.sched_getaffinity(started[0])) == usable
+        with one_cpu_for_one_thread(2, 1):
+            assert sorted(os.sched_getaffinity(0)) == usable
+    finally:
+        stop.set()
+        helper.join()
 
 
 def test_turns_of_several_threads_start_after_a_pause(monkeypatch):
@@ -160,26 +195,21 @@ def test_turns_of_several_threads_start_after_a_pause(monkeypatch):
     thread: none (nothing of the other engine's is left running)."""
     for threads, pauses in ((2, [0.02] * 8), (1, [])):
         calls = []
-        monkeypatch.setattr(bench_peers.time, "sleep", lambda seconds: calls.append(seconds))
-        bench = paced_bench(calls, [1.0, 3.0, 2.0, 9.0])
-        rounds = {"onnxruntime": [], "anvil": []}
-        bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, threads, 0, rounds)
+        monkeypatch.setattr(measure.time, "sleep", lambda seconds: calls.append(seconds))
+        paced_round(calls, [1.0, 3.0, 2.0, 9.0], threads=threads)
         assert [c for c in calls if not isinstance(c, str)] == pauses
         if pauses:  # each pause comes right before a turn's runs
             assert calls[:4] == [0.02, "onnxruntime", 0.02, "anvil"]
 
 
 def test_turns_of_several_threads_wait_for_the_engines_threads_after_the_pause(monkeypatch):
-    """Two threads: after each pause, a wait for this process's threads (ONNX Runtime's) and the
-    Anvil processes' to stop running; one thread: none."""
+    """Two threads: after each pause, a wait for this process's threads and the engines'
+    processes to stop running; one thread: none."""
     for threads, waits in ((2, 8), (1, 0)):
-        calls = []
-        monkeypatch.setattr(bench_peers.time, "sleep", lambda seconds: calls.append(seconds))
-        bench = paced_bench(calls, [1.0, 3.0, 2.0, 9.0])
-        rounds = {"onnxruntime": [], "anvil": []}
-        bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, threads, 0, rounds)
-        assert len(bench.idle_waits) == waits
-        assert all(pids == [os.getpid()] for pids in bench.idle_waits)  # the stand-in Anvil has no process
+        monkeypatch.setattr(measure.time, "sleep", lambda seconds: None)
+        measurer, _ = paced_round([], [1.0, 3.0, 2.0, 9.0], threads=threads)
+        assert len(measurer.idle_waits) == waits
+        assert all(pids == [os.getpid()] for pids in measurer.idle_waits)  # the stand-ins have no process
 
 
 def test_the_idle_wait_lasts_until_the_threads_stop_running():
@@ -217,13 +247,18 @@ def test_thread_time_counts_every_thread_but_the_one_excluded():
         me = threading.get_native_id()
         before, before_without = paced_anvil.thread_cpu_ns([os.getpid()], exclude=me), \
             paced_anvil.thread_cpu_ns([os.getpid()], exclude=spinner_id[0])
-        time.sleep(0.05)
-        grown = paced_anvil.thread_cpu_ns([os.getpid()], exclude=me) - before
-        grown_without = paced_anvil.thread_cpu_ns([os.getpid()], exclude=spinner_id[0]) - before_without
+        # Until the spinner has run 20 ms (a busy machine gives it less than the wall time).
+        deadline = time.perf_counter() + 10
+        while True:
+            time.sleep(0.05)
+            grown = paced_anvil.thread_cpu_ns([os.getpid()], exclude=me) - before
+            grown_without = paced_anvil.thread_cpu_ns([os.getpid()], exclude=spinner_id[0]) - before_without
+            if grown > 20e6 or time.perf_counter() > deadline:
+                break
     finally:
         stop.set()
         thread.join()
-    assert grown > 20e6  # the spinner ran for most of the 50 ms
+    assert grown > 20e6
     assert grown_without < grown / 2
     assert paced_anvil.thread_cpu_ns([2**22 + 12345]) == 0  # no such process
 
@@ -233,10 +268,8 @@ def test_a_turn_rewarms_for_at_least_the_time_asked(monkeypatch):
     more than the one --paced-rewarm asks."""
     calls = []
     # A clock that advances 4 ms with each run the stand-ins make.
-    monkeypatch.setattr(bench_peers.time, "perf_counter", lambda: len(calls) * 0.004)
-    bench = paced_bench(calls, [4.0] * 16, rewarm=1, rewarm_ms=10.0)
-    rounds = {"onnxruntime": [], "anvil": []}
-    bench.measure_round_paced(["onnxruntime", "anvil"], None, 1, 1, 0, rounds)
+    monkeypatch.setattr(measure.time, "perf_counter", lambda: len(calls) * 0.004)
+    _, rounds = paced_round(calls, [4.0] * 16, rewarm=1, rewarm_ms=10.0)
     assert calls[:8] == ["onnxruntime"] * 4 + ["anvil"] * 4
     assert calls.count("onnxruntime") == 16 and rounds["onnxruntime"][0].runs == 4
 
