@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Graph and summary")
 struct GraphTests {
-    /// The MNIST network of the issue (Forge's / the BNNS and MPSCNN ports').
+    /// The MNIST network of Forge's example (and of the BNNS and MPSCNN ports).
     static func mnist() throws -> Model {
         let input = Input(width: 28, height: 28, channels: 1)
         let output = input
