@@ -14,8 +14,8 @@
 # synchronous tests on Swift's 2-thread cooperative pool; then everything else. With extra
 # arguments, one run with those.
 #
-# A run that has not finished after SANITIZE_TEST_LIMIT seconds (default 2400; the whole
-# ThreadSanitizer suite takes about 1,000 s on the 2-core development machine) is a hang: the
+# A run that has not finished after SANITIZE_TEST_LIMIT seconds (default 2400, a few times what
+# the whole ThreadSanitizer suite takes on 2 cores) is a hang: the
 # stacks of every thread of the test process go into the log (gdb), the tests that started and
 # did not finish are printed, and the pass fails. Output is line-buffered into the log, so what
 # it shows is what had happened.
