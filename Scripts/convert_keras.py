@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`convert_keras`: the command line of anvil_convert.from_keras (docs/converters.md).
 
-Kept here so that `python3 Scripts/convert_keras.py ...` works from a clone without installing
+Kept here so that `.venv/bin/python Scripts/convert_keras.py ...` works from a clone without installing
 anything; the converter itself is Scripts/anvil_convert/from_keras.py.
 """
 

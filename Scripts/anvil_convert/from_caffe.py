@@ -1,6 +1,6 @@
 """Converts a Caffe network (.prototxt + .caffemodel) to an Anvil model file, without Caffe.
 
-    python3 Scripts/convert_caffe.py deploy.prototxt weights.caffemodel out/ [--name NAME]
+    .venv/bin/python Scripts/convert_caffe.py deploy.prototxt weights.caffemodel out/ [--name NAME]
                                      [--input-shape C,H,W]
 
 Writes out/model.json and out/weights.bin with layout "pytorch" (Caffe's blobs are OIHW and

@@ -1,6 +1,6 @@
 """Converts a Keras model (.keras or .h5, Functional or Sequential) to an Anvil model file.
 
-    KERAS_BACKEND=torch python3 Scripts/convert_keras.py model.keras out/ [--name NAME]
+    KERAS_BACKEND=torch .venv/bin/python Scripts/convert_keras.py model.keras out/ [--name NAME]
                                                        [--input-shape H,W]
 
 Writes out/model.json and out/weights.bin (layout "tensorflow": Keras kernels are HWIO,

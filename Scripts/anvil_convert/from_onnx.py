@@ -1,6 +1,6 @@
 """Converts an ONNX model to an Anvil model file: a thin front end to `anvil convert`.
 
-    python3 Scripts/convert_onnx.py model.onnx out/ [--name NAME] [--input-shape C,H,W]
+    .venv/bin/python Scripts/convert_onnx.py model.onnx out/ [--name NAME] [--input-shape C,H,W]
 
 The converter itself is Swift (Sources/AnvilONNX, `anvil convert model.onnx out/`): one
 implementation, so the Python and Swift paths cannot drift, and a Python conversion needed a

@@ -34,10 +34,10 @@ activation right after a convolution, Linear or addition (its only consumer) is 
 as that layer's `activation`.
 
 Usage:
-    python3 Scripts/convert_pytorch.py --torchvision resnet18 [--weights state_dict.pth]
+    .venv/bin/python Scripts/convert_pytorch.py --torchvision resnet18 [--weights state_dict.pth]
         [--classes 1000] [--width 1.0] [--input-size 224] [--softmax] --out DIR
-    python3 Scripts/convert_pytorch.py --model whole_model.pt --input-size 224 --out DIR
-    python3 Scripts/convert_pytorch.py --model fcn.pt --input-size 64 --open-size --out DIR
+    .venv/bin/python Scripts/convert_pytorch.py --model whole_model.pt --input-size 224 --out DIR
+    .venv/bin/python Scripts/convert_pytorch.py --model fcn.pt --input-size 64 --open-size --out DIR
 
 `--torchvision` accepts the zoo networks: vgg16, mobilenet_v1 (not in torchvision: the
 definition in torch_zoo.py, named as Keras names its layers), inception_v3 (without the

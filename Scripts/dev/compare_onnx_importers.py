@@ -4,7 +4,7 @@ front end to `anvil convert`; read from git into a temporary package), on every 
 .onnx files given): the same model.json (numbers to 1e-6 relative) and the same weights, or both
 refusing. Prints one line per difference and a count; exit status 1 when any differ.
 
-    ANVIL=.build/debug/anvil python3 Scripts/dev/compare_onnx_importers.py [model.onnx ...]
+    ANVIL=.build/debug/anvil .venv/bin/python Scripts/dev/compare_onnx_importers.py [model.onnx ...]
 """
 
 import glob
