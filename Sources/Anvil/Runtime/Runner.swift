@@ -46,11 +46,23 @@ public final class Runner: Sendable {
         let stage = TracedMutex(Stage.arriving)
     }
 
+    /// A request's outputs with how long it waited for its batch and how long the batch ran
+    /// (a server's statistics: Triton's queue and compute_infer times).
+    public struct TimedOutputs: Sendable {
+        /// The request's own outputs, as ``prediction(for:)-([Tensor])`` returns them.
+        public let outputs: [Tensor]
+        /// From the request's arrival to its batch starting to run.
+        public let queued: Duration
+        /// The batch's prediction.
+        public let computed: Duration
+    }
+
     private struct Request {
         let ticket: Ticket
         let inputs: [Tensor]
         let images: Int
-        let continuation: CheckedContinuation<[Tensor], any Error>
+        let arrived: ContinuousClock.Instant
+        let continuation: CheckedContinuation<TimedOutputs, any Error>
     }
 
     private struct State {
@@ -93,6 +105,13 @@ public final class Runner: Sendable {
     /// The outputs for `inputs` (one tensor per model input, all with the same batch size), run
     /// in a batch with whatever other requests arrive meanwhile.
     public func prediction(for inputs: [Tensor]) async throws -> [Tensor] {
+        try await timedPrediction(for: inputs).outputs
+    }
+
+    /// ``prediction(for:)-([Tensor])`` with the time the request waited for its batch and the
+    /// time the batch took.
+    public func timedPrediction(for inputs: [Tensor]) async throws -> TimedOutputs {
+        let arrived = ContinuousClock.now
         guard inputs.count == model.inputShapes.count else {
             throw AnvilError(.invalidInput, "the model has \(model.inputShapes.count) input(s), \(inputs.count) tensor(s) given")
         }
@@ -104,13 +123,15 @@ public final class Runner: Sendable {
         _ = try model.outputShapes(forInputShapes: inputs.map(\.shape))
         if images > maximumBatch {
             onBatch?(images)
-            return try await model.prediction(for: inputs)
+            let start = ContinuousClock.now
+            let outputs = try await model.prediction(for: inputs)
+            return TimedOutputs(outputs: outputs, queued: start - arrived, computed: ContinuousClock.now - start)
         }
         try Task.checkCancellation()
         let ticket = Ticket()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                enqueue(Request(ticket: ticket, inputs: inputs, images: images, continuation: continuation))
+                enqueue(Request(ticket: ticket, inputs: inputs, images: images, arrived: arrived, continuation: continuation))
             }
         } onCancel: {
             cancel(ticket)
@@ -209,7 +230,9 @@ public final class Runner: Sendable {
                                values: batch.flatMap { $0.inputs[index].values })
                 }
             }
+            let start = ContinuousClock.now
             let outputs = try model.predict(inputs)
+            let computed = ContinuousClock.now - start
             var offset = 0
             for request in batch {
                 let slices = try outputs.map { output in
@@ -218,7 +241,7 @@ public final class Runner: Sendable {
                                       values: Array(output.values[(offset * size) ..< ((offset + request.images) * size)]))
                 }
                 offset += request.images
-                request.continuation.resume(returning: slices)
+                request.continuation.resume(returning: TimedOutputs(outputs: slices, queued: start - request.arrived, computed: computed))
             }
         } catch {
             for request in batch { request.continuation.resume(throwing: error) }
