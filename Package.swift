@@ -23,6 +23,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         // Reads .onnx files (AnvilONNX); the generated Proto/onnx.pb.swift matches this version.
         .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
+        // `anvil serve --grpc-port` (AnvilServe): the KServe v2 gRPC API on HTTP/2. The generated
+        // GRPC/Generated/*.swift match these versions (Scripts/dev/generate_grpc_proto.sh).
+        .package(url: "https://github.com/grpc/grpc-swift-2", exact: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
+        .package(url: "https://github.com/grpc/grpc-swift-protobuf", exact: "2.4.1"),
     ],
     targets: [
         // OpenBLAS through pkg-config; Debian's libopenblas-dev provides it.
@@ -59,8 +64,9 @@ let package = Package(
             dependencies: ["Anvil", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
-        // `anvil serve`: the KServe Open Inference Protocol v2 over HTTP, requests batched by a
-        // `Runner`, Prometheus metrics, graceful shutdown.
+        // `anvil serve`: the KServe Open Inference Protocol v2 over HTTP and gRPC, with Triton's
+        // configuration, statistics and repository extensions; requests batched by a `Runner`,
+        // Prometheus metrics, graceful shutdown.
         .target(
             name: "AnvilServe",
             dependencies: [
@@ -74,7 +80,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
             ],
+            // The .proto the generated code comes from is kept beside it, not compiled.
+            exclude: ["GRPC/Proto"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
@@ -135,7 +147,13 @@ let package = Package(
         // `anvil serve`'s server, started on a loopback port and spoken to over real HTTP.
         .testTarget(
             name: "AnvilServeTests",
-            dependencies: ["Anvil", "AnvilModels", "AnvilServe", "AnvilTestSupport"]
+            dependencies: ["Anvil", "AnvilModels", "AnvilServe", "AnvilTestSupport",
+                           .product(name: "GRPCCore", package: "grpc-swift-2"),
+                           .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+                           .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+                           .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            // Triton's Python client checks, run by TritonClientTests with the venv's python3.
+            exclude: ["Clients"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -60,6 +60,25 @@ struct ServeCommandTests {
         #expect(log.contains("path=/v2/models/mnist") && log.contains("status=404") && log.contains("stopped"))
     }
 
+    @Test("--grpc-port and --model-repository: both ports announced, the repository's models served, SIGTERM exits 0")
+    func grpcAndRepository() async throws {
+        let repository = FileManager.default.temporaryDirectory.appendingPathComponent("anvil-serve-repository-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: repository.appendingPathComponent("digits"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: repository) }
+        let weights = Fixtures.repository.appendingPathComponent("Weights/mnist")
+        for file in try FileManager.default.contentsOfDirectory(atPath: weights.path) {
+            try FileManager.default.copyItem(at: weights.appendingPathComponent(file), to: repository.appendingPathComponent("digits/\(file)"))
+        }
+        let (process, port, errors) = try Self.start(["--model-repository", repository.path, "--port", "0", "--grpc-port", "0"])
+        #expect(try await Self.get(port, "/v2/models/digits").0 == 200)
+        #expect(try await Self.get(port, "/v2/models/digits/config").0 == 200)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let log = String(decoding: errors.wait(), as: UTF8.self)
+        #expect(log.contains("serving gRPC") && log.contains("model=digits"), "\(log)")
+    }
+
     @Test("Usage mistakes exit 64; a model that does not load exits 1 with its message")
     func refuses() throws {
         let noModel = try AnvilTool.run(["serve", "--port", "0"])
@@ -68,6 +87,12 @@ struct ServeCommandTests {
         #expect(nameFirst.status == 64 && nameFirst.errors.contains("comes before any --model"))
         let missing = try AnvilTool.run(["serve", "--model", "no/such/model.json", "--port", "0"])
         #expect(missing.status == 1 && missing.errors.contains("no/such/model.json"))
+        let grpcPort = try AnvilTool.run(["serve", "--model", "mnist", "--grpc-port", "70000"])
+        #expect(grpcPort.status == 64 && grpcPort.errors.contains("--grpc-port"))
+        let samePort = try AnvilTool.run(["serve", "--model", "mnist", "--port", "9000", "--grpc-port", "9000"])
+        #expect(samePort.status == 64 && samePort.errors.contains("must differ"))
+        let noFolder = try AnvilTool.run(["serve", "--model-repository", "no/such/folder", "--port", "0"])
+        #expect(noFolder.status == 1 && noFolder.errors.contains("no/such/folder"))
         let twice = try AnvilTool.run(["serve", "--model", "mnist", "--model", "mnist", "--port", "0"])
         #expect(twice.status == 1 && twice.errors.contains("two models are named 'mnist'"))
     }

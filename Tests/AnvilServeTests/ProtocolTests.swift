@@ -21,7 +21,7 @@ struct ProtocolTests {
         #expect(try ready.decoded(HealthResponse.self) == HealthResponse(ready: true))
         let metadata = try await server.get("/v2")
         let serverMetadata = try metadata.decoded(ServerMetadata.self)
-        #expect(serverMetadata.name == "anvil" && serverMetadata.extensions == ["binary_tensor_data"])
+        #expect(serverMetadata.name == "anvil" && serverMetadata.extensions == ["binary_tensor_data", "model_configuration", "statistics", "model_repository"])
 
         let model = try (try await server.get("/v2/models/mnist")).decoded(ModelMetadata.self)
         #expect(model.name == "mnist" && model.platform == "anvil")

@@ -14,19 +14,25 @@ import Testing
 final class TestServer: Sendable {
     let server: InferenceServer
     let port: Int
+    /// The gRPC port, when the configuration asked for gRPC.
+    let grpcPort: Int?
     private let running: Task<Void, any Error>
     private let session: URLSession
 
-    /// Starts serving `models` with `configuration` (its port replaced by 0).
-    init(_ models: [ServedModel], configuration: ServeConfiguration = ServeFixtures.patient()) async throws {
+    /// Starts serving `models` (and those of `repository`) with `configuration` (its ports
+    /// replaced by 0: gRPC too when `grpc`).
+    init(_ models: [ServedModel], configuration: ServeConfiguration = ServeFixtures.patient(), grpc: Bool = false,
+         repository: ModelRepository? = nil) async throws {
         var configuration = configuration
         configuration.port = 0
+        configuration.grpcPort = grpc ? 0 : nil
         var logger = Logger(label: "anvil.serve.test")
         logger.logLevel = .warning
-        let server = try InferenceServer(models: models, configuration: configuration, logger: logger)
+        let server = try InferenceServer(models: models, repository: repository, configuration: configuration, logger: logger)
         self.server = server
         running = Task { try await server.run(handlingSignals: false) }
         port = try await server.port()
+        grpcPort = grpc ? try await server.grpcPort() : nil
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         // Generous: the server's handlers share Swift's cooperative pool with every other test
         // running in parallel, and a busy CI machine can hold them off for a while. Short enough
@@ -99,8 +105,10 @@ enum ServeFixtures {
     /// did arrive, and closes the connection under the client's upload. (Under the sanitizers the
     /// hold was about 1,050 s, so `Scripts/dev/sanitize.sh` runs the serving suites on their own.)
     /// Only the tests of the timeouts themselves set short ones.
-    static func patient(maximumBodyBytes: Int = ServeConfiguration().maximumBodyBytes) -> ServeConfiguration {
-        ServeConfiguration(maximumBodyBytes: maximumBodyBytes, readTimeout: .seconds(600), idleTimeout: .seconds(900))
+    static func patient(maximumBodyBytes: Int = ServeConfiguration().maximumBodyBytes,
+                        maximumMessageBytes: Int = ServeConfiguration().maximumMessageBytes) -> ServeConfiguration {
+        ServeConfiguration(maximumBodyBytes: maximumBodyBytes, readTimeout: .seconds(600), idleTimeout: .seconds(900),
+                           maximumMessageBytes: maximumMessageBytes)
     }
 
     /// The Deep MNIST network with Anvil's trained weights (Weights/mnist/model.json).

@@ -14,6 +14,10 @@ public final class ServedModel: Sendable {
     public let layout: WireLayout
     /// What `GET /v2/models/{name}` answers.
     public let metadata: ModelMetadata
+    /// What `GET /v2/models/{name}/config` answers (Triton's model configuration).
+    public let configuration: ModelConfiguration
+    /// Its requests' counts and times (Triton's statistics extension).
+    let statistics = InferenceStatistics()
     /// Who hears of each batch the runner starts (the server's metrics, once it runs).
     private let batchListener: BatchListener
 
@@ -47,6 +51,19 @@ public final class ServedModel: Sendable {
         }
         metadata = ModelMetadata(name: name, platform: "anvil", inputs: tensors(model.inputNames, model.openInputShapes),
                                  outputs: tensors(model.outputNames, model.openOutputShapes))
+        // Triton's dims leave out the batch axis when max_batch_size is above 0, as here.
+        func configured(_ names: [String], _ shapes: [OpenShape], input: Bool) -> [ModelConfigurationTensor] {
+            zip(names, shapes).map { name, shape in
+                let format = input ? (shape.rank == 4 ? (layout == .channelsLast ? "FORMAT_NHWC" : "FORMAT_NCHW") : "FORMAT_NONE") : nil
+                return ModelConfigurationTensor(name: name, dataType: "TYPE_FP32", format: format, dims: layout.dimensions(of: shape).map { $0 ?? -1 })
+            }
+        }
+        let waitMicroseconds = Int(InferenceStatistics.nanoseconds(maximumWait) / 1000)
+        configuration = ModelConfiguration(
+            name: name, platform: "anvil", backend: "anvil", maxBatchSize: maximumBatch,
+            input: configured(model.inputNames, model.openInputShapes, input: true),
+            output: configured(model.outputNames, model.openOutputShapes, input: false),
+            dynamicBatching: maximumBatch > 1 ? DynamicBatchingConfiguration(preferredBatchSize: [maximumBatch], maxQueueDelayMicroseconds: waitMicroseconds) : nil)
     }
 
     /// Sends the image count of every batch this model runs from now on to `listener`.

@@ -7,13 +7,13 @@ import Logging
 /// status, and every request is counted in the metrics and logged in one line.
 struct ProtocolMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
-    /// The served models' names: a metric's `model` label is one of them, never a client's guess.
-    let modelNames: Set<String>
+    /// The served models: a metric's `model` label is one of their names, never a client's guess.
+    let registry: ModelRegistry
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         metrics.started()
-        let (route, model) = Self.classify(request.uri.path, models: modelNames)
+        let (route, model) = Self.classify(request.uri.path, isModel: registry.serves)
         let response: Response
         var failure: String?
         do {
@@ -38,18 +38,23 @@ struct ProtocolMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// The route family of `path` and the served model it names ("" if none).
-    static func classify(_ path: String, models: Set<String>) -> (route: String, model: String) {
+    static func classify(_ path: String, isModel: (String) -> Bool) -> (route: String, model: String) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         switch parts.count {
         case 1 where parts[0] == "metrics": return ("metrics", "")
         case 1 where parts[0] == "v2": return ("server", "")
         case 3 where parts[0] == "v2" && parts[1] == "health": return ("health", "")
+        case 3 where parts[0] == "v2" && parts[1] == "models" && parts[2] == "stats": return ("stats", "")
+        case 2... where parts[0] == "v2" && parts[1] == "repository":
+            return ("repository", parts.count == 5 && isModel(parts[3]) ? parts[3] : "")
         case 3... where parts[0] == "v2" && parts[1] == "models":
-            let model = models.contains(parts[2]) ? parts[2] : ""
+            let model = isModel(parts[2]) ? parts[2] : ""
             switch parts.count {
             case 3: return ("metadata", model)
             case 4 where parts[3] == "ready": return ("ready", model)
             case 4 where parts[3] == "infer": return ("infer", model)
+            case 4 where parts[3] == "config": return ("config", model)
+            case 4 where parts[3] == "stats": return ("stats", model)
             default: return ("other", model)
             }
         default: return ("other", "")

@@ -5,18 +5,21 @@ import ArgumentParser
 import Foundation
 import Logging
 
-/// `anvil serve --model <model.json | zoo name> [--name NAME] ... --port 8080`: serves models over
-/// HTTP with the KServe Open Inference Protocol v2 (docs/serving.md).
+/// `anvil serve --model <model.json | zoo name> [--name NAME] ... --port 8080 [--grpc-port 8081]
+/// [--model-repository DIR]`: serves models with the KServe Open Inference Protocol v2 over HTTP
+/// and gRPC, with Triton's configuration, statistics and repository extensions (docs/serving.md).
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve models over HTTP (KServe Open Inference Protocol v2).",
+        abstract: "Serve models over HTTP and gRPC (KServe Open Inference Protocol v2).",
         discussion: """
         Each --model is a model file (served with its own parameters) or a zoo name (\(ModelCatalog.names.joined(separator: ", "))), \
         served with seeded random weights, for trying the server and load tests). A --name after a --model names that model \
         (default: the zoo name, or the file name without extension — the directory's for model.json). \
         Tensors on the wire follow the model file's declared layout (NHWC for Anvil model files). \
         Requests are batched per model (--max-batch images arriving within --max-wait-ms). \
+        --grpc-port also serves inference.GRPCInferenceService (KServe's convention: REST 8080, gRPC 8081). \
+        --model-repository DIR serves every DIR/NAME/model.json or model.onnx as NAME, and lets clients load and unload them. \
         SIGTERM or SIGINT stop the server gracefully: requests in flight are answered. See docs/serving.md.
         """
     )
@@ -32,6 +35,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The TCP port (0: any free port, printed at start).")
     var port = 8080
+
+    @Option(name: .customLong("grpc-port"), help: "Also serve gRPC on this TCP port (0: any free port, printed at start).")
+    var grpcPort: Int?
+
+    @Option(name: .customLong("grpc-max-message-bytes"), help: "The largest gRPC request message accepted (RESOURCE_EXHAUSTED above).")
+    var maximumMessageBytes = 64 << 20
+
+    @Option(name: .customLong("model-repository"), help: "A folder of models (NAME/model.json or NAME/model.onnx), loaded at start; clients can load and unload them.")
+    var modelRepository: String?
 
     @Option(name: .customLong("max-batch"), help: "The most images one batch holds (1: no dynamic batching).")
     var maximumBatch = 16
@@ -55,8 +67,11 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel = "info"
 
     func validate() throws {
-        guard !model.isEmpty else { throw ValidationError("give at least one --model") }
+        guard !model.isEmpty || modelRepository != nil else { throw ValidationError("give at least one --model or a --model-repository") }
         guard (0 ... 65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let grpcPort, !(0 ... 65535).contains(grpcPort) { throw ValidationError("--grpc-port must be between 0 and 65535") }
+        if let grpcPort, grpcPort != 0, grpcPort == port { throw ValidationError("--grpc-port must differ from --port") }
+        guard maximumMessageBytes >= 1 else { throw ValidationError("--grpc-max-message-bytes must be at least 1") }
         guard maximumBatch >= 1 else { throw ValidationError("--max-batch must be at least 1") }
         guard maximumWaitMilliseconds >= 0 else { throw ValidationError("--max-wait-ms must not be negative") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
@@ -90,17 +105,27 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let configuration = ServeConfiguration(host: host, port: port, maximumBodyBytes: maximumBodyBytes,
                                                readTimeout: .milliseconds(Int64(readTimeout * 1000)),
-                                               idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))
+                                               idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
+                                               grpcPort: grpcPort, maximumMessageBytes: maximumMessageBytes)
         let server: InferenceServer
         do {
-            server = try InferenceServer(models: served, configuration: configuration, logger: logger)
+            let repository = try modelRepository.map {
+                try ModelRepository(directory: URL(fileURLWithPath: $0), maximumBatch: maximumBatch,
+                                    maximumWait: .microseconds(Int64(maximumWaitMilliseconds * 1000)))
+            }
+            server = try InferenceServer(models: served, repository: repository, configuration: configuration, logger: logger)
         } catch let error as AnvilError {
             throw CommandFailure(error.message)
         }
         let announcement = Task {
             guard let port = try? await server.port() else { return }
+            var grpc = ""
+            if grpcPort != nil {
+                guard let bound = try? await server.grpcPort() else { return }
+                grpc = " and grpc://\(host):\(bound)"
+            }
             // One line on standard output for scripts that started it with --port 0.
-            let line = "anvil serve: listening on http://\(host):\(port) (models: \(served.map(\.name).joined(separator: ", ")); threads \(Compute.threadCount))\n"
+            let line = "anvil serve: listening on http://\(host):\(port)\(grpc) (models: \(server.models.map(\.name).joined(separator: ", ")); threads \(Compute.threadCount))\n"
             FileHandle.standardOutput.write(Data(line.utf8))
         }
         do {

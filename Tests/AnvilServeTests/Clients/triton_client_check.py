@@ -1,0 +1,170 @@
+"""Triton's own Python clients (tritonclient.http and tritonclient.grpc) against a running
+`anvil serve`: every method of the KServe v2 API and of Triton's configuration, statistics and
+repository extensions, bad requests answered with the protocol's status, and concurrent clients
+of both protocols served meanwhile. Run by TritonClientTests.swift, which starts the server and
+gives the expected outputs (the model's own predict); prints one line per check and exits 1 if
+any failed.
+
+    python3 triton_client_check.py --http-port P --grpc-port Q --model mnist --repository-model digits \
+        --inputs in.f32 --expected out.f32 --max-message-bytes N
+"""
+import argparse
+import concurrent.futures
+import sys
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
+from tritonclient.utils import InferenceServerException
+
+passed, failed = 0, 0
+
+
+def check(what, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"ok: {what}")
+    else:
+        failed += 1
+        print(f"FAIL: {what}: {detail}")
+
+
+def refused(what, call, status, fragment):
+    """`call` must raise InferenceServerException with `status` and a message holding `fragment`."""
+    try:
+        call()
+    except InferenceServerException as error:
+        check(what, str(error.status()) == status and fragment in (error.message() or ""),
+              f"status {error.status()}, message {error.message()!r}")
+        return
+    check(what, False, "no error")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ("--http-port", "--grpc-port", "--max-message-bytes"):
+        parser.add_argument(name, type=int, required=True)
+    for name in ("--model", "--repository-model", "--inputs", "--expected"):
+        parser.add_argument(name, required=True)
+    args = parser.parse_args()
+    model, digits = args.model, args.repository_model
+    images = np.fromfile(args.inputs, dtype=np.float32).reshape(-1, 28, 28, 1)
+    expected = np.fromfile(args.expected, dtype=np.float32).reshape(len(images), 10)
+    http = httpclient.InferenceServerClient(f"127.0.0.1:{args.http_port}", concurrency=8)
+    grpc = grpcclient.InferenceServerClient(f"127.0.0.1:{args.grpc_port}")
+    successes = 0
+
+    def infer(client, module, batch, binary=True):
+        nonlocal successes
+        tensor = module.InferInput("image", list(batch.shape), "FP32")
+        if module is httpclient:
+            tensor.set_data_from_numpy(batch, binary_data=binary)
+            outputs = [module.InferRequestedOutput("probabilities", binary_data=binary)]
+        else:
+            tensor.set_data_from_numpy(batch)
+            outputs = [module.InferRequestedOutput("probabilities")]
+        result = client.infer(model, [tensor], outputs=outputs, request_id="check")
+        successes += 1
+        return result.as_numpy("probabilities")
+
+    for name, client in (("http", http), ("grpc", grpc)):
+        check(f"{name} server live", client.is_server_live())
+        check(f"{name} server ready", client.is_server_ready())
+        check(f"{name} model ready", client.is_model_ready(model))
+        metadata = client.get_server_metadata()
+        extensions = metadata["extensions"] if name == "http" else list(metadata.extensions)
+        check(f"{name} server metadata", {"model_configuration", "statistics", "model_repository"} <= set(extensions), extensions)
+        metadata = client.get_model_metadata(model)
+        inputs = metadata["inputs"] if name == "http" else [{"name": i.name, "shape": list(i.shape)} for i in metadata.inputs]
+        check(f"{name} model metadata", inputs[0]["name"] == "image" and list(inputs[0]["shape"]) == [-1, 28, 28, 1], inputs)
+        config = client.get_model_config(model)
+        config = config if name == "http" else {"max_batch_size": config.config.max_batch_size,
+                                                 "input": [{"dims": list(config.config.input[0].dims)}],
+                                                 "dynamic_batching": {"preferred_batch_size": list(config.config.dynamic_batching.preferred_batch_size)}}
+        check(f"{name} model config", config["max_batch_size"] == 8 and list(config["input"][0]["dims"]) == [28, 28, 1]
+              and list(config["dynamic_batching"]["preferred_batch_size"]) == [8], config)
+
+    module = {"http": httpclient, "grpc": grpcclient}
+    for name, client in (("http", http), ("grpc", grpc)):
+        got = infer(client, module[name], images)
+        check(f"{name} infer, a batch of {len(images)}: the model's own outputs", np.array_equal(got, expected),
+              np.abs(got - expected).max())
+        check(f"{name} infer: the digits", list(got.argmax(1)) == list(expected.argmax(1)))
+    got = infer(http, httpclient, images[:2], binary=False)
+    check("http infer in JSON", np.array_equal(got, expected[:2]))
+
+    # Bad requests, each followed by a good one.
+    wrong_shape = images.reshape(-1, 28, 28)
+    for name, client in (("http", http), ("grpc", grpc)):
+        invalid, not_found = ("400", "404") if name == "http" else ("StatusCode.INVALID_ARGUMENT", "StatusCode.NOT_FOUND")
+        tensor = module[name].InferInput("image", list(wrong_shape.shape), "FP32")
+        tensor.set_data_from_numpy(wrong_shape)
+        refused(f"{name} wrong shape", lambda: client.infer(model, [tensor]), invalid, "[N, 28, 28, 1]")
+        ints = images.astype(np.int32)
+        tensor = module[name].InferInput("image", list(ints.shape), "INT32")
+        tensor.set_data_from_numpy(ints)
+        refused(f"{name} wrong datatype", lambda: client.infer(model, [tensor]), invalid, "datatype 'INT32'")
+        tensor = module[name].InferInput("image", list(images.shape), "FP32")
+        tensor.set_data_from_numpy(images)
+        refused(f"{name} unknown model", lambda: client.infer("resnet", [tensor]), not_found, "unknown model 'resnet'")
+        refused(f"{name} unknown model's config", lambda: client.get_model_config("resnet"), not_found, "resnet")
+        refused(f"{name} load of a model the repository lacks", lambda: client.load_model("nothing"), not_found, "nothing")
+        check(f"{name} serving after bad requests", np.array_equal(infer(client, module[name], images), expected))
+    too_many = np.zeros((args.max_message_bytes // (28 * 28 * 4) + 1, 28, 28, 1), dtype=np.float32)
+    tensor = grpcclient.InferInput("image", list(too_many.shape), "FP32")
+    tensor.set_data_from_numpy(too_many)
+    refused("grpc message over the limit", lambda: grpc.infer(model, [tensor]), "StatusCode.RESOURCE_EXHAUSTED", "")
+    check("grpc serving after an over-large message", np.array_equal(infer(grpc, grpcclient, images), expected))
+
+    # Concurrent clients of both protocols, one image each.
+    # Each thread its own client: tritonclient.http's (gevent) cannot be shared across threads.
+    def one(index):
+        name = "http" if index % 2 == 0 else "grpc"
+        client = (httpclient.InferenceServerClient(f"127.0.0.1:{args.http_port}") if name == "http"
+                  else grpcclient.InferenceServerClient(f"127.0.0.1:{args.grpc_port}"))
+        row = index % len(images)
+        got = infer(client, module[name], images[row:row + 1])
+        # Batched with other clients' images: equal up to the last bits where the summation
+        # order depends on the batch size (docs/errors.md, "Determinism").
+        return bool(np.allclose(got, expected[row:row + 1], rtol=1e-5, atol=1e-7) and got.argmax() == expected[row].argmax())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(one, range(32)))
+    check("32 requests from 8 concurrent clients, both protocols", all(results), results)
+
+    # Statistics count what was sent (the failures: the bad requests to the served model).
+    for name, client in (("http", http), ("grpc", grpc)):
+        stats = client.get_inference_statistics(model)
+        if name == "http":
+            entry = stats["model_stats"][0]
+            success, fail, count = entry["inference_stats"]["success"]["count"], entry["inference_stats"]["fail"]["count"], entry["inference_count"]
+            queue = entry["inference_stats"]["queue"]["count"]
+        else:
+            entry = stats.model_stats[0]
+            success, fail, count, queue = entry.inference_stats.success.count, entry.inference_stats.fail.count, entry.inference_count, entry.inference_stats.queue.count
+        check(f"{name} statistics: {successes} successes, 4 failures", int(success) == successes and int(fail) == 4 and int(queue) == successes,
+              (success, fail, queue))
+        check(f"{name} statistics: inference count", int(count) > successes, count)
+
+    # The model repository: index, unload, load, without a restart.
+    def states(client, name):
+        index = client.get_model_repository_index()
+        entries = index if name == "http" else [{"name": m.name, "state": m.state} for m in index.models]
+        return {entry["name"]: entry["state"] for entry in entries}
+    for name, client in (("http", http), ("grpc", grpc)):
+        check(f"{name} repository index", states(client, name).get(digits) == "READY", states(client, name))
+        client.unload_model(digits)
+        check(f"{name} unloaded", states(client, name).get(digits) == "UNAVAILABLE" and not client.is_model_ready(digits), states(client, name))
+        client.load_model(digits)
+        check(f"{name} loaded again", states(client, name).get(digits) == "READY" and client.is_model_ready(digits), states(client, name))
+    tensor = grpcclient.InferInput("image", list(images.shape), "FP32")
+    tensor.set_data_from_numpy(images)
+    got = grpc.infer(digits, [tensor]).as_numpy("probabilities")
+    check("grpc infer on the reloaded repository model", np.array_equal(got, expected))
+
+    print(f"tritonclient checks: {passed} ok, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
