@@ -184,7 +184,7 @@ def main(argv=None):
     context = {"command": shlex.join([".venv/bin/python", os.path.relpath(os.path.abspath(sys.argv[0]), REPO)]
                                      + (sys.argv[1:] if argv is None else list(argv))),
                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-               "load_start": load_average(), "machine": machine_description(),
+               "load_start": load_average(), "machine": machine_description(), "commit": commit(),
                "flags": ", ".join(f"{f} {'yes' if f in flags else 'no'}" for f in FLAGS_OF_NOTE)}
     cpus = len(os.sched_getaffinity(0))
     if max(args.threads) > cpus:
@@ -274,7 +274,7 @@ def main(argv=None):
                 problems.append(f"{name}: Anvil counts {anvil / 1e9:.4g} GFLOP per image, PyTorch {flops / 1e9:.4g}")
 
     minutes, seconds = divmod(int(time.time() - started), 60)
-    context.update(load_end=load_average(), versions=versions(anvil_binary), commit=commit(),
+    context.update(load_end=load_average(), versions=versions(anvil_binary),
                    duration=f"{minutes} min {seconds} s", method=method_text(args, measurer, exporters),
                    other_load=other_load(cpu_start, time.time() - measuring_since, cpus))
     networks_info = {name: f"Anvil cannot open its ONNX file ({reason}); Anvil ran its zoo network `{name}` "

@@ -122,7 +122,7 @@ def commit():
 
 
 def versions(anvil_binary):
-    """The versions of everything a run uses, one line."""
+    """The versions of the peers, PyTorch, Swift and OpenBLAS, one line (the commit is commit()'s)."""
     parts = []
     for module, label in (("onnxruntime", "ONNX Runtime"), ("openvino", "OpenVINO"), ("torch", "PyTorch"),
                           ("onnx", "onnx"), ("onnxscript", "onnxscript"), ("numpy", "numpy")):
@@ -149,5 +149,4 @@ def versions(anvil_binary):
     if library:
         blas += f", Anvil links {os.path.realpath(library.group(1))}"
     parts.append(blas or "OpenBLAS unknown")
-    parts.append(f"Anvil {commit()}")
     return ", ".join(parts)
