@@ -10,7 +10,7 @@ up once, then runs one prediction per request) and asks them for one run at a ti
 from one second to the next, block-wise alternation (ab_anvil.sh: all of A's runs, then all of
 B's) leaves a change of state on one side. A one-thread case (`--threads 1`) runs both builds on
 the same CPU, `--cpu` (a VM's virtual CPUs can differ in speed for minutes: two processes left to
-the scheduler kept a 1.08–1.18 "difference" between two copies of one binary; pinned, 0.99–1.01).
+the scheduler can each keep a different one, and show a difference between two copies of one binary).
 
 `--gap-ms` waits before each run, and a case of several threads then waits until no thread of
 either build has run for 2 ms (a worker waits for the next job for `Compute.workerIdleMilliseconds`
@@ -39,9 +39,8 @@ DEFAULT_CASES = ["resnet50 --batch 1 --threads 1", "mobilenet_v1 --batch 1 --thr
 def case_cpus(case, cpu):
     """The CPUs both builds of `case` run on: `cpu` alone for a one-thread case, else all usable.
 
-    A VM's virtual CPUs need not be equally fast (on a shared 2-core VM one ran MobileNet v1 in
-    12.0 ms throughout while the other took 9.0–14.0): two one-thread processes left to the
-    scheduler may sit on different ones for their whole lives."""
+    A VM's virtual CPUs need not be equally fast: two one-thread processes left to the scheduler
+    may sit on different ones for their whole lives."""
     usable = os.sched_getaffinity(0)
     words = shlex.split(case)
     threads = words[words.index("--threads") + 1] if "--threads" in words[:-1] else None
