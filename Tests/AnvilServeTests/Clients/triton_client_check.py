@@ -10,6 +10,7 @@ any failed.
 """
 import argparse
 import concurrent.futures
+import signal
 import sys
 
 import numpy as np
@@ -48,6 +49,8 @@ def main():
     for name in ("--model", "--repository-model", "--inputs", "--expected"):
         parser.add_argument(name, required=True)
     args = parser.parse_args()
+    # Bounded: a server that stops answering fails the check instead of hanging the suite.
+    signal.alarm(900)
     model, digits = args.model, args.repository_model
     images = np.fromfile(args.inputs, dtype=np.float32).reshape(-1, 28, 28, 1)
     expected = np.fromfile(args.expected, dtype=np.float32).reshape(len(images), 10)
