@@ -49,10 +49,6 @@ from peerbench.networks import (DEFAULT_NETWORKS, NETWORKS, bench_input, build_t
                                 count_flops, export_onnx, onnx_path)
 from peerbench.resources import measure_load, measure_memory  # noqa: E402
 
-# Scripts/benchmarks/bench_serve.py takes these from here.
-__all__ = ["REPO", "BENCH_DIR", "NETWORKS", "build_torch_network", "export_onnx", "build_anvil",
-           "machine_description", "versions", "main"]
-
 
 def int_list(text):
     try:

@@ -37,9 +37,9 @@ versions; progress on stderr.
 
 Usage:
     Scripts/setup/install_bench_deps.sh
-    python3 Scripts/benchmarks/bench_serve.py                                   # the full run (~25 min)
-    python3 Scripts/benchmarks/bench_serve.py --quick                           # smoke run: figures mean nothing
-    python3 Scripts/benchmarks/bench_serve.py --models mnist --concurrency 1,8 --seconds 5 --soak-seconds 0
+    .venv/bin/python Scripts/benchmarks/bench_serve.py                                   # the full run (~25 min)
+    .venv/bin/python Scripts/benchmarks/bench_serve.py --quick                           # smoke run: figures mean nothing
+    .venv/bin/python Scripts/benchmarks/bench_serve.py --models mnist --concurrency 1,8 --seconds 5 --soak-seconds 0
 Options: --models resnet50,mnist  --concurrency 1,8,64  --seconds S (15)  --warmup S (3)  --threads T (2)
 --max-batch B (16)  --max-wait-ms W (2)  --soak-seconds S (600; --duration is the same)  --soak-protocol grpc|rest
 --memory-model NAME (resnet50)  --servers anvil,anvil-grpc,onnxruntime,onnxruntime-grpc (also anvil-nobatch)
@@ -62,10 +62,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import bench_peers  # noqa: E402 - the networks, exporter, machine description and Anvil build
+from peerbench import BENCH_DIR, REPO  # noqa: E402
+from peerbench.engines import build_anvil  # noqa: E402
+from peerbench.machine import machine_description, versions  # noqa: E402
+from peerbench.networks import NETWORKS, build_torch_network, export_onnx  # noqa: E402
 
-REPO = bench_peers.REPO
-SERVE_DIR = os.path.join(bench_peers.BENCH_DIR, "serve")
+SERVE_DIR = os.path.join(BENCH_DIR, "serve")
 SERVERS = ("anvil", "anvil-grpc", "anvil-nobatch", "onnxruntime", "onnxruntime-grpc")
 DEFAULT_SERVERS = ("anvil", "anvil-grpc", "onnxruntime", "onnxruntime-grpc")
 SERVER_NAMES = {"anvil": "Anvil REST (batching)", "anvil-grpc": "Anvil gRPC (batching)", "anvil-nobatch": "Anvil REST (--max-batch 1)",
@@ -85,7 +87,7 @@ def log(message):
 def prepare(name, anvil, seed=1):
     """(onnx path, Anvil model.json path) for network `name`, made once and cached; the converter
     runs the `anvil` binary given (no build of its own)."""
-    network = bench_peers.NETWORKS[name]
+    network = NETWORKS[name]
     directory = os.path.join(SERVE_DIR, f"{name}.seed{seed}")
     onnx_file = os.path.join(directory, f"{name}.onnx")
     converted = os.path.join(directory, "anvil")
@@ -93,7 +95,7 @@ def prepare(name, anvil, seed=1):
     os.makedirs(directory, exist_ok=True)
     if not os.path.exists(onnx_file):
         log(f"exporting {name} to ONNX")
-        bench_peers.export_onnx(bench_peers.build_torch_network(name, seed), network, onnx_file, "torchscript")
+        export_onnx(build_torch_network(name, seed), network, onnx_file, "torchscript")
     if not os.path.exists(model_json):
         log(f"converting {name} with Scripts/convert_onnx.py")
         subprocess.run([sys.executable, os.path.join(REPO, "Scripts", "convert_onnx.py"), onnx_file, converted],
@@ -341,18 +343,18 @@ def main(argv=None):
     levels = [int(c) for c in args.concurrency.split(",") if c]
     servers = [s for s in args.servers.split(",") if s]
     for model in models:
-        if model not in bench_peers.NETWORKS:
+        if model not in NETWORKS:
             sys.exit(f"bench_serve: unknown network {model}")
     for server in servers:
         if server not in SERVERS:
             sys.exit(f"bench_serve: unknown server {server}; choose from {', '.join(SERVERS)}")
 
-    anvil = bench_peers.build_anvil(args)
+    anvil = build_anvil(args)
     started = datetime.datetime.now(datetime.timezone.utc)
     rows = {}
     checks = []
     for model in models:
-        network = bench_peers.NETWORKS[model]
+        network = NETWORKS[model]
         onnx_file, model_json = prepare(model, anvil)
         answers = {}
         for kind in servers:
@@ -389,7 +391,7 @@ def main(argv=None):
     memory = []
     if args.duration > 0 and "anvil" in servers:
         model = args.memory_model
-        network = bench_peers.NETWORKS[model]
+        network = NETWORKS[model]
         onnx_file, model_json = prepare(model, anvil)
         kind = "anvil-grpc" if args.soak_protocol == "grpc" else "anvil"
         log(f"memory: {model}, Anvil with batching over {args.soak_protocol}, concurrency 8, {args.duration:.0f} s")
@@ -406,7 +408,7 @@ def main(argv=None):
 
     out = ["## Serving", ""]
     out.append(f"`python3 Scripts/benchmarks/bench_serve.py {' '.join(argv if argv is not None else sys.argv[1:])}`, "
-               f"{started:%Y-%m-%d %H:%M} UTC. {bench_peers.machine_description()}. {bench_peers.versions(anvil)}; "
+               f"{started:%Y-%m-%d %H:%M} UTC. {machine_description()}. {versions(anvil)}; "
                f"FastAPI {__import__('fastapi').__version__}, uvicorn {__import__('uvicorn').__version__}, "
                f"grpcio {__import__('grpc').__version__}.")
     out.append("")
@@ -417,7 +419,7 @@ def main(argv=None):
                "runs on the same cores. Peak RSS: the server process.")
     out.append("")
     for model in models:
-        network = bench_peers.NETWORKS[model]
+        network = NETWORKS[model]
         out += [f"### {network.title}", "",
                 "| server | clients | requests/s | p50 ms | p99 ms | failed | peak RSS MiB | requests/s vs ONNX Runtime, same protocol |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -438,7 +440,7 @@ def main(argv=None):
         model, throughput, count, failed, peak = memory_summary
         values = [rss for _, rss in memory]
         out += [f"### Resident memory over {args.duration / 60:g} minutes", "",
-                f"Anvil (batching) serving {bench_peers.NETWORKS[model].title} to 8 clients over {args.soak_protocol}: {count} requests "
+                f"Anvil (batching) serving {NETWORKS[model].title} to 8 clients over {args.soak_protocol}: {count} requests "
                 f"({throughput:.1f}/s), {failed} failed. VmRSS sampled every 5 s: first {values[0]:.0f} MiB, "
                 f"median {statistics.median(values):.0f}, last {values[-1]:.0f}, max {max(values):.0f} MiB "
                 f"({len(values)} samples). Each minute: "
