@@ -4,7 +4,7 @@
 inference.GRPCInferenceService stubs tritonclient ships): bench_serve.py's peer server. One
 model, one input, one output.
 
-    python3 Scripts/benchmarks/ort_kserve_server.py --model resnet50.onnx --name resnet50 --port 8080 --grpc-port 8081 --threads 2
+    .venv/bin/python Scripts/benchmarks/ort_kserve_server.py --model resnet50.onnx --name resnet50 --port 8080 --grpc-port 8081 --threads 2
 
 Routes: GET /v2/health/ready, GET /v2/models/{name}, POST /v2/models/{name}/infer (JSON data, flat
 or nested; the output returned flat). Errors are {"error": "..."} with 400/404. The session uses
