@@ -19,21 +19,15 @@ handler threads share the same session and lock.
 
 import argparse
 import json
+import os
+import sys
 import threading
 from concurrent import futures
 
 import numpy as np
 
-
-def make_session(model_path, threads):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    return ort.InferenceSession(model_path, sess_options=options, providers=["CPUExecutionProvider"])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peerbench.engines import ort_session  # noqa: E402 - the session bench_peers times
 
 
 def build_app(session, lock, name):
@@ -159,7 +153,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     import uvicorn
-    session = make_session(args.model, args.threads)
+    session = ort_session(args.model, args.threads)
     lock = threading.Lock()
     grpc_server = start_grpc(session, lock, args.name, args.host, args.grpc_port, args.grpc_workers) if args.grpc_port else None
     try:
