@@ -36,6 +36,16 @@ struct JSONFields {
         has(key) ? try int(key) : fallback
     }
 
+    /// A number (integer or not), or `fallback` when absent.
+    func double(_ key: String, default fallback: Double) throws -> Double {
+        guard let member = value[key] else { return fallback }
+        switch member {
+        case .int(let number): return Double(number)
+        case .double(let number): return number
+        default: throw fail(key, "a number")
+        }
+    }
+
     func float(_ key: String, default fallback: Float) throws -> Float {
         guard let member = value[key] else { return fallback }
         switch member {
@@ -86,14 +96,15 @@ struct JSONFields {
 
     /// An array of integers whose length is in `counts`; every element but the last may be
     /// `null` (an open dimension: `[null, null, 3]`, `[null, 8]`).
-    func openIntArray(_ key: String, counts: ClosedRange<Int>) throws -> [Int?] {
+    /// With `lastMayBeOpen`, every element may be `null`.
+    func openIntArray(_ key: String, counts: ClosedRange<Int>, lastMayBeOpen: Bool = false) throws -> [Int?] {
         let values = try array(key)
-        let what = "an array of \(counts.lowerBound) to \(counts.upperBound) integers (all but the last may be null)"
+        let what = "an array of \(counts.lowerBound) to \(counts.upperBound) integers (\(lastMayBeOpen ? "any" : "all but the last") may be null)"
         guard counts.contains(values.count) else { throw fail(key, what) }
         return try values.enumerated().map { index, element in
             switch element {
             case .int(let number): return number
-            case .null where index < values.count - 1: return nil
+            case .null where lastMayBeOpen || index < values.count - 1: return nil
             default: throw fail(key, what)
             }
         }

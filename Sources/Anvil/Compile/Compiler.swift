@@ -30,7 +30,7 @@ struct Compiler {
         _ = Compute.threadCount
         let size = Graph.probeSizes[1]
         let other = try graph.resolved(inputShapes: graph.inputPatterns.map {
-            $0.filled(height: size.height, width: size.width)
+            $0.filled(height: size.height, width: size.width, channels: size.width)
         })
         for (node, otherNode) in zip(graph.nodes, other.nodes) {
             let specs = node.layer.parameters(for: node.inputs.map { graph.shapes[$0] })
@@ -59,10 +59,20 @@ struct Compiler {
             let loaded = parameters[ObjectIdentifier(node.layer)] ?? [:]
             var context = KernelContext(layerName: node.name, inputShapes: node.inputs.map { graph.shapes[$0] },
                                         outputShape: graph.shapes[node.output], layout: layout, parameters: loaded)
+            context.inputValues = node.inputs.map { graph.values[$0] }
             context.sharedData = shared
             context.weightCache = weightCache
             context.sharedKey = String(position)
             do {
+                if step.writesKnownValue, let value = graph.values[step.output] {
+                    // Integers are written as floats: exact below 2^24, which shapes and indices are.
+                    steps.append(CompiledModel.Step(kernel: KnownValueKernel(values: value.floatElements), inputs: [], output: step.output,
+                                                    inputShapes: [], outputShape: graph.shapes[step.output]))
+                    continue
+                }
+                if let typed = (node.inputs + [node.output]).first(where: { graph.values[$0] == nil && graph.shapes[$0].elementType != .float32 }) {
+                    throw AnvilError(.invalidShape, "tensor '\(graph.name(ofTensor: typed))' is \(graph.shapes[typed].elementType) and computed at predict; layers compute float32, and integer tensors only when the plan is built (shapes, indices)")
+                }
                 // The shapes of the buffers the step reads and writes (what its KernelIO holds).
                 var inputShapes = context.inputShapes
                 if let index = step.foldedPad { inputShapes[0] = graph.shapes[graph.nodes[index].inputs[0]] }
@@ -118,7 +128,7 @@ struct Compiler {
                     throw AnvilError(.internalError, "layer '\(node.name)': the compiler fused a channel shuffle of \(groups) groups that its kernel does not apply")
                 }
                 if let index = step.fusedGate {
-                    kernel = GatedKernel(inner: kernel, gate: context.outputShape, map: outputShape,
+                    kernel = try GatedKernel(inner: kernel, gate: context.outputShape, map: outputShape,
                                          activation: (graph.nodes[index].layer as! Elementwise).activation)
                 }
                 steps.append(CompiledModel.Step(kernel: kernel, inputs: step.inputs, output: step.output,

@@ -29,6 +29,9 @@ struct ExecutionPlan {
         /// concatenation writes each joined channel where the shuffle moves it (ShuffleNet's
         /// concatenation → shuffle), so the joined order is never stored.
         var fusedShuffle: Int?
+        /// Whether the step only writes its node's value, known when the plan was built (a shape
+        /// computation read by a layer that runs): it has no inputs.
+        var writesKnownValue = false
         /// Tensors read (already resolved through fusion).
         var inputs: [Int]
         /// Tensor written.
@@ -68,6 +71,9 @@ struct ExecutionPlan {
             tensor < graph.inputCount || tensor - graph.inputCount < index
         }
         for (index, node) in graph.nodes.enumerated() where !fused.contains(index) {
+            // A value known when the plan is built never runs; it is written by a step of its
+            // own where a running layer reads it (below).
+            if graph.values[node.output] != nil { continue }
             // Transpose → Flatten → Dense: the Dense reads the untransposed values with its weights
             // reordered (as the "chw" flatten order does), so neither the Transpose nor the Flatten runs.
             if node.layer is Transpose, let flatten = soleConsumer(of: node.output),
@@ -168,6 +174,16 @@ struct ExecutionPlan {
             }
             steps.append(step)
         }
+        // Only the steps an output depends on run (a layer read only by a shape computation does not).
+        var needed = Set(graph.outputs.map { storage[$0] })
+        steps = Array(steps.reversed().filter { step in
+            guard needed.contains(step.output) else { return false }
+            needed.formUnion(step.inputs)
+            return true
+        }.reversed())
+        // Known values read by a step or returned: written first by steps of their own.
+        let knownRead = needed.filter { $0 >= graph.inputCount && graph.values[$0] != nil }.sorted()
+        steps = knownRead.map { Step(node: $0 - graph.inputCount, writesKnownValue: true, inputs: [], output: $0) } + steps
         self.steps = steps
         self.storage = storage
         (slot, slotSizes) = Self.slots(graph: graph, steps: steps, storage: storage, inPlace: [])

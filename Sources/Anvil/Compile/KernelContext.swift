@@ -10,6 +10,9 @@ public struct KernelContext {
     /// The layout the weight tensors are in.
     public let layout: WeightLayout
     let parameters: [ParameterKind: ParameterData]
+    /// The values of the inputs known when the plan was built (indices, target shapes), `nil`
+    /// for the inputs computed at `predict`.
+    public internal(set) var inputValues: [TensorValue?] = []
     /// A per-channel affine map `y = scale * y + shift` folded in after the layer
     /// (a BatchNormalization that follows a convolution or dense layer). Reading it tells the
     /// compiler the layer folds it; otherwise the compiler applies it after the kernel.

@@ -16,6 +16,9 @@ struct Graph {
     /// at the first probe size (``probeSizes``), only good for what does not depend on the size;
     /// ``resolved(inputShapes:)`` gives the graph at a concrete size.
     let shapes: [Shape]
+    /// The value of every tensor known when the plan is built (a shape computation), `nil` for
+    /// the tensors computed at `predict`. Like ``shapes``, at the first probe size in an open graph.
+    let values: [TensorValue?]
     /// Every tensor's shape with the dimensions that depend on an open input size as `nil`.
     let openShapes: [OpenShape]
     /// The inputs as declared (open dimensions `nil`).
@@ -100,19 +103,19 @@ struct Graph {
         isOpen = patterns.contains { $0.isOpen }
         for (i, input) in inputs.enumerated() {
             let pattern = input.openShape
-            guard (pattern.height ?? 1) > 0, (pattern.width ?? 1) > 0, (pattern.channels ?? 0) > 0 else {
+            guard pattern.rank <= Shape.maximumRank, pattern.dimensions.allSatisfy({ ($0 ?? 1) > 0 }) else {
                 throw AnvilError(.invalidShape, "input '\(inputNames[i])' has invalid shape \(pattern)")
             }
         }
         guard patterns.contains(where: \.isOpen) else {
-            shapes = try Self.inferShapes(nodes: nodes, inputNames: declaredNames, inputShapes: inputs.map(\.shape))
+            (shapes, values) = try Self.inferShapes(nodes: nodes, inputNames: declaredNames, inputShapes: inputs.map(\.shape))
             openShapes = shapes.map(OpenShape.init)
             return
         }
         // Open inputs: infer at two probe sizes; what differs between them is open.
         let probes = try Self.probeSizes.map { size in
             let probeShapes = patterns.map {
-                $0.filled(height: size.height, width: size.width)
+                $0.filled(height: size.height, width: size.width, channels: size.width)
             }
             do {
                 return try Self.inferShapes(nodes: nodes, inputNames: declaredNames, inputShapes: probeShapes)
@@ -120,23 +123,23 @@ struct Graph {
                 throw AnvilError(error.code, "with the open input size set to \(size.height)×\(size.width) to infer shapes: \(error.message)")
             }
         }
-        shapes = probes[0]
-        openShapes = zip(probes[0], probes[1]).map(Self.openDimensions)
+        (shapes, values) = probes[0]
+        openShapes = zip(probes[0].shapes, probes[1].shapes).map(Self.openDimensions)
     }
 
     /// `a` with the dimensions that differ in `b` open.
     private static func openDimensions(_ a: Shape, _ b: Shape) -> OpenShape {
-        let height: Int? = a.height == b.height ? a.height : nil
-        let width: Int? = a.width == b.width ? a.width : nil
-        let channels: Int? = a.channels == b.channels ? a.channels : nil
-        return OpenShape(height: height, width: width, channels: channels, rank: a.rank)
+        guard a.rank == b.rank else { return OpenShape(dimensions: a.dimensions.map { _ in nil }, elementType: a.elementType) }
+        return OpenShape(dimensions: zip(a.dimensions, b.dimensions).map { $0 == $1 ? $0 : nil }, elementType: a.elementType)
     }
 
-    private init(inputNames: [String], nodes: [Node], outputs: [Int], shapes: [Shape], inputPatterns: [OpenShape]) {
+    private init(inputNames: [String], nodes: [Node], outputs: [Int], shapes: [Shape], values: [TensorValue?],
+                 inputPatterns: [OpenShape]) {
         self.inputNames = inputNames
         self.nodes = nodes
         self.outputs = outputs
         self.shapes = shapes
+        self.values = values
         self.openShapes = shapes.map(OpenShape.init)
         self.inputPatterns = inputPatterns
         self.isOpen = inputPatterns.contains { $0.isOpen }
@@ -157,43 +160,54 @@ struct Graph {
                 throw AnvilError(.invalidInput, "input '\(inputNames[i])' expects images of shape \(inputPatterns[i]), got \(shape)")
             }
         }
-        let shapes: [Shape]
+        let shapes: [Shape], values: [TensorValue?]
         do {
-            shapes = try Self.inferShapes(nodes: nodes, inputNames: inputNames, inputShapes: inputShapes)
+            (shapes, values) = try Self.inferShapes(nodes: nodes, inputNames: inputNames, inputShapes: inputShapes)
         } catch let error as AnvilError {
             let sizes = inputShapes.map { "\($0.height)×\($0.width)" }.joined(separator: ", ")
             throw AnvilError(error.code, "input size \(sizes) does not fit the model: \(error.message)")
         }
-        return Graph(inputNames: inputNames, nodes: nodes, outputs: outputs, shapes: shapes,
+        return Graph(inputNames: inputNames, nodes: nodes, outputs: outputs, shapes: shapes, values: values,
                      inputPatterns: inputShapes.map(OpenShape.init))
     }
 
-    /// Every tensor's shape, inputs first, for inputs of `inputShapes`.
-    private static func inferShapes(nodes: [Node], inputNames: [String], inputShapes: [Shape]) throws -> [Shape] {
+    /// Every tensor's shape and known value, inputs first, for inputs of `inputShapes`.
+    private static func inferShapes(nodes: [Node], inputNames: [String], inputShapes: [Shape]) throws -> (shapes: [Shape], values: [TensorValue?]) {
         var shapes = inputShapes
+        var values = [TensorValue?](repeating: nil, count: inputShapes.count)
         for (i, shape) in shapes.enumerated() where !shape.isValid {
             throw AnvilError(.invalidShape, "input '\(inputNames[i])' has invalid shape \(shape)")
         }
         for node in nodes {
             let layer = node.layer, name = node.name
             let inputShapes = node.inputs.map { shapes[$0] }
-            let shape: Shape
+            let inputValues = node.inputs.map { values[$0] }
+            let shape: Shape, value: TensorValue?
             do {
                 guard layer.inputCountRange.contains(inputShapes.count) else {
                     let range = layer.inputCountRange
                     let expected = range.upperBound == Int.max ? "at least \(range.lowerBound)" : range.count == 1 ? "\(range.lowerBound)" : "\(range.lowerBound)-\(range.upperBound)"
                     throw AnvilError(.invalidGraph, "takes \(expected) input(s), was given \(inputShapes.count)")
                 }
-                shape = try layer.outputShape(for: inputShapes)
+                if !layer.acceptsTypedInputs, let typed = inputShapes.firstIndex(where: { $0.elementType != .float32 }) {
+                    throw AnvilError(.invalidShape, "takes float32 tensors; input \(typed + 1) is \(inputShapes[typed].elementType)")
+                }
+                shape = try layer.outputShape(for: inputShapes, values: inputValues)
+                value = try layer.value(for: inputShapes, values: inputValues)
+                if let value, value.shape != shape {
+                    throw AnvilError(.internalError, "its value has shape \(value.shape), its output shape is \(shape)")
+                }
             } catch let error as AnvilError {
                 throw AnvilError(error.code, "layer '\(name)' (\(layer.typeName)) on input \(inputShapes.map(\.description).joined(separator: ", ")): \(error.message)")
             }
-            guard shape.isValid else {
+            // An empty known value (the shape of a rank-1 tensor, an empty range) is a valid shape computation.
+            guard shape.isValid || (value != nil && shape.dimensions.allSatisfy { $0 >= 0 } && shape.rank <= Shape.maximumRank) else {
                 throw AnvilError(.invalidShape, "layer '\(name)' (\(layer.typeName)) on input \(inputShapes.map(\.description).joined(separator: ", ")) gives invalid shape \(shape)")
             }
             shapes.append(shape)
+            values.append(value)
         }
-        return shapes
+        return (shapes, values)
     }
 
     private static func inputNames(_ inputs: [Input]) throws -> [String] {

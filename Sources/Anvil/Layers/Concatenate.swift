@@ -5,7 +5,7 @@
 /// (`torch.cat` of a one-element list). Along the channels, a following BatchNormalization and
 /// activation are applied as the channels are joined (DenseNet's concatenation → norm → relu),
 /// and a following ``ChannelShuffle`` by writing each channel where it moves it (ShuffleNet).
-public final class Concatenate: Layer, FusableLayer {
+public final class Concatenate: LayoutLayer, FusableLayer {
     /// The axis to join along (negative counts from the end; `-1`, the channels, by default).
     public let axis: Int
     /// The user's name for the layer.
@@ -38,14 +38,14 @@ public final class Concatenate: Layer, FusableLayer {
         let mismatch = { AnvilError(.invalidShape, "cannot concatenate tensors of shapes \(inputs.map(\.description).joined(separator: " and ")) along axis \(axis)") }
         var dims = inputs[0].dimensions
         for shape in inputs.dropFirst() {
-            guard shape.rank == rank else { throw mismatch() }
+            guard shape.rank == rank, shape.elementType == inputs[0].elementType else { throw mismatch() }
             let other = shape.dimensions
             for k in dims.indices where k != axis - 1 && other[k] != dims[k] { throw mismatch() }
             let (total, overflow) = dims[axis - 1].addingReportingOverflow(other[axis - 1])
             if overflow { throw AnvilError(.invalidShape, "concatenated axis \(axis) overflows") }
             dims[axis - 1] = total
         }
-        return try Shape(dimensions: dims)
+        return try Shape(dimensions: dims, elementType: inputs[0].elementType)
     }
 
     /// A copy for one input; the channel kernel along the channels (with the fused normalization,
@@ -75,14 +75,28 @@ public final class Concatenate: Layer, FusableLayer {
                                      activation: context.fusedActivation ?? .none, shuffleGroups: context.fusedShuffleGroups,
                                      windows: shapes.indices.map { context.foldedSliceWindows[$0] ?? (0, shapes[$0].channels) })
         }
+        return StridedCopyKernel(copies: try copies(for: shapes, output: output)!, inputCounts: shapes.map(\.count),
+                                 outputCount: output.count)
+    }
+
+    /// Any element type: the values only move.
+    public var acceptsTypedInputs: Bool { true }
+
+    /// The known inputs' elements moved, when every input is known.
+    public func value(for inputs: [Shape], values: [TensorValue?]) throws -> TensorValue? {
+        try movedValue(for: inputs, values: values)
+    }
+
+    /// One copy per input, into its window of the joined axis.
+    func copies(for inputs: [Shape], output: Shape) throws -> [StridedCopy]? {
+        let axis = try LayoutAxes.resolve(self.axis, rank: output.rank)
         let outStrides = StridedCopy.contiguousStrides(output.dimensions)
         var offset = 0
-        let copies = shapes.enumerated().map { index, shape in
+        return inputs.enumerated().map { index, shape in
             defer { offset += shape.dimensions[axis - 1] }
             return StridedCopy(input: index, dims: shape.dimensions, inputStrides: StridedCopy.contiguousStrides(shape.dimensions),
                                outputStrides: outStrides, outputOffset: offset * outStrides[axis - 1])
         }
-        return StridedCopyKernel(copies: copies, inputCounts: shapes.map(\.count), outputCount: output.count)
     }
 }
 

@@ -88,27 +88,29 @@ public final class Elementwise: Layer, FusableLayer {
         }
         var result = try Self.broadcast(operandShapes(inputs))
         // The output has the largest rank of the computed inputs (a vector plus a vector is a
-        // vector), raised where the broadcast stores more than that rank holds.
-        let held = result.height > 1 ? 4 : result.width > 1 ? 3 : result.channels > 1 ? 2 : 1
-        result.rank = max(inputs.map(\.rank).max() ?? 4, held)
+        // vector): a constant's leading axes of extent 1 do not raise it.
+        let inputRank = inputs.map(\.rank).max() ?? result.rank
+        while result.rank > inputRank, result.dimensions.first == 1 { result.dimensions.removeFirst() }
         return result
     }
 
-    /// The NumPy broadcast of `shapes` over (height, width, channels): per axis, every size is
-    /// 1 or the largest; the rank is the highest operand rank.
+    /// The NumPy broadcast of `shapes`, aligned on their last axes: per axis, every size is 1 or
+    /// the largest; the rank is the highest operand rank.
     static func broadcast(_ shapes: [Shape]) throws -> Shape {
-        var result = shapes[0]
-        for shape in shapes.dropFirst() {
-            func axis(_ a: Int, _ b: Int) throws -> Int {
-                if a == b || b == 1 { return a }
-                if a == 1 { return b }
-                throw AnvilError(.invalidShape, "cannot broadcast shapes \(result) and \(shape): each axis must be equal or 1")
+        let rank = shapes.map(\.rank).max() ?? 1
+        var dims = [Int](repeating: 1, count: rank - 1)
+        for shape in shapes {
+            let offset = dims.count - shape.dimensions.count
+            for (k, d) in shape.dimensions.enumerated() {
+                let a = dims[offset + k]
+                if a == d || d == 1 { continue }
+                guard a == 1 else {
+                    throw AnvilError(.invalidShape, "cannot broadcast shapes \(shapes.map(\.description).joined(separator: " and ")): each axis must be equal or 1")
+                }
+                dims[offset + k] = d
             }
-            // A lower rank stores 1s in its leading axes, so the result keeps the highest rank.
-            result = Shape(height: try axis(result.height, shape.height), width: try axis(result.width, shape.width),
-                           channels: try axis(result.channels, shape.channels), rank: max(result.rank, shape.rank))
         }
-        return result
+        return Shape(unchecked: dims, elementType: shapes[0].elementType)
     }
 
     /// The constant tensor, if any.
@@ -120,7 +122,7 @@ public final class Elementwise: Layer, FusableLayer {
     /// The C kernel over the broadcast operands.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let values = try constant.map { _ in try context.parameter(.constant).values } ?? []
-        return ElementwiseKernel(operation: operation, operands: operandShapes(context.inputShapes),
+        return try ElementwiseKernel(operation: operation, operands: operandShapes(context.inputShapes),
                                  constantIndex: constant == nil ? nil : (constantFirst ? 0 : context.inputShapes.count),
                                  constant: values, output: context.outputShape,
                                  activation: context.fusedActivation ?? activation)

@@ -1,7 +1,7 @@
 /// Flattens the axes from `axis` on into one (ONNX/Keras `Flatten`): with the default `axis: 1`
 /// an image `H × W × C` becomes a vector of `H·W·C`; `axis: 2` on an image gives a sequence
 /// `[N, H, W·C]`. Axes count the batch axis as 0, which is never flattened into.
-public final class Flatten: Layer {
+public final class Flatten: LayoutLayer {
     /// The order of the flattened values.
     public enum Order: String, Sendable {
         /// `H, W, C`: channels-last, Anvil's and Forge's own order.
@@ -43,8 +43,26 @@ public final class Flatten: Layer {
             throw AnvilError(.invalidOption, "order \"chw\" flattens from axis 1 only, got axis \(self.axis)")
         }
         let dims = input.dimensions
-        if axis == 1 { return .vector(input.count) }
-        return .sequence(length: dims[..<(axis - 1)].reduce(1, *), channels: dims[(axis - 1)...].reduce(1, *))
+        if axis == 1 { return Shape.vector(input.count).with(elementType: input.elementType) }
+        return Shape.sequence(length: dims[..<(axis - 1)].reduce(1, *), channels: dims[(axis - 1)...].reduce(1, *))
+            .with(elementType: input.elementType)
+    }
+
+    /// Any element type: the values only move.
+    public var acceptsTypedInputs: Bool { true }
+
+    /// The known inputs' elements moved, when every input is known.
+    public func value(for inputs: [Shape], values: [TensorValue?]) throws -> TensorValue? {
+        try movedValue(for: inputs, values: values)
+    }
+
+    /// The values keep their order, unless flattened channels first.
+    func copies(for inputs: [Shape], output: Shape) throws -> [StridedCopy]? {
+        guard order == .channelsFirst else { return nil }
+        let input = inputs[0]
+        let strides = StridedCopy.contiguousStrides([input.height * input.width, input.channels])
+        return [StridedCopy(input: 0, dims: [input.channels, input.height * input.width], inputStrides: [strides[1], strides[0]],
+                            outputStrides: StridedCopy.contiguousStrides([input.channels, input.height * input.width]))]
     }
 
     /// A copy (a reorder for `.channelsFirst`).

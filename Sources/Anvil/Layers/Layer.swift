@@ -38,6 +38,18 @@ public protocol Layer: AnyObject, Sendable {
     func macs(for inputs: [Shape], output: Shape) -> Int
     /// Builds the kernel that computes the layer, with its parameters loaded.
     func makeKernel(_ context: KernelContext) throws -> any Kernel
+
+    /// The output shape when some inputs' values are known as the plan is built (`values[i]`
+    /// is input `i`'s, or `nil`): a `Reshape` to a computed shape, a `Range`. The default is
+    /// ``outputShape(for:)``.
+    func outputShape(for inputs: [Shape], values: [TensorValue?]) throws -> Shape
+    /// The output's value when it follows from the inputs' shapes and known values, computed
+    /// once per input shape when the plan is built (the layer then never runs); `nil` when the
+    /// layer must run. The default is `nil`.
+    func value(for inputs: [Shape], values: [TensorValue?]) throws -> TensorValue?
+    /// Whether the layer takes inputs whose elements are not float32 (the default: no; shape
+    /// computations and layout layers do).
+    var acceptsTypedInputs: Bool { get }
 }
 
 extension Layer {
@@ -51,4 +63,10 @@ extension Layer {
     public func parameters(for inputs: [Shape]) -> [ParameterSpec] { [] }
     /// No multiply-accumulates.
     public func macs(for inputs: [Shape], output: Shape) -> Int { 0 }
+    /// ``outputShape(for:)``.
+    public func outputShape(for inputs: [Shape], values: [TensorValue?]) throws -> Shape { try outputShape(for: inputs) }
+    /// Unknown: the layer runs.
+    public func value(for inputs: [Shape], values: [TensorValue?]) throws -> TensorValue? { nil }
+    /// Float32 only.
+    public var acceptsTypedInputs: Bool { false }
 }

@@ -19,7 +19,7 @@ extension Shape {
             }
             return .vector(channels)
         default:
-            throw AnvilError(.invalidShape, "needs an input of rank 2 to 4 (with a channel axis), got rank \(rank)")
+            throw AnvilError(.invalidShape, "needs an input of rank 2 to 4 (an image, a sequence or a vector), got rank \(rank)")
         }
     }
 }

@@ -2,7 +2,7 @@
 /// `x[:, a:b:s]`). Axes count the batch axis as 0 (which cannot be sliced); negative indices
 /// count from the end and are clamped as in ONNX; a negative `step` walks backwards (then
 /// `end` may be `Int.min` to run to the first index).
-public final class Slice: Layer {
+public final class Slice: LayoutLayer {
     /// The axis to slice (negative counts from the end).
     public let axis: Int
     /// The first index taken.
@@ -63,20 +63,34 @@ public final class Slice: Layer {
         let (axis, _, count) = try resolve(inputs[0])
         var dims = inputs[0].dimensions
         dims[axis - 1] = count
-        return try Shape(dimensions: dims)
+        return try Shape(dimensions: dims, elementType: inputs[0].elementType)
+    }
+
+    /// Any element type: the values only move.
+    public var acceptsTypedInputs: Bool { true }
+
+    /// The known inputs' elements moved, when every input is known.
+    public func value(for inputs: [Shape], values: [TensorValue?]) throws -> TensorValue? {
+        try movedValue(for: inputs, values: values)
+    }
+
+    /// The copy of the taken indices.
+    func copies(for inputs: [Shape], output: Shape) throws -> [StridedCopy]? {
+        let input = inputs[0]
+        let (axis, first, count) = try resolve(input)
+        let inStrides = StridedCopy.contiguousStrides(input.dimensions)
+        var copyStrides = inStrides
+        copyStrides[axis - 1] *= count == 1 ? 1 : step  // |step| < extent when two or more are taken
+        let outDims = output.dimensions
+        return [StridedCopy(input: 0, dims: outDims, inputStrides: copyStrides,
+                            outputStrides: StridedCopy.contiguousStrides(outDims), inputOffset: first * inStrides[axis - 1])]
     }
 
     /// A strided copy.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
-        let (axis, first, count) = try resolve(input)
-        let inStrides = StridedCopy.contiguousStrides(input.dimensions)
-        var copyStrides = inStrides
-        copyStrides[axis - 1] *= count == 1 ? 1 : step  // |step| < extent when two or more are taken
-        let outDims = context.outputShape.dimensions
-        let copy = StridedCopy(input: 0, dims: outDims, inputStrides: copyStrides,
-                               outputStrides: StridedCopy.contiguousStrides(outDims), inputOffset: first * inStrides[axis - 1])
-        return StridedCopyKernel(copies: [copy], inputCounts: [input.count], outputCount: context.outputShape.count)
+        return StridedCopyKernel(copies: try copies(for: [input], output: context.outputShape)!, inputCounts: [input.count],
+                                 outputCount: context.outputShape.count)
     }
 }
 

@@ -2,7 +2,7 @@
 /// input axis `permutation[i]`. Axes count the batch axis as 0, which must stay first; the
 /// output keeps the rank. An image `[N, H, W, C]` with `permutation: [0, 3, 1, 2]` gives
 /// `[N, C, H, W]`, which Anvil stores as an image of height C, width H and W channels.
-public final class Transpose: Layer {
+public final class Transpose: LayoutLayer {
     /// Output axis `i` is input axis `permutation[i]` (batch axis included, first).
     public let permutation: [Int]
     /// The user's name for the layer.
@@ -30,7 +30,7 @@ public final class Transpose: Layer {
     public func outputShape(for inputs: [Shape]) throws -> Shape {
         try checkPermutation(rank: inputs[0].rank)
         let dims = inputs[0].dimensions
-        return try Shape(dimensions: permutation.dropFirst().map { dims[$0 - 1] })
+        return try Shape(dimensions: permutation.dropFirst().map { dims[$0 - 1] }, elementType: inputs[0].elementType)
     }
 
     /// The strided copy gathering each output axis from its input axis, on `input`.
@@ -61,6 +61,17 @@ public final class Transpose: Layer {
         return order
     }
 
+    /// Any element type: the values only move.
+    public var acceptsTypedInputs: Bool { true }
+
+    /// The known inputs' elements moved, when every input is known.
+    public func value(for inputs: [Shape], values: [TensorValue?]) throws -> TensorValue? {
+        try movedValue(for: inputs, values: values)
+    }
+
+    /// The gather of each output axis from its input axis.
+    func copies(for inputs: [Shape], output: Shape) throws -> [StridedCopy]? { [gather(inputs[0])] }
+
     /// A strided copy gathering each output axis from its input axis.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
@@ -74,7 +85,7 @@ extension Transpose: ModelFileCodable {
 
     /// Reads `permutation` (required).
     convenience init(fields: JSONFields, name: String) throws {
-        self.init(permutation: try fields.intArray("permutation", counts: 1 ... 4), name: name)
+        self.init(permutation: try fields.intArray("permutation", counts: 1 ... Shape.maximumRank), name: name)
     }
 
     /// `permutation`.

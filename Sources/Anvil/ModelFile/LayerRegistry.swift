@@ -36,6 +36,12 @@ enum LayerRegistry {
         GroupNormalization.self,
         LocalResponseNormalization.self,
         LpPooling.self,
+        Constant.self,
+        ShapeOf.self,
+        Gather.self,
+        Arange.self,
+        ConstantOfShape.self,
+        Cast.self,
     ]
 
     /// The layer type for each file type name.

@@ -33,11 +33,14 @@ extension Model {
             }
             layers.append(.object(members))
         }
-        var root: [(String, JSONValue)] = [("format", .string("anvil.model")), ("version", .int(1))]
+        var root: [(String, JSONValue)] = [("format", .string("anvil.model")), ("version", .int(ModelFile.version))]
         if let name { root.append(("name", .string(name))) }
-        // Open dimensions are written as null.
+        // Open dimensions are written as null; the element type when it is not float32.
         root.append(("inputs", .array(zip(graph.inputNames, openInputShapes).map { name, shape in
-            .object([("name", .string(name)), ("shape", .array(shape.dimensions.map { $0.map(JSONValue.int) ?? .null }))])
+            var members: [(String, JSONValue)] = [("name", .string(name)),
+                                                  ("shape", .array(shape.dimensions.map { $0.map(JSONValue.int) ?? .null }))]
+            if shape.elementType != .float32 { members.append(("elementType", .string(shape.elementType.rawValue))) }
+            return .object(members)
         })))
         root.append(("layers", .array(layers)))
         root.append(("outputs", .array(graph.outputs.map { .string(tensorNames[$0]) })))

@@ -40,10 +40,9 @@ public struct ModelFile {
         guard try root.string("format") == "anvil.model" else {
             throw AnvilError(.invalidFile, "'\(source)' is not an Anvil model file (format must be \"anvil.model\")")
         }
-        let version = try root.int("version")
-        guard version == 1 else { throw AnvilError(.invalidFile, "'\(source)' has version \(version); this Anvil reads version 1") }
+        let version = try Self.version(root, source: source)
         name = root.has("name") ? try root.string("name") : nil
-        (model, inputTensors, outputTensors) = try Self.buildModel(root)
+        (model, inputTensors, outputTensors) = try Self.buildModel(root, version: version)
         if root.has("parameters") {
             let parameters = try root.object("parameters")
             let layoutName = try parameters.string("layout", default: "forge")
@@ -66,8 +65,9 @@ public struct ModelFile {
         guard try root.string("format") == "anvil.model" else {
             throw AnvilError(.invalidFile, "'\(source)' is not an Anvil model file (format must be \"anvil.model\")")
         }
+        let version = root.has("version") ? try Self.version(root, source: source) : Self.version
         name = root.has("name") ? try root.string("name") : nil
-        (model, inputTensors, outputTensors) = try Self.buildModel(root)
+        (model, inputTensors, outputTensors) = try Self.buildModel(root, version: version)
         self.layout = layout
         self.parameters = parameters
     }
@@ -82,24 +82,49 @@ public struct ModelFile {
         return model
     }
 
-    private static func buildModel(_ root: JSONFields) throws -> (Model, [Input], [SymbolicTensor]) {
+    /// The format version this Anvil writes: 2 (inputs of any rank up to 8, open on any axis,
+    /// with an element type). Version 1 files (1 to 3 axes, the last fixed, float32) still load.
+    public static let version = 2
+
+    /// The file's `version`, checked to be one this Anvil reads.
+    private static func version(_ root: JSONFields, source: String) throws -> Int {
+        let version = try root.int("version")
+        guard version == 1 || version == Self.version else {
+            throw AnvilError(.invalidFile, "'\(source)' has version \(version); this Anvil reads versions 1 and \(Self.version)")
+        }
+        return version
+    }
+
+    /// An input's shape as the file writes it: `shape` (the axes after the batch axis, `null`
+    /// where open) and, from version 2, `elementType` (float32 when absent).
+    private static func inputShape(_ fields: JSONFields, version: Int) throws -> OpenShape {
+        guard version >= 2 else {
+            // Version 1: 1 to 3 axes after the batch axis; all but the channels may be open.
+            let shape = try fields.openIntArray("shape", counts: 1 ... 3)
+            return shape.count == 3 ? OpenShape(height: shape[0], width: shape[1], channels: shape[2])
+                : OpenShape(dimensions: shape)
+        }
+        let shape = try fields.openIntArray("shape", counts: 0 ... Shape.maximumRank - 1, lastMayBeOpen: true)
+        let typeName = try fields.string("elementType", default: ElementType.float32.rawValue)
+        guard let type = ElementType(rawValue: typeName) else {
+            let choices = ElementType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw AnvilError(.invalidFile, "\(fields.context): field 'elementType' must be one of \(choices), got \"\(typeName)\"")
+        }
+        guard shape.allSatisfy({ ($0 ?? 1) > 0 }) else {
+            throw AnvilError(.invalidFile, "\(fields.context): field 'shape' has a dimension that is not positive: \(shape.map { $0.map(String.init) ?? "null" })")
+        }
+        return OpenShape(dimensions: shape, elementType: type)
+    }
+
+    private static func buildModel(_ root: JSONFields, version: Int) throws -> (Model, [Input], [SymbolicTensor]) {
         var tensors: [String: SymbolicTensor] = [:]
         var inputs: [Input] = []
         for (i, entry) in try root.array("inputs").enumerated() {
             let fields = try JSONFields(entry, context: "input \(i + 1)")
             let name = try fields.string("name")
-            // 1 to 3 axes after the batch axis; an image's height and width, or a sequence's
-            // length, may be null (open: any size at predict).
-            let shape = try fields.openIntArray("shape", counts: 1 ... 3)
+            let shape = try inputShape(fields, version: version)
             guard tensors[name] == nil else { throw AnvilError(.invalidFile, "two inputs are named '\(name)'") }
-            let input: Input
-            if let fixed = shape as? [Int] {
-                input = Input(shape: try Shape(dimensions: fixed), name: name)
-            } else if shape.count == 3 {
-                input = Input(height: shape[0], width: shape[1], channels: shape[2]!, name: name)
-            } else {
-                input = Input(length: shape[0], channels: shape[1]!, name: name)
-            }
+            let input = Input(shape: shape, name: name)
             inputs.append(input)
             tensors[name] = input
         }

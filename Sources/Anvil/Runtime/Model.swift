@@ -106,7 +106,7 @@ public final class Model: Sendable {
         guard graph.isOpen else { return Self.layerInfos(graph) }
         let size = Graph.probeSizes[1]
         let other = try? graph.resolved(inputShapes: graph.inputPatterns.map {
-            $0.filled(height: size.height, width: size.width)
+            $0.filled(height: size.height, width: size.width, channels: size.width)
         })
         let otherInfos = other.map(Self.layerInfos)
         return Self.layerInfos(graph).enumerated().map { index, info in

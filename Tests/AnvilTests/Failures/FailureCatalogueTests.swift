@@ -243,7 +243,7 @@ struct FailureCatalogueTests {
         ("file.not-json", { _ in _ = try modelFile("{\"format\": \"anvil.model\", \"vers") }),
         ("file.not-object", { _ in _ = try modelFile("[1, 2]") }),
         ("file.format", { _ in _ = try modelFile(#"{"format": "onnx", "version": 1}"#) }),
-        ("file.version", { _ in _ = try modelFile(#"{"format": "anvil.model", "version": 2}"#) }),
+        ("file.version", { _ in _ = try modelFile(#"{"format": "anvil.model", "version": 3}"#) }),
         ("file.missing-field", { _ in _ = try modelFile(#"{"format": "anvil.model", "version": 1, "inputs": [], "outputs": []}"#) }),
         ("file.wrong-type", { _ in _ = try modelFile(layers: #"{"name": "out", "type": "Dense", "inputs": ["x"], "neurons": 3.5}"#) }),
         ("file.pair", { _ in _ = try modelFile(layers: #"{"name": "out", "type": "MaxPooling", "inputs": ["x"], "kernel": [2, 2, 2]}"#) }),

@@ -16,6 +16,7 @@ struct LayerRegistryTests {
         "LocalResponseNormalization", "LpPooling",
         "ChannelShuffle", "Transpose", "Reshape",
         "Squeeze", "Unsqueeze", "Slice", "DepthToSpace", "SpaceToDepth",
+        "Constant", "ShapeOf", "Gather", "Range", "ConstantOfShape", "Cast",
     ]
 
     /// The names in the first column of the layer table of `docs/model-format.md`.
@@ -80,6 +81,12 @@ struct LayerRegistryTests {
         GroupNormalization(groups: 2, epsilon: 1e-4, affine: false),
         LocalResponseNormalization(size: 3, alpha: 2e-4, beta: 0.5, bias: 2),
         LpPooling(p: 3, kernel: (3, 2), stride: (1, 2), padding: .explicit(1), dilation: (1, 1), ceilMode: true),
+        Constant(try! TensorValue(shape: Shape(unchecked: [2, 1], elementType: .int32), integers: [7, -3])),
+        ShapeOf(start: 1, end: -1),
+        Gather(axis: -2),
+        Arange(),
+        ConstantOfShape(2.5, elementType: .float32),
+        Cast(to: .int64),
     ]
 
     @Test("Every registered layer's file type name is the one docs/model-format.md documents")

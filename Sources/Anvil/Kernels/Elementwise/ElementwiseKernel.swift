@@ -34,7 +34,7 @@ struct ElementwiseKernel: RangeKernel, EpilogueReportingKernel {
     var addsResidual: Bool { false }
 
     init(operation: ElementwiseOperation, operands: [Shape], constantIndex: Int?, constant: [Float], output: Shape,
-         activation: ActivationFunction) {
+         activation: ActivationFunction) throws {
         let op: anvil_binary_op
         switch operation {
         case .add, .mean: op = ANVIL_BINARY_ADD
@@ -47,15 +47,15 @@ struct ElementwiseKernel: RangeKernel, EpilogueReportingKernel {
         }
         var steps: [Step] = []
         let imageStride = { (index: Int) in index == constantIndex ? 0 : operands[index].count }
-        steps.append(Step(op: op, shape: Self.shape(output: output, operands[0], imageStride(0), operands[1], imageStride(1)),
+        steps.append(Step(op: op, shape: try Self.shape(output: output, operands[0], imageStride(0), operands[1], imageStride(1)),
                           a: 0, b: 1))
         for index in operands.indices.dropFirst(2) {
-            steps.append(Step(op: op, shape: Self.shape(output: output, output, output.count, operands[index], imageStride(index)),
+            steps.append(Step(op: op, shape: try Self.shape(output: output, output, output.count, operands[index], imageStride(index)),
                               a: -1, b: index))
         }
         if operation == .mean {
             steps.append(Step(op: ANVIL_BINARY_MULTIPLY,
-                              shape: Self.shape(output: output, output, output.count, Shape(height: 1, width: 1, channels: 1), 0),
+                              shape: try Self.shape(output: output, output, output.count, Shape(height: 1, width: 1, channels: 1), 0),
                               a: -1, b: -1))
         }
         self.steps = steps
@@ -71,24 +71,36 @@ struct ElementwiseKernel: RangeKernel, EpilogueReportingKernel {
         self.activation = activation
     }
 
-    /// The strides of `a` and `b` broadcast to `output`, with axes merged where both operands
-    /// run on contiguously (or both stay put), so the C loop's inner spans are as long as can be.
-    static func shape(output: Shape, _ a: Shape, _ aImage: Int, _ b: Shape, _ bImage: Int) -> anvil_binary_shape {
+    /// The strides of `a` and `b` broadcast to `output` (aligned on their last axes), with axes
+    /// merged where both operands run on contiguously (or both stay put), so the C loop's inner
+    /// spans are as long as can be. Throws when more than three axes remain after merging (the
+    /// C loop walks three per item).
+    static func shape(output: Shape, _ a: Shape, _ aImage: Int, _ b: Shape, _ bImage: Int) throws -> anvil_binary_shape {
+        let sizes = output.dimensions
         func strides(_ s: Shape) -> [Int] {
-            [s.height == output.height ? s.width * s.channels : 0,
-             s.width == output.width ? s.channels : 0,
-             s.channels == output.channels ? 1 : 0]
+            // Axes beyond the output's rank are leading 1s (a constant stored as an image).
+            let dims = Array(s.dimensions.suffix(sizes.count))
+            let offset = sizes.count - dims.count
+            var result = [Int](repeating: 0, count: sizes.count)
+            var step = 1
+            for k in stride(from: dims.count - 1, through: 0, by: -1) {
+                result[offset + k] = dims[k] == sizes[offset + k] ? step : 0
+                step *= dims[k]
+            }
+            return result
         }
-        let sizes = [output.height, output.width, output.channels]
         let sa = strides(a), sb = strides(b)
         // (size, a stride, b stride) of each axis longer than 1, merged from the inside out.
         var axes: [(size: Int, a: Int, b: Int)] = []
-        for axis in (0 ..< 3).reversed() where sizes[axis] > 1 {
+        for axis in sizes.indices.reversed() where sizes[axis] > 1 {
             if let inner = axes.last, sa[axis] == inner.a * inner.size, sb[axis] == inner.b * inner.size {
                 axes[axes.count - 1] = (inner.size * sizes[axis], inner.a, inner.b)
             } else {
                 axes.append((sizes[axis], sa[axis], sb[axis]))
             }
+        }
+        guard axes.count <= 3 else {
+            throw AnvilError(.invalidShape, "broadcasting \(a) with \(b) to \(output) alternates between broadcast and full axes \(axes.count) times; at most 3 are supported")
         }
         while axes.count < 3 { axes.append((1, 0, 0)) }
         let (c, w, h) = (axes[0], axes[1], axes[2])

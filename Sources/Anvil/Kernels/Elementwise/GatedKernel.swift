@@ -14,10 +14,10 @@ struct GatedKernel: RangeKernel {
     let activation: ActivationFunction
     var instructionSet = InstructionSet.current
 
-    init(inner: any Kernel, gate: Shape, map: Shape, activation: ActivationFunction) {
+    init(inner: any Kernel, gate: Shape, map: Shape, activation: ActivationFunction) throws {
         self.inner = inner
         gateShape = gate
-        shape = ElementwiseKernel.shape(output: map, map, map.count, gate, gate.count)
+        shape = try ElementwiseKernel.shape(output: map, map, map.count, gate, gate.count)
         self.activation = activation
     }
 

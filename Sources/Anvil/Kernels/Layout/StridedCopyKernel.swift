@@ -65,9 +65,7 @@ struct StridedCopyKernel: Kernel {
     /// A kernel running `copies` (each within one image) for inputs of `inputCounts` floats per
     /// image into an output of `outputCount` floats per image.
     init(copies: [StridedCopy], inputCounts: [Int], outputCount: Int) {
-        plans = copies.map { raw in
-            let copy = raw.simplified()
-            precondition(copy.dims.count < Int(ANVIL_COPY_MAX_AXES), "a strided copy has at most 5 axes per image")
+        plans = copies.flatMap { Self.withinAxisLimit($0.simplified()) }.map { copy in
             var shape = anvil_copy_shape()
             shape.rank = Int32(copy.dims.count + 1)
             withUnsafeMutableBytes(of: &shape.dims) { raw in
@@ -87,6 +85,23 @@ struct StridedCopyKernel: Kernel {
             }
             return Plan(shape: shape, input: copy.input, inputOffset: copy.inputOffset, outputOffset: copy.outputOffset,
                         rowsPerImage: copy.dims.dropLast().reduce(1, *), rowLength: copy.dims.last ?? 1)
+        }
+    }
+
+    /// `copy` as copies of at most `ANVIL_COPY_MAX_AXES - 1` axes each (the C kernel's limit
+    /// beside the batch axis): the outermost axes are unrolled into one copy per index.
+    static func withinAxisLimit(_ copy: StridedCopy) -> [StridedCopy] {
+        let limit = Int(ANVIL_COPY_MAX_AXES) - 1
+        guard copy.dims.count > limit else { return [copy] }
+        var inner = copy
+        inner.dims.removeFirst()
+        inner.inputStrides.removeFirst()
+        inner.outputStrides.removeFirst()
+        return (0 ..< copy.dims[0]).flatMap { index -> [StridedCopy] in
+            var part = inner
+            part.inputOffset += index * copy.inputStrides[0]
+            part.outputOffset += index * copy.outputStrides[0]
+            return withinAxisLimit(part)
         }
     }
 
