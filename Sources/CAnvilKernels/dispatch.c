@@ -11,86 +11,27 @@
 // detection line below.
 
 static const anvil_kernel_table scalar_table = {
-    ANVIL_ISA_SCALAR,
-    anvil_direct_convolution_scalar,
-    anvil_depthwise_convolution_scalar,
-    anvil_dense_scalar,
-    anvil_max_pooling_scalar,
-    anvil_average_pooling_scalar,
-    anvil_winograd_5x5_scalar,
-    anvil_winograd_products_scalar,
-    anvil_winograd3_input_scalar,
-    anvil_winograd3_output_scalar,
-    anvil_winograd3_filters_scalar,
-    anvil_winograd3_taps_scalar,
-    anvil_binary_scalar,
-    anvil_col2im_scalar,
-    anvil_resample_scalar,
-    anvil_pad_scalar,
-    anvil_group_norm_coefficients_scalar,
-    anvil_scale_shift_pixels_scalar,
-    anvil_layer_norm_pixels_scalar,
-    anvil_lrn_pixels_scalar,
-    anvil_lp_pool_scalar,
-    anvil_strided_copy_scalar,
-    anvil_activation_scalar,
+    .isa = ANVIL_ISA_SCALAR,
+#define ANVIL_KERNEL(name, widest, parameters, arguments, idle) .name = anvil_##name##_scalar,
+#include "kernels/all.inc"
+#undef ANVIL_KERNEL
 };
 
 #if defined(__x86_64__)
 static const anvil_kernel_table avx2_table = {
-    ANVIL_ISA_AVX2,
-    anvil_direct_convolution_avx2,
-    anvil_depthwise_convolution_avx2,
-    anvil_dense_avx2,
-    anvil_max_pooling_avx2,
-    anvil_average_pooling_avx2,
-    anvil_winograd_5x5_avx2,
-    anvil_winograd_products_avx2,
-    anvil_winograd3_input_avx2,
-    anvil_winograd3_output_avx2,
-    anvil_winograd3_filters_avx2,
-    anvil_winograd3_taps_avx2,
-    anvil_binary_avx2,
-    anvil_col2im_avx2,
-    anvil_resample_avx2,
-    anvil_pad_avx2,
-    anvil_group_norm_coefficients_avx2,
-    anvil_scale_shift_pixels_avx2,
-    anvil_layer_norm_pixels_avx2,
-    anvil_lrn_pixels_avx2,
-    anvil_lp_pool_avx2,
-    anvil_strided_copy_avx2,
-    anvil_activation_avx2,
+    .isa = ANVIL_ISA_AVX2,
+#define ANVIL_KERNEL(name, widest, parameters, arguments, idle) .name = anvil_##name##_avx2,
+#include "kernels/all.inc"
+#undef ANVIL_KERNEL
 };
 
-// AVX-512 bodies exist for direct and depthwise convolution, small-batch dense layers, max and
-// average pooling, the Winograd 3×3 transforms and products, Winograd 5×5, and the activations (SiLU, sigmoid and hard-swish; the others
-// fall back to AVX2 inside it); the other ops run their AVX2 bodies, which every AVX-512 CPU
-// also runs.
+// A kernel without an AVX-512 body (`widest` avx2 in its list) runs its AVX2 body, which every
+// AVX-512 CPU also runs.
 static const anvil_kernel_table avx512_table = {
-    ANVIL_ISA_AVX512,
-    anvil_direct_convolution_avx512,
-    anvil_depthwise_convolution_avx512,
-    anvil_dense_avx512,
-    anvil_max_pooling_avx512,
-    anvil_average_pooling_avx512,
-    anvil_winograd_5x5_avx512,
-    anvil_winograd_products_avx512,
-    anvil_winograd3_input_avx512,
-    anvil_winograd3_output_avx512,
-    anvil_winograd3_filters_avx512,
-    anvil_winograd3_taps_avx512,
-    anvil_binary_avx2,
-    anvil_col2im_avx2,
-    anvil_resample_avx2,
-    anvil_pad_avx2,
-    anvil_group_norm_coefficients_avx2,
-    anvil_scale_shift_pixels_avx2,
-    anvil_layer_norm_pixels_avx2,
-    anvil_lrn_pixels_avx2,
-    anvil_lp_pool_avx2,
-    anvil_strided_copy_avx2,
-    anvil_activation_avx512,
+    .isa = ANVIL_ISA_AVX512,
+#define ANVIL_KERNEL(name, widest, parameters, arguments, idle) .name = anvil_##name##_##widest,
+#include "kernels/all.inc"
+#undef ANVIL_KERNEL
 };
 
 /// XCR0: which register states the OS saves on a context switch (0 when it manages none
@@ -175,120 +116,12 @@ static const anvil_kernel_table *table_or_abort(anvil_isa isa) {
     return table;
 }
 
-void anvil_conv_direct(anvil_isa isa, const anvil_conv_shape *s, const float *input, const float *packed,
-                       const float *bias, const float *residual, float *output, int pixel_begin, int pixel_end,
-                       int block_begin, int block_end) {
-    table_or_abort(isa)->direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end,
-                                            block_begin, block_end);
-}
-
-void anvil_depthwise_rows(anvil_isa isa, const anvil_depthwise_shape *s, const float *input, const float *weights,
-                          const float *bias, float *output, int row_begin, int row_end) {
-    table_or_abort(isa)->depthwise_convolution(s, input, weights, bias, output, row_begin, row_end);
-}
-
-void anvil_dense_rows(anvil_isa isa, const float *w, const float *x, const float *bias, float *y, int inputs,
-                      int outputs, int batch, int output_begin, int output_end, float clamp_min, float clamp_max) {
-    table_or_abort(isa)->dense(w, x, bias, y, inputs, outputs, batch, output_begin, output_end, clamp_min, clamp_max);
-}
-
-void anvil_max_pool_lines(anvil_isa isa, const anvil_pool_shape *s, const float *input, float *output, int line_begin,
-                          int line_end) {
-    table_or_abort(isa)->max_pooling(s, input, output, line_begin, line_end);
-}
-
-void anvil_average_pool_lines(anvil_isa isa, const anvil_pool_shape *s, anvil_pool_divisor divisor, const float *input,
-                              float *output, int line_begin, int line_end) {
-    table_or_abort(isa)->average_pooling(s, divisor, input, output, line_begin, line_end);
-}
-
-void anvil_winograd5(anvil_isa isa, const anvil_winograd5_shape *s, const float *input, const float *u,
-                     const float *bias, float *output, long tile_begin, long tile_end, float *scratch) {
-    table_or_abort(isa)->winograd_5x5(s, input, u, bias, output, tile_begin, tile_end, scratch);
-}
-
-void anvil_winograd_products(anvil_isa isa, const anvil_winograd_products_shape *s, const float *v, const float *u,
-                             float *m, int block_begin, int block_end) {
-    if (s->tiles <= 0 || block_begin >= block_end) return;
-    table_or_abort(isa)->winograd_products(s, v, u, m, block_begin, block_end);
-}
-
-void anvil_winograd3_transform_input(anvil_isa isa, const anvil_winograd3_shape *s, const float *input, float *v,
-                                     long first_tile, long tile_begin, long tile_end) {
-    table_or_abort(isa)->winograd3_input(s, input, v, first_tile, tile_begin, tile_end);
-}
-
-void anvil_winograd3_transform_output(anvil_isa isa, const anvil_winograd3_shape *s, const float *m, const float *bias,
-                                      float *output, long first_tile, long tile_begin, long tile_end) {
-    table_or_abort(isa)->winograd3_output(s, m, bias, output, first_tile, tile_begin, tile_end);
-}
-
-void anvil_winograd3_transform_filters(anvil_isa isa, int tile, const float *weights,
-                                       anvil_winograd3_filter_strides strides, const float *scale, int outputs,
-                                       int inputs, float *u, int input_begin, int input_end) {
-    table_or_abort(isa)->winograd3_filters(tile, weights, strides, scale, outputs, inputs, u, input_begin, input_end);
-}
-
-void anvil_winograd3_transform_taps(anvil_isa isa, int tile, const float *taps, anvil_winograd3_tap_strides strides,
-                                    int width, int input_begin, int input_end, float *u, long position_stride) {
-    table_or_abort(isa)->winograd3_taps(tile, taps, strides, width, input_begin, input_end, u, position_stride);
-}
-
-void anvil_binary(anvil_isa isa, anvil_binary_op op, const anvil_binary_shape *s, const float *a, const float *b,
-                  float *out, long begin, long end) {
-    if (begin >= end) return;
-    table_or_abort(isa)->binary(op, s, a, b, out, begin, end);
-}
-
-void anvil_col2im_lines(anvil_isa isa, const anvil_col2im_shape *s, const float *columns, const float *bias,
-                        float *output, int line_begin, int line_end) {
-    table_or_abort(isa)->col2im(s, columns, bias, output, line_begin, line_end);
-}
-
-void anvil_resample_lines(anvil_isa isa, const anvil_resample_shape *s, const float *input, float *output,
-                          int line_begin, int line_end) {
-    table_or_abort(isa)->resample(s, input, output, line_begin, line_end);
-}
-
-void anvil_pad_lines(anvil_isa isa, const anvil_pad_shape *s, const float *input, float *output, int line_begin,
-                     int line_end) {
-    table_or_abort(isa)->pad(s, input, output, line_begin, line_end);
-}
-
-void anvil_group_norm_coefficients(anvil_isa isa, const float *image, int pixels, int channels, int groups,
-                                   float epsilon, const float *gamma, const float *beta, float *scale, float *shift,
-                                   float *work) {
-    table_or_abort(isa)->group_norm_coefficients(image, pixels, channels, groups, epsilon, gamma, beta, scale, shift,
-                                                 work);
-}
-
-void anvil_scale_shift_pixels(anvil_isa isa, const float *input, const float *scale, const float *shift,
-                              float *output, int channels, long pixel_begin, long pixel_end) {
-    table_or_abort(isa)->scale_shift_pixels(input, scale, shift, output, channels, pixel_begin, pixel_end);
-}
-
-void anvil_layer_norm_pixels(anvil_isa isa, const float *input, const float *gamma, const float *beta, float *output,
-                             int size, float epsilon, long run_begin, long run_end) {
-    table_or_abort(isa)->layer_norm_pixels(input, gamma, beta, output, size, epsilon, run_begin, run_end);
-}
-
-void anvil_lrn_pixels(anvil_isa isa, const float *input, float *output, int channels, int size, float alpha,
-                      float beta, float bias, long pixel_begin, long pixel_end) {
-    table_or_abort(isa)->lrn_pixels(input, output, channels, size, alpha, beta, bias, pixel_begin, pixel_end);
-}
-
-void anvil_lp_pool_lines(anvil_isa isa, const anvil_pool_shape *s, float p, const float *input, float *output,
-                         int line_begin, int line_end) {
-    table_or_abort(isa)->lp_pool(s, p, input, output, line_begin, line_end);
-}
-
-void anvil_strided_copy(anvil_isa isa, const anvil_copy_shape *s, const float *input, float *output, long row_begin,
-                        long row_end) {
-    if (row_begin >= row_end) return;
-    table_or_abort(isa)->strided_copy(s, input, output, row_begin, row_end);
-}
-
-void anvil_activation(anvil_isa isa, const anvil_activation_function *f, float *values, long count) {
-    if (count <= 0 || f->kind == ANVIL_ACTIVATION_NONE) return;
-    table_or_abort(isa)->activation(f, values, count);
-}
+// The entry points: each returns at once when its list line says the call has nothing to do,
+// else runs `isa`'s body.
+#define ANVIL_KERNEL(name, widest, parameters, arguments, idle)                                                  \
+    void anvil_##name(anvil_isa isa, ANVIL_UNPARENTHESISED parameters) {                                         \
+        if (idle) return;                                                                                        \
+        table_or_abort(isa)->name arguments;                                                                     \
+    }
+#include "kernels/all.inc"
+#undef ANVIL_KERNEL

@@ -7,5 +7,8 @@
 #define ANVIL_AVX512_EMULATED 1
 #include "../../Sources/CAnvilKernels/x86_avx512/activation.c"
 #else
-void anvil_activation_avx512_emulated(const anvil_activation_function *f, float *values, long count) {}
+#include "emulated_stubs.h"
+#define ANVIL_KERNEL ANVIL_EMULATED_STUB
+#include "../../Sources/CAnvilKernels/kernels/activation.inc"
+#undef ANVIL_KERNEL
 #endif

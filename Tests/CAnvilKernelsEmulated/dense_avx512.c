@@ -7,6 +7,8 @@
 #define ANVIL_AVX512_EMULATED 1
 #include "../../Sources/CAnvilKernels/x86_avx512/dense.c"
 #else
-void anvil_dense_avx512_emulated(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
-                                 int batch, int output_begin, int output_end, float clamp_min, float clamp_max) {}
+#include "emulated_stubs.h"
+#define ANVIL_KERNEL ANVIL_EMULATED_STUB
+#include "../../Sources/CAnvilKernels/kernels/dense.inc"
+#undef ANVIL_KERNEL
 #endif

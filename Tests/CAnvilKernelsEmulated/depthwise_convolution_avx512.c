@@ -7,7 +7,8 @@
 #define ANVIL_AVX512_EMULATED 1
 #include "../../Sources/CAnvilKernels/x86_avx512/depthwise_convolution.c"
 #else
-void anvil_depthwise_convolution_avx512_emulated(const anvil_depthwise_shape *s, const float *input,
-                                                 const float *weights, const float *bias, float *output,
-                                                 int row_begin, int row_end) {}
+#include "emulated_stubs.h"
+#define ANVIL_KERNEL ANVIL_EMULATED_STUB
+#include "../../Sources/CAnvilKernels/kernels/depthwise_convolution.inc"
+#undef ANVIL_KERNEL
 #endif

@@ -13,7 +13,8 @@ int anvil_emulated_bodies_available(void) { return 1; }
 #else
 int anvil_emulated_bodies_available(void) { return 0; }
 
-void anvil_direct_convolution_avx512_emulated(const anvil_conv_shape *s, const float *input, const float *packed,
-                                              const float *bias, const float *residual, float *output,
-                                              int pixel_begin, int pixel_end, int block_begin, int block_end) {}
+#include "emulated_stubs.h"
+#define ANVIL_KERNEL ANVIL_EMULATED_STUB
+#include "../../Sources/CAnvilKernels/kernels/direct_convolution.inc"
+#undef ANVIL_KERNEL
 #endif

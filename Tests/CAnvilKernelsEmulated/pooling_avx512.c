@@ -7,8 +7,8 @@
 #define ANVIL_AVX512_EMULATED 1
 #include "../../Sources/CAnvilKernels/x86_avx512/pooling.c"
 #else
-void anvil_max_pooling_avx512_emulated(const anvil_pool_shape *s, const float *input, float *output, int line_begin,
-                                       int line_end) {}
-void anvil_average_pooling_avx512_emulated(const anvil_pool_shape *s, anvil_pool_divisor d, const float *input,
-                                           float *output, int line_begin, int line_end) {}
+#include "emulated_stubs.h"
+#define ANVIL_KERNEL ANVIL_EMULATED_STUB
+#include "../../Sources/CAnvilKernels/kernels/pooling.inc"
+#undef ANVIL_KERNEL
 #endif

@@ -8,7 +8,8 @@
 #define ANVIL_AVX512_EMULATED 1
 #include "../../Sources/CAnvilKernels/x86_avx512/winograd_5x5.c"
 #else
-void anvil_winograd_5x5_avx512_emulated(const anvil_winograd5_shape *s, const float *input, const float *u,
-                                        const float *bias, float *output, long tile_begin, long tile_end,
-                                        float *scratch) {}
+#include "emulated_stubs.h"
+#define ANVIL_KERNEL ANVIL_EMULATED_STUB
+#include "../../Sources/CAnvilKernels/kernels/winograd_5x5.inc"
+#undef ANVIL_KERNEL
 #endif

@@ -7,6 +7,8 @@
 #define ANVIL_AVX512_EMULATED 1
 #include "../../Sources/CAnvilKernels/x86_avx512/winograd_products.c"
 #else
-void anvil_winograd_products_avx512_emulated(const anvil_winograd_products_shape *s, const float *v, const float *u,
-                                             float *m, int block_begin, int block_end) {}
+#include "emulated_stubs.h"
+#define ANVIL_KERNEL ANVIL_EMULATED_STUB
+#include "../../Sources/CAnvilKernels/kernels/winograd_products.inc"
+#undef ANVIL_KERNEL
 #endif

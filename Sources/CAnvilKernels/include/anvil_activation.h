@@ -2,6 +2,7 @@
 #define ANVIL_ACTIVATION_H
 
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,8 +44,10 @@ typedef struct {
     float alpha, beta;
 } anvil_activation_function;
 
-/// Applies `f` in place to `count` floats.
-void anvil_activation(anvil_isa isa, const anvil_activation_function *f, float *values, long count);
+/// The entry points (see kernels/activation.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/activation.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

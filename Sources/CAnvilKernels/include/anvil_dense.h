@@ -7,17 +7,16 @@
 
 #include <stddef.h>
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/// `y[b][o] = clamp(bias[o] + Σ_k w[o][k] · x[b][k])` for outputs `[output_begin, output_end)`
-/// and images `0 ..< batch`: `w` is `[outputs][inputs]` row-major (used in place), `x` is
-/// `[batch][inputs]`, `y` is `[batch][outputs]`, `bias` may be NULL. `isa` picks the body; it
-/// must be one `anvil_isa_supported` accepts (the process aborts otherwise).
-void anvil_dense_rows(anvil_isa isa, const float *w, const float *x, const float *bias, float *y, int inputs,
-                      int outputs, int batch, int output_begin, int output_end, float clamp_min, float clamp_max);
+/// The entry points (see kernels/dense.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/dense.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

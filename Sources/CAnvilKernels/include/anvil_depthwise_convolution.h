@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,13 +25,10 @@ typedef struct {
     float clamp_max;     ///< Upper bound applied to every result (INFINITY for none).
 } anvil_depthwise_shape;
 
-/// Computes output rows `[row_begin, row_end)` of one image: `input[h][w][channels]`,
-/// weights `[kh][kw][channels·multiplier]`, optional `bias[channels·multiplier]`, results
-/// clamped into `output[output_height][output_width][channels·multiplier]`. NaN propagates
-/// through the clamp. `isa` picks the body; it must be one `anvil_isa_supported` accepts (the
-/// process aborts otherwise).
-void anvil_depthwise_rows(anvil_isa isa, const anvil_depthwise_shape *shape, const float *input, const float *weights,
-                          const float *bias, float *output, int row_begin, int row_end);
+/// The entry points (see kernels/depthwise_convolution.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/depthwise_convolution.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

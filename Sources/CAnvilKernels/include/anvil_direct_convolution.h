@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -10,6 +11,21 @@ extern "C" {
 
 /// Output channels per block of packed convolution weights.
 #define ANVIL_CONV_BLOCK 16
+
+/// Blocks the widest register tile of each body takes at once (its `tile_shape`'s groups): a
+/// caller that splits the blocks between threads gives each a multiple of these, or the tiles
+/// broadcast each input to fewer outputs.
+#define ANVIL_CONV_TILE_BLOCKS_SCALAR 1
+#define ANVIL_CONV_TILE_BLOCKS_AVX2 2
+#define ANVIL_CONV_TILE_BLOCKS_AVX512 4
+
+/// `ANVIL_CONV_TILE_BLOCKS_<isa>` of `isa`, whether or not this CPU runs it.
+int anvil_conv_tile_blocks(anvil_isa isa);
+
+/// Output pixels per work item a caller splitting the pixels hands the kernel: a multiple of the
+/// tiles' pixels (6 in the scalar body, 6 and 3 in the AVX2 one, 8 and 6 in the AVX-512 one), so
+/// only a layer's last item has a short tile.
+#define ANVIL_CONV_CHUNK_PIXELS 24
 
 /// Floats needed by `anvil_conv_pack_weights` for `outputs` rows of `depth` weights.
 size_t anvil_conv_packed_count(int outputs, int depth);
@@ -31,15 +47,10 @@ typedef struct {
     float clamp_max;     ///< Upper bound applied to every result (INFINITY for none).
 } anvil_conv_shape;
 
-/// Computes output pixels `[pixel_begin, pixel_end)` (row-major over the output image) and
-/// output-channel blocks `[block_begin, block_end)` of one image directly from the padded
-/// NHWC `input`, with `packed` weights, optional `bias[outputs]`, optional `residual` (laid out
-/// like `output`, added before the clamp: a fused residual connection) and the clamp, into
-/// `output[pixel][outputs]`. No im2col copy. `isa` picks the body; it must be one
-/// `anvil_isa_supported` accepts (the process aborts otherwise).
-void anvil_conv_direct(anvil_isa isa, const anvil_conv_shape *shape, const float *input, const float *packed,
-                       const float *bias, const float *residual, float *output, int pixel_begin,
-                       int pixel_end, int block_begin, int block_end);
+/// The entry points (see kernels/direct_convolution.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/direct_convolution.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #define ANVIL_ELEMENTWISE_H
 
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,10 +30,10 @@ typedef struct {
     long b_image, b_row, b_column, b_channel;    ///< Strides of operand b (b_channel 0 or 1).
 } anvil_binary_shape;
 
-/// Computes output elements `[begin, end)` (flat indices over the whole batch) of `a op b`.
-/// `out` may be `a` or `b` itself when that operand has the output's shape (in-place update).
-void anvil_binary(anvil_isa isa, anvil_binary_op op, const anvil_binary_shape *s, const float *a, const float *b,
-                  float *out, long begin, long end);
+/// The entry points (see kernels/elementwise.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/elementwise.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

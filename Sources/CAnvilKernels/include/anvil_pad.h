@@ -5,6 +5,7 @@
 // repeating the edge, ONNX `reflect`) or the edge value (`edge`).
 
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,9 +23,10 @@ typedef struct {
     float value;                       ///< the constant, in constant mode
 } anvil_pad_shape;
 
-/// Output lines `[line_begin, line_end)` (line = image · output_height + row).
-void anvil_pad_lines(anvil_isa isa, const anvil_pad_shape *shape, const float *input, float *output,
-                     int line_begin, int line_end);
+/// The entry points (see kernels/pad.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/pad.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

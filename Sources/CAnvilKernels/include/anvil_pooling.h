@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,13 +22,6 @@ typedef struct {
     int output_height, output_width;
 } anvil_pool_shape;
 
-/// Output lines `[line_begin, line_end)` (line = image · output_height + row) of max pooling
-/// `input` (`[images][H][W][C]`) into `output` (`[images][OH][OW][C]`). Padded cells never
-/// win; a window entirely in the padding gives -infinity. `isa` picks the body; it must be one
-/// `anvil_isa_supported` accepts (the process aborts otherwise, rather than fault in the body).
-void anvil_max_pool_lines(anvil_isa isa, const anvil_pool_shape *shape, const float *input, float *output,
-                          int line_begin, int line_end);
-
 /// How an average pooling window's sum is divided: by its cells inside the input, or with
 /// `counts_padding` (ONNX's `count_include_pad`) by its cells inside the padded input, whose
 /// bottom and right pads are `pad_bottom` and `pad_right` (cells past them, which only ceil mode
@@ -37,12 +31,10 @@ typedef struct {
     int pad_bottom, pad_right;
 } anvil_pool_divisor;
 
-/// Output lines `[line_begin, line_end)` of average pooling `input` into `output` (layouts as
-/// for `anvil_max_pool_lines`): each output is 0 plus the window's cells inside the input, added
-/// in row-major window order, times 1 / the divisor — the same operations in the same order in
-/// every body, so all bodies give the same bits. `isa` as for `anvil_max_pool_lines`.
-void anvil_average_pool_lines(anvil_isa isa, const anvil_pool_shape *shape, anvil_pool_divisor divisor,
-                              const float *input, float *output, int line_begin, int line_end);
+/// The entry points (see kernels/pooling.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/pooling.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 // outside the input holds a constant instead.
 
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,11 +45,10 @@ typedef struct {
     anvil_resample_stage stage;
 } anvil_resample_shape;
 
-/// Output lines `[line_begin, line_end)` (line = image · output_height + row) of `input`
-/// (`[images][H][W][C]`) resampled into `output` (`[images][OH][OW][C]`), or the stage
-/// `shape->stage` names.
-void anvil_resample_lines(anvil_isa isa, const anvil_resample_shape *shape, const float *input, float *output,
-                          int line_begin, int line_end);
+/// The entry points (see kernels/resample.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/resample.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

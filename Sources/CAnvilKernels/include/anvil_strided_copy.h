@@ -8,6 +8,7 @@
 // innermost axis is copied per row (contiguously when both of its strides are 1).
 
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,10 +25,10 @@ typedef struct {
     long out_strides[ANVIL_COPY_MAX_AXES];  ///< Step in the output per index of each axis.
 } anvil_copy_shape;
 
-/// Copies rows `[row_begin, row_end)` of `s` (see above): rows are the product of every axis
-/// but the innermost. `isa` picks the body; it must be one `anvil_isa_supported` accepts.
-void anvil_strided_copy(anvil_isa isa, const anvil_copy_shape *s, const float *input, float *output, long row_begin,
-                        long row_end);
+/// The entry points (see kernels/strided_copy.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/strided_copy.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

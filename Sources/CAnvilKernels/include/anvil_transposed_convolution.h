@@ -8,6 +8,7 @@
 // the bias and writes NHWC output.
 
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,11 +25,10 @@ typedef struct {
     int output_height, output_width;
 } anvil_col2im_shape;
 
-/// Output lines `[line_begin, line_end)` of one image: `columns` holds input pixel p's row at
-/// `columns + p · groups · kh · kw · group_channels`; `bias` (output channels, or NULL) is added;
-/// `output` is the image's `[OH][OW][groups · group_channels]`.
-void anvil_col2im_lines(anvil_isa isa, const anvil_col2im_shape *shape, const float *columns, const float *bias,
-                        float *output, int line_begin, int line_end);
+/// The entry points (see kernels/transposed_convolution.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/transposed_convolution.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

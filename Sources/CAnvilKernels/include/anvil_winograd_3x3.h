@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,31 +31,11 @@ typedef struct {
     float negative_slope;            ///< Then negative results are multiplied by this (1 for none: a leaky ReLU's α).
 } anvil_winograd3_shape;
 
-/// Every entry point runs `isa`'s body (see anvil_dispatch.h).
-
-/// Writes `Bᵀ d B` of the block's tiles `[tile_begin, tile_end)` into `v`: `d` is the tile's
-/// α × α input patch, zeros where it leaves the input.
-void anvil_winograd3_transform_input(anvil_isa isa, const anvil_winograd3_shape *shape, const float *input, float *v,
-                                     long first_tile, long tile_begin, long tile_end);
-
-/// Writes `Aᵀ M A` plus `bias` (may be NULL), clamped and sloped, of the block's tiles
-/// `[tile_begin, tile_end)` into the NHWC `output`, the parts of edge tiles outside it skipped.
-void anvil_winograd3_transform_output(anvil_isa isa, const anvil_winograd3_shape *shape, const float *m, const float *bias,
-                                      float *output, long first_tile, long tile_begin, long tile_end);
-
 /// Where and how the 3×3 filters are read: tap (o, i, y, x) at `o · output + i · input + y ·
 /// row + x · column` floats from the start (any layout).
 typedef struct {
     long output, input, row, column;
 } anvil_winograd3_filter_strides;
-
-/// Writes `U = G g Gᵀ` of the filters of inputs `[input_begin, input_end)` and every output,
-/// each output's filters times `scale[o]` first when `scale` is not NULL, packed for
-/// `anvil_winograd_products`: (position p, input i, output o) at `p · inputs · padded + (⌊o / 16⌋ ·
-/// inputs + i) · 16 + o mod 16`, padded = outputs rounded up to 16 (padding lanes untouched).
-void anvil_winograd3_transform_filters(anvil_isa isa, int tile, const float *weights,
-                                       anvil_winograd3_filter_strides strides, const float *scale, int outputs,
-                                       int inputs, float *u, int input_begin, int input_end);
 
 /// Where the taps `anvil_winograd3_transform_taps` reads lie: tap `t` (`3y + x`) from input `i`
 /// to output `o` (counted from the first output wanted, a multiple of 16) at `⌊o / 16⌋ · block +
@@ -66,14 +47,10 @@ typedef struct {
     long input, tap, block;
 } anvil_winograd3_tap_strides;
 
-/// Writes `U = G g Gᵀ` of taps laid out as `strides` say (already scaled; `taps` points at the
-/// first output wanted) for `width` outputs (a multiple of 16) and the inputs `[input_begin,
-/// input_end)`, as `anvil_winograd_products` reads them: (position p, input i, output o) at
-/// `p · position_stride + (⌊o / 16⌋ · n + i − input_begin) · 16 + o mod 16`, n = input_end −
-/// input_begin, position_stride ≥ n · width. The arithmetic is `anvil_winograd3_transform_filters`'s:
-/// the same values bit for bit.
-void anvil_winograd3_transform_taps(anvil_isa isa, int tile, const float *taps, anvil_winograd3_tap_strides strides,
-                                    int width, int input_begin, int input_end, float *u, long position_stride);
+/// The entry points (see kernels/winograd_3x3.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/winograd_3x3.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,14 +35,10 @@ void anvil_winograd5_transform_filters(const float *w, int outputs, int channels
 /// Floats of scratch memory one call of `anvil_winograd5` needs for `channels` inputs.
 size_t anvil_winograd5_scratch_count(int channels);
 
-/// Computes tiles `[tile_begin, tile_end)` of the batch (tile `t` is tile `t % per-image` of
-/// image `t / per-image`, row-major) from the NHWC `input` batch into the NHWC `output`
-/// batch, with filters from `anvil_winograd5_transform_filters`, optional `bias[outputs]`
-/// and the clamp. `scratch` holds `anvil_winograd5_scratch_count(channels)` floats that no
-/// other call uses at the same time. `isa` picks the body; it must be one `anvil_isa_supported`
-/// accepts (the process aborts otherwise).
-void anvil_winograd5(anvil_isa isa, const anvil_winograd5_shape *shape, const float *input, const float *u, const float *bias,
-                     float *output, long tile_begin, long tile_end, float *scratch);
+/// The entry points (see kernels/winograd_5x5.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/winograd_5x5.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include "anvil_isa.h"
+#include "anvil_kernel_list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,15 +28,10 @@ typedef struct {
     int accumulate;        ///< Nonzero: the first run is added into M too (these channels follow others already there).
 } anvil_winograd_products_shape;
 
-/// Computes `M[t][o] = Σ_c V[t][c] · U[c][o]` for every tile `t` and the output-channel blocks
-/// `[block_begin, block_end)`: `v` and `m` point at tile 0's row, `u` at the position's packed
-/// filters `u[block][channel][16]` (the last block zero-padded). Each sum runs over the input
-/// channels in order, in runs of `ANVIL_WINOGRAD_CHUNK` accumulated in registers, each run's
-/// total added into `m` (the first stored unless `accumulate`: a layer's channels may come in
-/// several calls of whole runs, each after the one before, and sum as in one). `m`'s rows get all 16 lanes of every block, so a
-/// row must have room for the outputs rounded up to 16. `isa`'s body runs (see anvil_dispatch.h).
-void anvil_winograd_products(anvil_isa isa, const anvil_winograd_products_shape *shape, const float *v, const float *u, float *m,
-                             int block_begin, int block_end);
+/// The entry points (see kernels/winograd_products.inc).
+#define ANVIL_KERNEL ANVIL_KERNEL_ENTRY
+#include "../kernels/winograd_products.inc"
+#undef ANVIL_KERNEL
 
 #ifdef __cplusplus
 }

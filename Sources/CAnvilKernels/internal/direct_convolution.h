@@ -19,6 +19,9 @@
 /// tile (the AVX-512 body's one-block tile of contiguous pixels); `MAX_GROUP`: the blocks of 16
 /// output channels one tile takes at most.
 enum { TILE = 6, MAX_TILE = 16, MAX_GROUP = 4, BLOCK = ANVIL_CONV_BLOCK };
+_Static_assert(ANVIL_CONV_TILE_BLOCKS_SCALAR <= MAX_GROUP && ANVIL_CONV_TILE_BLOCKS_AVX2 <= MAX_GROUP &&
+               ANVIL_CONV_TILE_BLOCKS_AVX512 <= MAX_GROUP,
+               "a body's tiles take at most MAX_GROUP blocks");
 
 /// The input address of each tile pixel's window origin (tap 0, channel 0), for the `n` pixels
 /// from output row `oy`, column `ox` on.

@@ -285,23 +285,24 @@ INLINE void taps_inputs(int tile, const float *taps, anvil_winograd3_tap_strides
     else taps_inputs_m(4, taps, strides, width, begin, end, u, position_stride);
 }
 
-/// Defines the four entry bodies of one instruction set (`anvil_winograd3_input_<isa>`, …):
+/// Defines the four entry bodies of one instruction set (`anvil_winograd3_transform_input_<isa>`, …):
 /// each body file expands it once, inside its target attribute.
 #define ANVIL_WINOGRAD3_BODIES(isa)                                                                                  \
-    void anvil_winograd3_input_##isa(const anvil_winograd3_shape *s, const float *input, float *v, long first,       \
-                                     long begin, long end) {                                                         \
+    void anvil_winograd3_transform_input_##isa(const anvil_winograd3_shape *s, const float *input, float *v,         \
+                                               long first, long begin, long end) {                                   \
         input_tiles(s, input, v, first, begin, end);                                                                 \
     }                                                                                                                \
-    void anvil_winograd3_output_##isa(const anvil_winograd3_shape *s, const float *m, const float *bias,             \
-                                      float *output, long first, long begin, long end) {                             \
+    void anvil_winograd3_transform_output_##isa(const anvil_winograd3_shape *s, const float *m, const float *bias,   \
+                                                float *output, long first, long begin, long end) {                   \
         output_tiles(s, m, bias, output, first, begin, end);                                                         \
     }                                                                                                                \
-    void anvil_winograd3_filters_##isa(int tile, const float *weights, anvil_winograd3_filter_strides strides,       \
-                                       const float *scale, int outputs, int inputs, float *u, int begin, int end) {  \
+    void anvil_winograd3_transform_filters_##isa(int tile, const float *weights,                                     \
+                                                 anvil_winograd3_filter_strides strides, const float *scale,         \
+                                                 int outputs, int inputs, float *u, int begin, int end) {            \
         filter_inputs(tile, weights, strides, scale, outputs, inputs, u, begin, end);                                \
     }                                                                                                                \
-    void anvil_winograd3_taps_##isa(int tile, const float *taps, anvil_winograd3_tap_strides strides, int width,     \
-                                    int begin, int end, float *u, long position_stride) {                            \
+    void anvil_winograd3_transform_taps_##isa(int tile, const float *taps, anvil_winograd3_tap_strides strides,      \
+                                              int width, int begin, int end, float *u, long position_stride) {       \
         taps_inputs(tile, taps, strides, width, begin, end, u, position_stride);                                     \
     }
 

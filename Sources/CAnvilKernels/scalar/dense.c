@@ -2,8 +2,8 @@
 
 // Small-batch fully connected layer in plain C: one dot product per (image, output row).
 
-void anvil_dense_scalar(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
-                        int batch, int o0, int o1, float lo, float hi) {
+void anvil_dense_rows_scalar(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
+                             int batch, int o0, int o1, float lo, float hi) {
     for (int b = 0; b < batch; b++) {
         const float *xb = x + (size_t)b * inputs;
         for (int o = o0; o < o1; o++) {

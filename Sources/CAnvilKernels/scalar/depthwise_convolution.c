@@ -43,8 +43,8 @@ static void row_scalar(const anvil_depthwise_shape *s, const float *image, const
     }
 }
 
-void anvil_depthwise_convolution_scalar(const anvil_depthwise_shape *s, const float *input, const float *weights,
-                                        const float *bias, float *output, int row_begin, int row_end) {
+void anvil_depthwise_rows_scalar(const anvil_depthwise_shape *s, const float *input, const float *weights,
+                                 const float *bias, float *output, int row_begin, int row_end) {
     const ptrdiff_t row_floats = (ptrdiff_t)s->output_width * s->channels * s->multiplier;
     for (int oy = row_begin; oy < row_end; oy++) row_scalar(s, input, weights, bias, output + oy * row_floats, oy);
 }

@@ -23,10 +23,10 @@ static void tile_scalar(const pass_t *t, const float *origins[MAX_TILE], int n, 
     store_tile(t, acc, n, out);
 }
 
-void anvil_direct_convolution_scalar(const anvil_conv_shape *s, const float *input, const float *packed,
-                                     const float *bias, const float *residual, float *output, int pixel_begin,
-                                     int pixel_end, int block_begin, int block_end) {
-    static const tile_shape shape = { tile_scalar, 1, { 0, TILE }, TILE };
+void anvil_conv_direct_scalar(const anvil_conv_shape *s, const float *input, const float *packed,
+                              const float *bias, const float *residual, float *output, int pixel_begin,
+                              int pixel_end, int block_begin, int block_end) {
+    static const tile_shape shape = { tile_scalar, ANVIL_CONV_TILE_BLOCKS_SCALAR, { 0, TILE }, TILE };
     direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end, block_begin, block_end,
                        &shape);
 }

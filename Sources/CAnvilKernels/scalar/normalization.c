@@ -65,7 +65,7 @@ void anvil_lrn_pixels_scalar(const float *input, float *output, int channels, in
     }
 }
 
-void anvil_lp_pool_scalar(const anvil_pool_shape *s, float p, const float *input, float *output, int line_begin,
-                          int line_end) {
+void anvil_lp_pool_lines_scalar(const anvil_pool_shape *s, float p, const float *input, float *output, int line_begin,
+                                int line_end) {
     anvil_lp_pool_lines_impl(s, p, input, output, line_begin, line_end, anvil_lp_pool_pixel_scalar);
 }

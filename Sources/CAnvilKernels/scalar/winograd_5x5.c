@@ -17,7 +17,7 @@ static void products_scalar(const float *v, int cp, const float *u, size_t u_blo
     }
 }
 
-void anvil_winograd_5x5_scalar(const anvil_winograd5_shape *s, const float *input, const float *u, const float *bias,
-                               float *output, long tile_begin, long tile_end, float *scratch) {
+void anvil_winograd5_scalar(const anvil_winograd5_shape *s, const float *input, const float *u, const float *bias,
+                            float *output, long tile_begin, long tile_end, float *scratch) {
     run_tiles(s, input, u, bias, output, tile_begin, tile_end, scratch, products_scalar, 1);
 }

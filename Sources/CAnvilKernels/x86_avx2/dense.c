@@ -52,8 +52,8 @@ block_avx2(const int R, const int I, const float *w, const float *x, const float
 /// at batch 8, MNIST's 12.8 MB layer twice.
 enum { ROW_CHUNK = 12 };
 
-void anvil_dense_avx2(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs, int batch,
-                      int o0, int o1, float lo, float hi) {
+void anvil_dense_rows_avx2(const float *w, const float *x, const float *bias, float *y, int inputs, int outputs,
+                           int batch, int o0, int o1, float lo, float hi) {
     for (int r0 = o0, r1; r0 < o1; r0 = r1) {
         r1 = o1 - r0 < ROW_CHUNK ? o1 : r0 + ROW_CHUNK;
         int b = 0;

@@ -186,10 +186,10 @@ static void border_peeled_avx2(const anvil_depthwise_shape *s, window win, const
     block_avx2(1, 0, 0, 0, s, win, 0, bias, out, 1, c0, c1);
 }
 
-void anvil_depthwise_convolution_avx2(const anvil_depthwise_shape *s, const float *input, const float *weights,
-                                      const float *bias, float *output, int row_begin, int row_end) {
+void anvil_depthwise_rows_avx2(const anvil_depthwise_shape *s, const float *input, const float *weights,
+                               const float *bias, float *output, int row_begin, int row_end) {
     if (s->multiplier != 1) {
-        anvil_depthwise_convolution_scalar(s, input, weights, bias, output, row_begin, row_end);
+        anvil_depthwise_rows_scalar(s, input, weights, bias, output, row_begin, row_end);
         return;
     }
     // When every pixel starts 16 bytes past a 32-byte boundary (channels a multiple of 8,

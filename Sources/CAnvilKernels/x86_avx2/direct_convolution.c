@@ -153,10 +153,10 @@ static void tile_avx2(const pass_t *t, const float *origins[MAX_TILE], int n, fl
 #undef TILE_CASES
 #undef PAIR_CASES
 
-void anvil_direct_convolution_avx2(const anvil_conv_shape *s, const float *input, const float *packed,
-                                   const float *bias, const float *residual, float *output, int pixel_begin,
-                                   int pixel_end, int block_begin, int block_end) {
-    static const tile_shape shape = { tile_avx2, 2, { 0, TILE, 3 }, TILE };
+void anvil_conv_direct_avx2(const anvil_conv_shape *s, const float *input, const float *packed,
+                            const float *bias, const float *residual, float *output, int pixel_begin,
+                            int pixel_end, int block_begin, int block_end) {
+    static const tile_shape shape = { tile_avx2, ANVIL_CONV_TILE_BLOCKS_AVX2, { 0, TILE, 3 }, TILE };
     direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end, block_begin, block_end,
                        &shape);
 }

@@ -164,8 +164,8 @@ static void lp_pixel_avx2(const anvil_pool_shape *s, float p, const float *image
     }
 }
 
-void anvil_lp_pool_avx2(const anvil_pool_shape *s, float p, const float *input, float *output, int line_begin,
-                        int line_end) {
+void anvil_lp_pool_lines_avx2(const anvil_pool_shape *s, float p, const float *input, float *output, int line_begin,
+                              int line_end) {
     anvil_lp_pool_lines_impl(s, p, input, output, line_begin, line_end, lp_pixel_avx2);
 }
 

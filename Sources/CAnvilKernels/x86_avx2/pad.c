@@ -12,7 +12,7 @@ static void fill_avx2(float *dst, float value, int n) {
     for (; i < n; i++) dst[i] = value;
 }
 
-void anvil_pad_avx2(const anvil_pad_shape *s, const float *input, float *output, int line_begin, int line_end) {
+void anvil_pad_lines_avx2(const anvil_pad_shape *s, const float *input, float *output, int line_begin, int line_end) {
     anvil_pad_lines_impl(s, input, output, line_begin, line_end, fill_avx2);
 }
 

@@ -39,7 +39,8 @@ static void max_pixel_avx2(const anvil_pool_shape *s, anvil_pool_divisor d, cons
     }
 }
 
-void anvil_max_pooling_avx2(const anvil_pool_shape *s, const float *input, float *output, int line_begin, int line_end) {
+void anvil_max_pool_lines_avx2(const anvil_pool_shape *s, const float *input, float *output, int line_begin,
+                               int line_end) {
     anvil_pool_lines(s, ANVIL_NO_DIVISOR, input, output, line_begin, line_end, max_pixel_avx2);
 }
 
@@ -77,8 +78,8 @@ static void average_pixel_avx2(const anvil_pool_shape *s, anvil_pool_divisor d, 
     }
 }
 
-void anvil_average_pooling_avx2(const anvil_pool_shape *s, anvil_pool_divisor d, const float *input, float *output,
-                                int line_begin, int line_end) {
+void anvil_average_pool_lines_avx2(const anvil_pool_shape *s, anvil_pool_divisor d, const float *input, float *output,
+                                   int line_begin, int line_end) {
     anvil_pool_lines(s, d, input, output, line_begin, line_end, average_pixel_avx2);
 }
 

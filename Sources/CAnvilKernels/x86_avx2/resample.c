@@ -19,8 +19,8 @@ static void axpy_avx2(float *dst, const float *src, float weight, int n) {
     for (; i < n; i++) dst[i] += weight * src[i];
 }
 
-void anvil_resample_avx2(const anvil_resample_shape *s, const float *input, float *output, int line_begin,
-                         int line_end) {
+void anvil_resample_lines_avx2(const anvil_resample_shape *s, const float *input, float *output, int line_begin,
+                               int line_end) {
     anvil_resample_lines_impl(s, input, output, line_begin, line_end, axpy_avx2);
 }
 

@@ -18,8 +18,8 @@ static void add_avx2(float *dst, const float *src, int n) {
     for (; i < n; i++) dst[i] += src[i];
 }
 
-void anvil_col2im_avx2(const anvil_col2im_shape *s, const float *columns, const float *bias, float *output,
-                       int line_begin, int line_end) {
+void anvil_col2im_lines_avx2(const anvil_col2im_shape *s, const float *columns, const float *bias, float *output,
+                             int line_begin, int line_end) {
     anvil_col2im_lines_impl(s, columns, bias, output, line_begin, line_end, add_avx2);
 }
 

@@ -11,9 +11,9 @@
 // intrinsics under another name.
 
 #ifdef ANVIL_AVX512_EMULATED
-#define DENSE_AVX512_NAME anvil_dense_avx512_emulated
+#define DENSE_AVX512_NAME anvil_dense_rows_avx512_emulated
 #else
-#define DENSE_AVX512_NAME anvil_dense_avx512
+#define DENSE_AVX512_NAME anvil_dense_rows_avx512
 #pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
 #endif
 

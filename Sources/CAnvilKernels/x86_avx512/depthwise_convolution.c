@@ -15,9 +15,9 @@
 // intrinsics under another name.
 
 #ifdef ANVIL_AVX512_EMULATED
-#define DEPTHWISE_AVX512_NAME anvil_depthwise_convolution_avx512_emulated
+#define DEPTHWISE_AVX512_NAME anvil_depthwise_rows_avx512_emulated
 #else
-#define DEPTHWISE_AVX512_NAME anvil_depthwise_convolution_avx512
+#define DEPTHWISE_AVX512_NAME anvil_depthwise_rows_avx512
 #pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
 #endif
 
@@ -136,7 +136,7 @@ static void border_avx512(const anvil_depthwise_shape *s, window win, const floa
 void DEPTHWISE_AVX512_NAME(const anvil_depthwise_shape *s, const float *input, const float *weights,
                            const float *bias, float *output, int row_begin, int row_end) {
     if (s->multiplier != 1) {
-        anvil_depthwise_convolution_scalar(s, input, weights, bias, output, row_begin, row_end);
+        anvil_depthwise_rows_scalar(s, input, weights, bias, output, row_begin, row_end);
         return;
     }
     // Blocks of 8 pixels in strips of 2 vectors (16 accumulators): per window row of a 3×3 window

@@ -20,9 +20,9 @@
 // this body's loops in the tests.
 
 #ifdef ANVIL_AVX512_EMULATED
-#define DIRECT_AVX512_NAME anvil_direct_convolution_avx512_emulated
+#define DIRECT_AVX512_NAME anvil_conv_direct_avx512_emulated
 #else
-#define DIRECT_AVX512_NAME anvil_direct_convolution_avx512
+#define DIRECT_AVX512_NAME anvil_conv_direct_avx512
 #pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
 #endif
 
@@ -198,8 +198,8 @@ void DIRECT_AVX512_NAME(const anvil_conv_shape *s, const float *input, const flo
                         int block_end) {
     // A 1×1 layer at stride 1 reads its pixels' inputs one after another: its one-block tiles take
     // 16 pixels (tile_contiguous_avx512), and its chunks are multiples of 48.
-    static const tile_shape shape = { tile_avx512, MAX_GROUP, { 0, 8, 8, 8, 6 }, 24 };
-    static const tile_shape contiguous = { tile_avx512, MAX_GROUP, { 0, 16, 8, 8, 6 }, 48 };
+    static const tile_shape shape = { tile_avx512, ANVIL_CONV_TILE_BLOCKS_AVX512, { 0, 8, 8, 8, 6 }, 24 };
+    static const tile_shape contiguous = { tile_avx512, ANVIL_CONV_TILE_BLOCKS_AVX512, { 0, 16, 8, 8, 6 }, 48 };
     const int follow = s->kernel_height == 1 && s->kernel_width == 1 && s->stride_height == 1 && s->stride_width == 1;
     direct_convolution(s, input, packed, bias, residual, output, pixel_begin, pixel_end, block_begin, block_end,
                        follow ? &contiguous : &shape);

@@ -11,11 +11,11 @@
 // intrinsics under another name.
 
 #ifdef ANVIL_AVX512_EMULATED
-#define MAX_POOLING_AVX512_NAME anvil_max_pooling_avx512_emulated
-#define AVERAGE_POOLING_AVX512_NAME anvil_average_pooling_avx512_emulated
+#define MAX_POOLING_AVX512_NAME anvil_max_pool_lines_avx512_emulated
+#define AVERAGE_POOLING_AVX512_NAME anvil_average_pool_lines_avx512_emulated
 #else
-#define MAX_POOLING_AVX512_NAME anvil_max_pooling_avx512
-#define AVERAGE_POOLING_AVX512_NAME anvil_average_pooling_avx512
+#define MAX_POOLING_AVX512_NAME anvil_max_pool_lines_avx512
+#define AVERAGE_POOLING_AVX512_NAME anvil_average_pool_lines_avx512
 #pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
 #endif
 

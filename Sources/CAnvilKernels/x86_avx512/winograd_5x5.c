@@ -14,9 +14,9 @@
 #include "../internal/winograd_5x5.h"
 
 #ifdef ANVIL_AVX512_EMULATED
-#define WINOGRAD5_AVX512_NAME anvil_winograd_5x5_avx512_emulated
+#define WINOGRAD5_AVX512_NAME anvil_winograd5_avx512_emulated
 #else
-#define WINOGRAD5_AVX512_NAME anvil_winograd_5x5_avx512
+#define WINOGRAD5_AVX512_NAME anvil_winograd5_avx512
 #pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
 #endif
 

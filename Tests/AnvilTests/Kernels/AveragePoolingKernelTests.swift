@@ -68,8 +68,8 @@ struct AveragePoolingKernelTests {
         let lines = Int32(c.x.n * g.outputHeight)
         c.x.floats.withUnsafeBufferPointer { xp in
             y.withUnsafeMutableBufferPointer { yp in
-                anvil_average_pooling_avx512_emulated(&shape, divisor, xp.baseAddress!, yp.baseAddress!, 0, 1)
-                anvil_average_pooling_avx512_emulated(&shape, divisor, xp.baseAddress!, yp.baseAddress!, 1, lines)
+                anvil_average_pool_lines_avx512_emulated(&shape, divisor, xp.baseAddress!, yp.baseAddress!, 0, 1)
+                anvil_average_pool_lines_avx512_emulated(&shape, divisor, xp.baseAddress!, yp.baseAddress!, 1, lines)
             }
         }
         return y

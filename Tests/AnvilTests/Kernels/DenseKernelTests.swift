@@ -153,7 +153,7 @@ struct DenseKernelTests {
             let weights = random.floats(outputs * inputs), bias = random.floats(outputs)
             for batch in 1 ..< DenseKernel.smallBatch {
                 let x = random.tensor(n: batch, h: 1, w: 1, c: inputs)
-                let actual = Self.runBody({ anvil_dense_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) },
+                let actual = Self.runBody({ anvil_dense_rows_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) },
                                           weights: weights, x: x.floats, bias: bias, inputs: inputs, outputs: outputs, batch: batch)
                 let worst = Self.worstScaledError(actual, x: x, weights: weights, bias: bias, inputs: inputs, outputs: outputs)
                 #expect(worst <= 1e-6, "\(inputs) → \(outputs), batch \(batch): worst error \(worst)")
@@ -171,7 +171,7 @@ struct DenseKernelTests {
                 let x = random.floats(batch * inputs)
                 let real = Self.runBody({ anvil_dense_rows(ANVIL_ISA_AVX512, $0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) },
                                         weights: weights, x: x, bias: bias, inputs: inputs, outputs: outputs, batch: batch)
-                let emulated = Self.runBody({ anvil_dense_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) },
+                let emulated = Self.runBody({ anvil_dense_rows_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) },
                                             weights: weights, x: x, bias: bias, inputs: inputs, outputs: outputs, batch: batch)
                 #expect(refBitDifferences(real, emulated) == 0, "\(inputs) → \(outputs), batch \(batch)")
             }

@@ -136,7 +136,7 @@ private func runEmulated(_ c: DepthwiseCase, _ g: WindowGeometry, weights: Kerne
         let first = max(lines.lowerBound - image * g.outputHeight, 0)
         let last = min(lines.upperBound - image * g.outputHeight, g.outputHeight)
         guard first < last else { continue }
-        anvil_depthwise_convolution_avx512_emulated(&shape, io.inputs[0] + image * inputImage, weights.weightPointer,
+        anvil_depthwise_rows_avx512_emulated(&shape, io.inputs[0] + image * inputImage, weights.weightPointer,
                                                     weights.biasPointer, io.output + image * outputImage,
                                                     Int32(first), Int32(last))
     }

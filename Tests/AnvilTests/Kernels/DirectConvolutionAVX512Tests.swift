@@ -89,7 +89,7 @@ struct DirectConvolutionAVX512Tests {
                       UnsafePointer<Float>?, UnsafeMutablePointer<Float>, Int32, Int32, Int32, Int32) -> Void
 
 
-    static let emulated: Body = { anvil_direct_convolution_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8, $9) }
+    static let emulated: Body = { anvil_conv_direct_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8, $9) }
     static func dispatched(_ isa: anvil_isa) -> Body {
         { anvil_conv_direct(isa, $0, $1, $2, $3, $4, $5, $6, $7, $8, $9) }
     }

@@ -44,7 +44,7 @@ struct MaxPoolingAVX512Tests {
     typealias Body = @Sendable (UnsafePointer<anvil_pool_shape>, UnsafePointer<Float>, UnsafeMutablePointer<Float>,
                                 Int32, Int32) -> Void
 
-    static let emulated: Body = { anvil_max_pooling_avx512_emulated($0, $1, $2, $3, $4) }
+    static let emulated: Body = { anvil_max_pool_lines_avx512_emulated($0, $1, $2, $3, $4) }
     static func dispatched(_ isa: anvil_isa) -> Body { { anvil_max_pool_lines(isa, $0, $1, $2, $3, $4) } }
 
     /// Random input with a NaN in about one cell in 16.

@@ -112,7 +112,7 @@ struct Winograd5x5Tests {
     typealias Body = @Sendable (UnsafePointer<anvil_winograd5_shape>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>?,
                       UnsafeMutablePointer<Float>, Int, Int, UnsafeMutablePointer<Float>) -> Void
 
-    static let emulated: Body = { anvil_winograd_5x5_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7) }
+    static let emulated: Body = { anvil_winograd5_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7) }
     static func dispatched(_ isa: InstructionSet) -> Body { { anvil_winograd5(isa.cValue, $0, $1, $2, $3, $4, $5, $6, $7) } }
 
     /// `body` over the case's tiles in two calls (the second starting mid-group), with the

@@ -62,10 +62,10 @@ struct WinogradTransformsAVX512Tests {
                              Int) -> Void
 
         static let emulated = Body(
-            input: { anvil_winograd3_input_avx512_emulated($0, $1, $2, $3, $4, $5) },
-            output: { anvil_winograd3_output_avx512_emulated($0, $1, $2, $3, $4, $5, $6) },
-            filters: { anvil_winograd3_filters_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8) },
-            taps: { anvil_winograd3_taps_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7) })
+            input: { anvil_winograd3_transform_input_avx512_emulated($0, $1, $2, $3, $4, $5) },
+            output: { anvil_winograd3_transform_output_avx512_emulated($0, $1, $2, $3, $4, $5, $6) },
+            filters: { anvil_winograd3_transform_filters_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7, $8) },
+            taps: { anvil_winograd3_transform_taps_avx512_emulated($0, $1, $2, $3, $4, $5, $6, $7) })
 
         static func dispatched(_ isa: anvil_isa) -> Body {
             Body(input: { anvil_winograd3_transform_input(isa, $0, $1, $2, $3, $4, $5) },

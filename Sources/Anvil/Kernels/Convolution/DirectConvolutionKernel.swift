@@ -60,8 +60,9 @@ struct DirectConvolutionKernel: Kernel {
     var pixels: Int { geometry.outputHeight * geometry.outputWidth }
     var depth: Int { geometry.kernelHeight * geometry.kernelWidth * inputChannels }
 
-    /// Output pixels per parallel work item: a multiple of the AVX2 tiles' 3 and 6 pixels and the AVX-512 tiles' 6 and 8.
-    static let chunkPixels = 24
+    /// Output pixels per parallel work item: a multiple of every body's tile pixels (the C kernel's
+    /// `ANVIL_CONV_CHUNK_PIXELS`).
+    static let chunkPixels = Int(ANVIL_CONV_CHUNK_PIXELS)
 
     /// Saturates rather than traps for absurd batches, which the workspace then refuses.
     func scratchCount(batch: Int) -> Int { isPadded ? saturatingProduct(batch, paddedImageCount) : 0 }
@@ -95,15 +96,9 @@ struct DirectConvolutionKernel: Kernel {
     /// and the shares are even.
     static let blockSplitPixels = 256
 
-    /// Blocks the widest tile of the kernel's body takes at once (each body's `tile_shape` in the
-    /// C kernel): a thread given fewer broadcasts each input to fewer outputs.
-    var tileBlocks: Int {
-        switch instructionSet {
-        case .avx512: 4
-        case .avx2: 2
-        case .scalar: 1
-        }
-    }
+    /// Blocks the widest tile of the kernel's body takes at once (`anvil_conv_tile_blocks`, what the
+    /// C body's `tile_shape` is made of): a thread given fewer broadcasts each input to fewer outputs.
+    var tileBlocks: Int { Int(anvil_conv_tile_blocks(instructionSet.cValue)) }
 
     /// Whether threads split the output channels (``Blocks``) rather than the pixels
     /// (``Chunks``): for few pixels (``blockSplitPixels``), when every thread gets at least a
