@@ -34,6 +34,7 @@ def test_parse_one_blocker_and_a_plain_error():
 def test_general_reason_leaves_out_shapes_and_names():
     reason = "reshaping [1, 64, None, None] to [1, 4, 16, -1]: input 'images' is open"
     assert export_blockers.general_reason(reason) == "reshaping […] to […]: input '…' is open"
+    assert export_blockers.general_reason("axis 1 (Anvil's layout is [1, 2])") == "axis 1 (Anvil's layout is […])"
 
 
 def test_markdown_lists_rows_and_reasons():
