@@ -12,6 +12,9 @@
 #   was last installed, so a second run asks no registry and prints nothing.
 # - The test and bench groups also get PyTorch (the CPU wheel) and torchvision
 #   (Scripts/setup/install_torch.sh, install_torchvision.sh).
+# - NAME.no-deps.txt beside GROUP.txt or a file it includes (-r NAME.txt) is installed after it
+#   with --no-deps: packages whose declared dependencies would replace the CPU torch or pull a GUI
+#   OpenCV (ultralytics); NAME.txt names the dependencies they really need.
 # Prints the venv's python on standard output when called with --print-python.
 set -euo pipefail
 
@@ -57,10 +60,19 @@ if ! [ -x "$PY" ] || ! "$PY" -c "import pip" >/dev/null 2>&1; then
   fi
 fi
 
+# The --no-deps files of a group: NAME.no-deps.txt for the group and each file it includes.
+no_deps_files() {
+  local group=$1 name
+  for name in "$group.txt" $(grep -E '^-r ' "$REQUIREMENTS/$group.txt" | cut -d' ' -f2); do
+    if [ -f "$REQUIREMENTS/${name%.txt}.no-deps.txt" ]; then echo "$REQUIREMENTS/${name%.txt}.no-deps.txt"; fi
+  done
+}
+
 # The requirements a group installs, with every file it includes, as one fingerprint.
 fingerprint() {
-  local group=$1
+  local group=$1 file
   { cat "$REQUIREMENTS/$group.txt"
+    for file in $(no_deps_files "$group"); do cat "$file"; done
     grep -E '^-r ' "$REQUIREMENTS/$group.txt" | while read -r _ included; do cat "$REQUIREMENTS/$included"; done
     cat "$REPO/Scripts/setup/install_torch.sh" "$REPO/Scripts/setup/install_torchvision.sh"
     "$PY" --version
@@ -77,6 +89,9 @@ for group in "${groups[@]}"; do
   # PyTorch first: its CPU wheel must be there before anything that would pull the CUDA build.
   "$REPO/Scripts/setup/install_torch.sh" "$PY" >&2
   "$PY" -m pip install -q -r "$REQUIREMENTS/$group.txt" >&2
+  for file in $(no_deps_files "$group"); do
+    "$PY" -m pip install -q --no-deps -r "$file" >&2
+  done
   "$REPO/Scripts/setup/install_torchvision.sh" "$PY" >&2
   echo "$want" > "$stamp"
 done
