@@ -36,6 +36,17 @@ struct JSONFields {
         has(key) ? try int(key) : fallback
     }
 
+    /// An element type by name (`"float32"`, `"int64"`, ...), or `fallback` when absent.
+    func elementType(_ key: String, default fallback: ElementType) throws -> ElementType {
+        guard has(key) else { return fallback }
+        let name = try string(key)
+        guard let type = ElementType(rawValue: name) else {
+            let choices = ElementType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw AnvilError(.invalidFile, "\(context): field '\(key)' must be one of \(choices), got \"\(name)\"")
+        }
+        return type
+    }
+
     /// A number (integer or not), or `fallback` when absent.
     func double(_ key: String, default fallback: Double) throws -> Double {
         guard let member = value[key] else { return fallback }

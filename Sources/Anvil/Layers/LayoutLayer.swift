@@ -17,14 +17,7 @@ extension LayoutLayer {
         guard let copies = try copies(for: inputs, output: output) else {
             return try first.reshaped(output.dimensions)
         }
-        if first.isInteger {
-            var out = [Int64](repeating: 0, count: output.count)
-            for copy in copies { copy.apply(known[copy.input].integers, into: &out) }
-            return try TensorValue(shape: output.with(elementType: first.shape.elementType), integers: out)
-        }
-        var out = [Float](repeating: 0, count: output.count)
-        for copy in copies { copy.apply(known[copy.input].floats, into: &out) }
-        return try TensorValue(shape: output.with(elementType: first.shape.elementType), floats: out)
+        return try TensorValue.moving(known, by: copies, into: output)
     }
 }
 

@@ -105,11 +105,7 @@ public struct ModelFile {
                 : OpenShape(dimensions: shape)
         }
         let shape = try fields.openIntArray("shape", counts: 0 ... Shape.maximumRank - 1, lastMayBeOpen: true)
-        let typeName = try fields.string("elementType", default: ElementType.float32.rawValue)
-        guard let type = ElementType(rawValue: typeName) else {
-            let choices = ElementType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            throw AnvilError(.invalidFile, "\(fields.context): field 'elementType' must be one of \(choices), got \"\(typeName)\"")
-        }
+        let type = try fields.elementType("elementType", default: .float32)
         guard shape.allSatisfy({ ($0 ?? 1) > 0 }) else {
             throw AnvilError(.invalidFile, "\(fields.context): field 'shape' has a dimension that is not positive: \(shape.map { $0.map(String.init) ?? "null" })")
         }

@@ -94,11 +94,17 @@ public struct TensorValue: Hashable, Sendable, CustomStringConvertible {
         return isInteger ? try TensorValue(shape: target, integers: integers) : try TensorValue(shape: target, floats: floats)
     }
 
-    /// Elements at `positions` (row-major indices into this value), as a value of `dimensions`.
-    func gathering(_ positions: [Int], dimensions: [Int]) throws -> TensorValue {
-        let target = Shape(unchecked: dimensions, elementType: shape.elementType)
-        return isInteger ? try TensorValue(shape: target, integers: positions.map { integers[$0] })
-            : try TensorValue(shape: target, floats: positions.map { floats[$0] })
+    /// The value `copies` make from `inputs` (known values of one element type), of `shape`.
+    static func moving(_ inputs: [TensorValue], by copies: [StridedCopy], into shape: Shape) throws -> TensorValue {
+        let target = shape.with(elementType: inputs[0].shape.elementType)
+        if inputs[0].isInteger {
+            var out = [Int64](repeating: 0, count: shape.count)
+            for copy in copies { copy.apply(inputs[copy.input].integers, into: &out) }
+            return try TensorValue(shape: target, integers: out)
+        }
+        var out = [Float](repeating: 0, count: shape.count)
+        for copy in copies { copy.apply(inputs[copy.input].floats, into: &out) }
+        return try TensorValue(shape: target, floats: out)
     }
 
     /// `[1, 2, 3] int64`, or the first elements followed by `...` when there are many.

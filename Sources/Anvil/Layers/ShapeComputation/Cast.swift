@@ -38,11 +38,8 @@ extension Cast: ModelFileCodable {
 
     /// Reads `to` (required: an element type).
     convenience init(fields: JSONFields, name: String) throws {
-        let typeName = try fields.string("to")
-        guard let type = ElementType(rawValue: typeName) else {
-            throw AnvilError(.invalidFile, "\(fields.context): field 'to' must be an element type (float32, int64, ...), got \"\(typeName)\"")
-        }
-        self.init(to: type, name: name)
+        _ = try fields.string("to")  // required
+        self.init(to: try fields.elementType("to", default: .float32), name: name)
     }
 
     /// `to`.

@@ -49,10 +49,7 @@ extension Constant: ModelFileCodable {
     /// Reads `elementType` (`"float32"`), `shape` (the axes after the batch axis) and `values`
     /// (row-major, at most ``maximumCount``).
     convenience init(fields: JSONFields, name: String) throws {
-        let typeName = try fields.string("elementType", default: "float32")
-        guard let type = ElementType(rawValue: typeName) else {
-            throw AnvilError(.invalidFile, "\(fields.context): field 'elementType' must be an element type (float32, int64, ...), got \"\(typeName)\"")
-        }
+        let type = try fields.elementType("elementType", default: .float32)
         let dims = try fields.intArray("shape", counts: 0 ... Shape.maximumRank - 1)
         guard dims.allSatisfy({ $0 >= 0 }), let count = Shape(unchecked: dims).checkedCount, count <= Self.maximumCount else {
             throw AnvilError(.invalidFile, "\(fields.context): field 'shape' \(dims) must have non-negative axes and at most \(Self.maximumCount) elements")

@@ -74,11 +74,8 @@ extension ConstantOfShape: ModelFileCodable {
 
     /// Reads `value` (0) and `type` (`"float32"`).
     convenience init(fields: JSONFields, name: String) throws {
-        let typeName = try fields.string("elementType", default: "float32")
-        guard let type = ElementType(rawValue: typeName) else {
-            throw AnvilError(.invalidFile, "\(fields.context): field 'elementType' must be an element type (float32, int64, ...), got \"\(typeName)\"")
-        }
-        self.init(try fields.double("value", default: 0), elementType: type, name: name)
+        self.init(try fields.double("value", default: 0), elementType: try fields.elementType("elementType", default: .float32),
+                  name: name)
     }
 
     /// `value` and `elementType`.

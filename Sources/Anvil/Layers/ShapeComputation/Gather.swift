@@ -62,6 +62,7 @@ public final class Gather: Layer {
     /// One copy per index: the slab at that index along the axis into its place in the output.
     func copies(_ inputs: [Shape], _ values: [TensorValue?]) throws -> [StridedCopy] {
         let (axis, indices, output) = try resolve(inputs, values)
+        guard output.count > 0 else { return [] }
         let dims = inputs[0].dimensions
         let inStrides = StridedCopy.contiguousStrides(dims)
         let outer = Array(dims[..<(axis - 1)]), inner = Array(dims[axis...])
@@ -71,22 +72,14 @@ public final class Gather: Layer {
             StridedCopy(input: 0, dims: outer + [innerCount], inputStrides: Array(inStrides[..<(axis - 1)]) + [1],
                         outputStrides: Array(outStrides[..<(axis - 1)]) + [1], inputOffset: index * inStrides[axis - 1],
                         outputOffset: position * outStrides[axis - 1])
-        }.filter { _ in output.count > 0 }
+        }
     }
 
     /// The gathered entries of a known input.
     public func value(for inputs: [Shape], values: [TensorValue?]) throws -> TensorValue? {
         guard let data = values[0] else { return nil }
         let output = try outputShape(for: inputs, values: values)
-        let copies = try copies(inputs, values)
-        if data.isInteger {
-            var out = [Int64](repeating: 0, count: output.count)
-            for copy in copies { copy.apply(data.integers, into: &out) }
-            return try TensorValue(shape: output, integers: out)
-        }
-        var out = [Float](repeating: 0, count: output.count)
-        for copy in copies { copy.apply(data.floats, into: &out) }
-        return try TensorValue(shape: output, floats: out)
+        return try TensorValue.moving([data], by: try copies(inputs, values), into: output)
     }
 
     /// A strided copy per index.
