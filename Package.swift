@@ -158,3 +158,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `ANVIL_PACKAGE_SCOPE=engine` leaves out the server and the command-line tool (and so the
+// HTTP/2, TLS and gRPC packages they pull in): the AddressSanitizer pass of
+// Scripts/dev/sanitize.sh builds only the engine, the importer, the image code and their tests.
+if Context.environment["ANVIL_PACKAGE_SCOPE"] == "engine" {
+    let serving: Set<String> = ["AnvilServe", "anvil", "AnvilServeTests", "AnvilCommandTests"]
+    package.targets.removeAll { serving.contains($0.name) }
+    package.products.removeAll { serving.contains($0.name) }
+}
