@@ -42,6 +42,7 @@ enum LayerRegistry {
         Arange.self,
         ConstantOfShape.self,
         Cast.self,
+        Expand.self,
     ]
 
     /// The layer type for each file type name.

@@ -516,6 +516,7 @@ final class ONNXConverter {
         registerSpatialAndNormalizationOperators(&table)
         registerElementwiseOperators(&table)
         registerLayoutOperators(&table)
+        registerShapeComputationOperators(&table)
         return table
     }()
 }

@@ -49,11 +49,12 @@ extension ONNXConverter {
         switch try value(node, 0) {
         case .constant(let c)?: shape = c.shape
         case .tensor(let t)?:
-            guard !t.isOpen else { throw openShapeFailure(node) }
+            guard !t.isOpen else { return try shapeOfOpenTensor(node, t) }
             shape = t.onnxShape.map { $0! }
         case .flat(let f)?:
-            guard let n = f.shape[0] else { throw openShapeFailure(node) }
+            guard let n = f.shape[0] else { return try shapeOfOpenTensor(node, try writeFlatten(f, node)) }
             shape = [1, n]
+        case .planned(let p)?: return try shapeOfPlan(node, p)
         case .grouped(let g)?: shape = g.onnxShape.map { $0 ?? 0 }
         default: throw fail(node, "input 0 is missing")
         }
@@ -63,12 +64,9 @@ extension ONNXConverter {
         try set(node, .constant(ConstantTensor(shape: [kept.count], integers: kept)))
     }
 
-    private func openShapeFailure(_ node: Onnx_NodeProto) -> ImportFailure {
-        fail(node, "the shape of a tensor whose height/width depend on the open input size is not a constant; pass --input-shape C,H,W (or export with fixed sizes)")
-    }
-
     /// `Gather` on constants: a constant (NumPy's take, negative indices from the end).
     func opGather(_ node: Onnx_NodeProto, _ index: Int) throws {
+        if readsPlanTensor(node) { return try gatherPlan(node) }
         let data = try constant(node, 0), indices = try constant(node, 1)
         var axis = try NodeAttributes(node).int("axis", 0)
         guard data.rank > 0 else { throw ImportFailure("axis \(axis) is out of bounds for array of dimension 0") }
@@ -88,6 +86,7 @@ extension ONNXConverter {
     /// A cast to ONNX data type `to`: a constant converted; a computed tensor passes when `to` is float.
     func cast(_ node: Onnx_NodeProto, to: Int) throws {
         switch try value(node, 0) {
+        case .planned(let p)?: try castPlan(node, p, to: to)
         case .constant(let c)?:
             if TensorDecoding.floatTypes.contains(Int32(clamping: to)) {
                 try set(node, .constant(ConstantTensor(shape: c.shape, floats: c.floats)))

@@ -219,6 +219,7 @@ extension ONNXConverter {
             try set(node, try act(node, entries[0].0))
             return
         }
+        if readsPlanTensor(node) { return try elementwisePlan(node, op) }
         if Self.binaryOnly.contains(op) && entries.count != 2 { throw fail(node, "\(op) takes 2 inputs, got \(entries.count)") }
         if let (function, x) = fusedPattern(node) {
             var tensor: ComputedTensor?

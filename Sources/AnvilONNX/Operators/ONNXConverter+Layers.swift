@@ -327,11 +327,13 @@ extension ONNXConverter {
 
     /// `Softmax` / `LogSoftmax` over the axis Anvil holds as channels.
     func softmax(_ node: Onnx_NodeProto, _ type: String) throws {
-        let tensor = try act(node, anyLayout: true)
+        var tensor = try act(node, anyLayout: true)
         let rank = tensor.rank
         let axis = ((try NodeAttributes(node).int("axis", opset >= 13 ? -1 : 1) % rank) + rank) % rank
-        guard tensor.isChannelAxis(axis) else {
-            throw fail(node, "axis \(axis) is not supported; Anvil's \(type) works over the channels (axis 1 of an NCHW tensor; this tensor's layout is \(tensor.permutation))")
+        if !tensor.isChannelAxis(axis) {
+            // Anvil's softmax works along the last axis: the axis is moved there, the others keep ONNX's order.
+            guard axis > 0 else { throw fail(node, "a \(type) over the batch axis is not supported") }
+            tensor = try transpose(node, tensor, to: (0 ..< rank).map { $0 < axis ? $0 : $0 == axis ? rank - 1 : $0 - 1 })
         }
         if opset < 13 && tensor.onnxShape[(axis + 1)...].contains(where: { $0 != 1 }) {
             throw fail(node, "before opset 13, \(node.opType) over axis \(axis) of a \(rank)-D tensor spans the axes after it too; Anvil works over channels only")

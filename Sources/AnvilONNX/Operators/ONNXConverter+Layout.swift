@@ -46,7 +46,7 @@ extension ONNXConverter {
         if resolved == current { return value }
         let text = Self.text(resolved)
         guard resolved.first == 1 else { throw fail(node, "reshaping \(Self.text(current)) to \(text) changes the batch axis; Anvil keeps it") }
-        guard resolved.count <= 4 else { throw fail(node, "reshaping \(Self.text(current)) to \(text): Anvil's tensors have rank 4 at most") }
+        guard resolved.count <= Shape.maximumRank else { throw fail(node, "reshaping \(Self.text(current)) to \(text): Anvil's tensors have rank \(Shape.maximumRank) at most") }
         var tensor: ComputedTensor
         switch value {
         case .flat(let flat):
@@ -85,6 +85,8 @@ extension ONNXConverter {
     func opTranspose(_ node: Onnx_NodeProto, _ index: Int) throws {
         let permutation = try NodeAttributes(node).ints("perm")
         switch try value(node, 0) {
+        case .planned(let p)?:
+            try transposePlan(node, p, permutation)
         case .constant(let c)?:
             try set(node, .constant(try c.transposed(permutation)))
         case .grouped(let g)?:
@@ -105,6 +107,14 @@ extension ONNXConverter {
 
     /// `Reshape`: of a constant, a constant; of a tensor, row-major in ONNX's order; ShuffleNet's shuffle.
     func opReshape(_ node: Onnx_NodeProto, _ index: Int) throws {
+        if case .planned(let p)? = try value(node, 0) { return try reshapePlanData(node, p) }
+        if case .planned(let target)? = try value(node, 1) {
+            if case .constant? = try value(node, 0) {
+                guard let data = try planOperand(node, 0) else { throw fail(node, "input 0 is missing") }
+                return try reshapePlanData(node, data)
+            }
+            return try reshapeToPlan(node, target)
+        }
         let target = try constant(node, 1).integers()
         let allowZero = try NodeAttributes(node).int("allowzero", 0) != 0
         switch try value(node, 0) {
@@ -128,6 +138,22 @@ extension ONNXConverter {
         if current.contains(where: { $0 == nil }) {
             if target.count == 2 && target[1] == -1 && (target[0] == 1 || (target[0] == 0 && !allowZero)) {
                 if case .tensor(let t) = value { try set(node, flattened(t)) } else { try set(node, value) }
+                return
+            }
+            if let first = target.first, first == 1 || (first == 0 && !allowZero), target.count <= Shape.maximumRank,
+               target.filter({ $0 == -1 }).count <= 1, !target.contains(where: { $0 < -1 || ($0 == 0 && allowZero) }) {
+                // The engine resolves 0 (copy) and -1 (inferred) for each input size.
+                let source: ComputedTensor
+                switch value {
+                case .flat(let flat): source = try writeFlatten(flat, node)
+                case .tensor(let t): source = try toONNXOrder(node, try exact(node, t))
+                default: throw fail(node, "cannot reshape this value")
+                }
+                let rest = Array(target.dropFirst())
+                let now = currentShape(.tensor(source))
+                let shape: [Int?] = rest.enumerated().map { i, t in t > 0 ? t : t == 0 && i + 1 < now.count ? now[i + 1] : nil }
+                let name = try add(node, "Reshape", [source.name], ["shape": rest])
+                try set(node, ComputedTensor(name, shape, permutation: Array(0 ... shape.count)))
                 return
             }
             throw fail(node, "reshaping \(Self.text(current)) (None: open) to \(target): the target does not fit every input size; pass --input-shape C,H,W (or export with fixed sizes)")
@@ -170,6 +196,13 @@ extension ONNXConverter {
     /// `Squeeze`: of a constant, a constant; of a tensor, a Reshape dropping axes of extent 1.
     func opSqueeze(_ node: Onnx_NodeProto, _ index: Int) throws {
         let requested = try axes(node)
+        if case .planned(let p)? = try value(node, 0) {
+            let axes = requested.isEmpty ? p.shape.indices.filter { p.shape[$0] == 1 } : requested.map { $0 < 0 ? $0 + p.rank : $0 }
+            for a in axes where a < 0 || a >= p.rank || p.shape[a] != 1 {
+                throw fail(node, "axis \(a) of \(Self.text(p.shape)) cannot be squeezed (not of extent 1)")
+            }
+            return try reshapePlan(node, p, to: p.shape.indices.filter { !axes.contains($0) }.map { p.shape[$0] }, type: "Squeeze", axes: axes)
+        }
         if case .constant(let c)? = try value(node, 0) {
             let axes = requested.isEmpty ? c.shape.indices.filter { c.shape[$0] == 1 } : requested.map { $0 < 0 ? $0 + c.rank : $0 }
             for a in axes where a < 0 || a >= c.rank || c.shape[a] != 1 {
@@ -189,6 +222,16 @@ extension ONNXConverter {
     /// `Unsqueeze`: of a constant, a constant; of a tensor, a Reshape inserting axes of extent 1.
     func opUnsqueeze(_ node: Onnx_NodeProto, _ index: Int) throws {
         let requested = try axes(node)
+        if case .planned(let p)? = try value(node, 0) {
+            let rank = p.rank + requested.count
+            var shape = p.shape
+            let positions = requested.map { (($0 % rank) + rank) % rank }.sorted()
+            for a in positions {
+                guard a <= shape.count else { throw fail(node, "axis \(a) is out of range") }
+                shape.insert(1, at: a)
+            }
+            return try reshapePlan(node, p, to: shape, type: "Unsqueeze", axes: positions)
+        }
         if case .constant(let c)? = try value(node, 0) {
             let rank = c.rank + requested.count
             var shape = c.shape
@@ -272,6 +315,9 @@ extension ONNXConverter {
             steps = try const(node, 4, required: false)?.integers() ?? [Int](repeating: 1, count: starts.count)
         }
         let n = min(starts.count, ends.count, axes.count, steps.count)
+        if case .planned(let p)? = try value(node, 0) {
+            return try slicePlan(node, p, starts: starts, ends: ends, axes: axes, steps: steps)
+        }
         if case .constant(var c)? = try value(node, 0) {
             for i in 0 ..< n {
                 let axis = axes[i] < 0 ? axes[i] + c.rank : axes[i]
@@ -346,6 +392,7 @@ extension ONNXConverter {
             try set(node, .constant(try ConstantTensor.concatenate(constants, axis: axisAttribute)))
             return
         }
+        if readsPlanTensor(node) { return try concatPlan(node) }
         var tensors = try node.input.indices.map { try act(node, $0, anyLayout: true) }
         if tensors.count == 1 {
             try set(node, tensors[0])

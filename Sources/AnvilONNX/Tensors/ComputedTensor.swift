@@ -109,6 +109,8 @@ enum ImportedValue {
     case constant(ConstantTensor)
     /// ShuffleNet's grouped view.
     case grouped(GroupedChannels)
+    /// A tensor of shape arithmetic on an open input size, computed when the plan is built.
+    case planned(PlanTensor)
     /// A value no later node can be checked against (a failed node with no known shape).
     case blocked
 }

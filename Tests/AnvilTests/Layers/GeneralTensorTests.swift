@@ -143,6 +143,45 @@ import Testing
         #expect(y.values == expected)
     }
 
+    @Test("Expand of a computed tensor matches NumPy's broadcast_to: repeated axes of extent 1, a longer target")
+    func expandComputedTensor() throws {
+        var rng = RefRandom(seed: 13)
+        let dims = [3, 1, 4]
+        let target = [2, 3, 5, 4]
+        let input = Input(shape: try Shape(dimensions: dims))
+        let shape = Constant.tensor(.int64(target))
+        let model = try Model(input: input, output: [input, shape] --> Expand())
+        #expect(model.outputShapes[0].dimensions == target)
+        try model.compile(from: ArrayParameterSource([:]))
+        let x = (0 ..< 2 * 12).map { _ in rng.float() }
+        let y = try model.predict(Tensor(batch: 2, shape: try Shape(dimensions: dims), values: x))
+        var expected: [Float] = []
+        for b in 0 ..< 2 {
+            for _ in 0 ..< 2 { for i in 0 ..< 3 { for _ in 0 ..< 5 { for k in 0 ..< 4 { expected.append(x[b * 12 + i * 4 + k]) } } } }
+        }
+        #expect(y.values == expected)
+    }
+
+    @Test("Expand of a known value is evaluated when the plan is built: a column index grid added to the input")
+    func expandKnownValue() throws {
+        var rng = RefRandom(seed: 14)
+        let input = Input(shape: OpenShape(dimensions: [nil, nil]))
+        let scalar = { (value: Int64) in Constant.tensor(try! TensorValue(shape: Shape(unchecked: [], elementType: .int64), integers: [value])) }
+        let size = input --> ShapeOf()
+        let width = [size, scalar(1)] --> Gather(axis: 1)
+        let columns = [scalar(0), width, scalar(1)] --> Arange() --> Cast(to: .float32)
+        let output = [input, [columns, size] --> Expand()] --> Elementwise(.add)
+        let model = try Model(input: input, output: output)
+        try model.compile(from: ArrayParameterSource([:]))
+        for (h, w) in [(2, 3), (4, 5)] {
+            let shape = try Shape(dimensions: [h, w])
+            let x = (0 ..< h * w).map { _ in rng.float() }
+            let y = try model.predict(Tensor(batch: 1, shape: shape, values: x))
+            let expected = (0 ..< h * w).map { x[$0] + Float($0 % w) }
+            #expect(y.values == expected, "at \(h)x\(w)")
+        }
+    }
+
     @Test("Shape computations that cannot be evaluated throw naming the layer")
     func shapeComputationErrors() throws {
         let input = Input(shape: .vector(3))

@@ -16,7 +16,7 @@ struct LayerRegistryTests {
         "LocalResponseNormalization", "LpPooling",
         "ChannelShuffle", "Transpose", "Reshape",
         "Squeeze", "Unsqueeze", "Slice", "DepthToSpace", "SpaceToDepth",
-        "Constant", "ShapeOf", "Gather", "Range", "ConstantOfShape", "Cast",
+        "Constant", "ShapeOf", "Gather", "Range", "ConstantOfShape", "Cast", "Expand",
     ]
 
     /// The names in the first column of the layer table of `docs/model-format.md`.
@@ -87,6 +87,7 @@ struct LayerRegistryTests {
         Arange(),
         ConstantOfShape(2.5, elementType: .float32),
         Cast(to: .int64),
+        Expand(),
     ]
 
     @Test("Every registered layer's file type name is the one docs/model-format.md documents")

@@ -1,0 +1,462 @@
+import Anvil
+
+/// Shape arithmetic on an open input size (``PlanTensor``): `Shape` of a computed tensor, and
+/// `Gather`, `Slice`, `Squeeze`, `Unsqueeze`, `Concat`, `Cast`, `Reshape`, `Transpose`, `Range`,
+/// `ConstantOfShape`, `Expand` and element-wise arithmetic on what it gives. Written as the
+/// engine's shape-computation layers, evaluated once per input size when the plan is built.
+/// The operators' handlers in the other files call these when an input is a plan tensor.
+extension ONNXConverter {
+    static func registerShapeComputationOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
+        table["Range"] = { $0.opRange }
+        table["ConstantOfShape"] = { $0.opConstantOfShape }
+        table["Expand"] = { $0.opExpand }
+    }
+
+    /// Whether any input of `node` is a plan tensor.
+    func readsPlanTensor(_ node: Onnx_NodeProto) -> Bool {
+        node.input.contains { name in
+            if case .planned? = values[name] { return true }
+            return false
+        }
+    }
+
+    // MARK: Writing
+
+    /// A `Constant` layer holding `constant`; returns its name.
+    func writeConstant(_ node: Onnx_NodeProto, _ constant: ConstantTensor) throws -> String {
+        guard constant.count <= Constant.maximumCount else {
+            throw fail(node, "a constant of \(constant.count) values in shape arithmetic (at most \(Constant.maximumCount))")
+        }
+        let values: JSONValue = constant.isInteger ? .array(try constant.integers().map { .int($0) })
+                                                   : .array(constant.floats.map { .double(Double($0)) })
+        return try add(node, "Constant", [], suffix: "_constant",
+                       ["elementType": constant.isInteger ? "int64" : "float32", "shape": constant.shape, "values": values])
+    }
+
+    /// Input `index` as a plan tensor: a plan tensor itself, or a constant written as a
+    /// `Constant` layer; nil for a computed tensor or an absent input.
+    func planOperand(_ node: Onnx_NodeProto, _ index: Int) throws -> PlanTensor? {
+        switch try value(node, index) {
+        case .planned(let plan)?: return plan
+        case .constant(let c)?:
+            var plan = PlanTensor(name: try writeConstant(node, c), shape: c.shape.map { $0 }, isInteger: c.isInteger)
+            if plan.slots != nil { plan.known = try c.integers().map { Int64($0) } }
+            return plan
+        default: return nil
+        }
+    }
+
+    /// The engine tensor of `plan`; an error when it holds the batch size, which no plan knows.
+    func engineName(_ node: Onnx_NodeProto, _ plan: PlanTensor, what: String = "its input") throws -> String {
+        guard !plan.holdsBatch, let name = plan.name else {
+            throw fail(node, "\(what) holds the batch size, which Anvil does not know when it builds a plan (one plan serves every batch size); only a Reshape or Expand target may hold it, as its first element")
+        }
+        return name
+    }
+
+    /// An engine `Gather` of the elements at `positions` of the vector `name` (a scalar when `scalar`).
+    func gatherElements(_ node: Onnx_NodeProto, _ name: String, _ positions: [Int], scalar: Bool, count: Int) throws -> String {
+        if !scalar && positions == Array(0 ..< count) { return name }
+        let indices = scalar ? ConstantTensor(shape: [], integers: positions.map { Int64($0) })
+                             : ConstantTensor(shape: [positions.count], integers: positions.map { Int64($0) })
+        return try add(node, "Gather", [name, try writeConstant(node, indices)], suffix: "_gather", ["axis": 1])
+    }
+
+    /// The vector `plan`'s elements at `picked` (a scalar when `scalar`): their slots, with an
+    /// engine `Gather` of those in the engine tensor.
+    func pickElements(_ node: Onnx_NodeProto, _ plan: PlanTensor, _ picked: [Int], scalar: Bool) throws -> PlanTensor {
+        let slots = plan.slots!, known = plan.known!
+        var positions: [Int] = [], newSlots: [PlanTensor.Slot] = []
+        for index in picked {
+            if case .element(let position) = slots[index] {
+                newSlots.append(.element(positions.count))
+                positions.append(position)
+            } else {
+                newSlots.append(.batch)
+            }
+        }
+        let engineCount = slots.filter { $0 != .batch }.count
+        let name = positions.isEmpty ? nil : try gatherElements(node, plan.name!, positions, scalar: scalar, count: engineCount)
+        return PlanTensor(name: name, slots: newSlots, known: picked.map { known[$0] }, scalar: scalar)
+    }
+
+    // MARK: Shape
+
+    /// `Shape` of a computed tensor of open size: the engine's `ShapeOf`, its axes in ONNX's
+    /// order, the batch size as a slot.
+    func shapeOfOpenTensor(_ node: Onnx_NodeProto, _ tensor: ComputedTensor) throws {
+        let source = try exact(node, tensor)
+        let shapeName = try add(node, "ShapeOf", [source.name])
+        let onnxShape = source.onnxShape
+        let rank = source.rank
+        let a = NodeAttributes(node)
+        let range = Self.pythonSliceBounds(try a.int("start") ?? 0, try a.int("end"), count: rank)
+        var slots: [PlanTensor.Slot] = [], positions: [Int] = []
+        for axis in range {
+            if axis == 0 {
+                slots.append(.batch)
+            } else {
+                slots.append(.element(positions.count))
+                positions.append(source.permutation[axis] - 1)
+            }
+        }
+        let name = positions.isEmpty ? nil : try gatherElements(node, shapeName, positions, scalar: false, count: rank - 1)
+        let known = range.map { $0 == 0 ? nil : onnxShape[$0].map { Int64($0) } }
+        try set(node, .planned(PlanTensor(name: name, slots: slots, known: known, scalar: false)))
+    }
+
+    /// `Shape` of a plan tensor: a constant when its shape is known, else the engine's `ShapeOf`.
+    func shapeOfPlan(_ node: Onnx_NodeProto, _ plan: PlanTensor) throws {
+        let a = NodeAttributes(node)
+        let range = Self.pythonSliceBounds(try a.int("start") ?? 0, try a.int("end"), count: plan.rank)
+        if plan.shape[range].allSatisfy({ $0 != nil }) {
+            let kept = plan.shape[range].map { Int64($0!) }
+            try set(node, .constant(ConstantTensor(shape: [kept.count], integers: kept)))
+            return
+        }
+        let name = try add(node, "ShapeOf", [try engineName(node, plan)], ["start": range.lowerBound, "end": range.upperBound])
+        try set(node, .planned(PlanTensor(name: name, slots: range.indices.map { .element($0 - range.lowerBound) },
+                                          known: plan.shape[range].map { $0.map { Int64($0) } }, scalar: false)))
+    }
+
+    // MARK: Element selection and layout
+
+    /// `Gather` with a plan tensor as data or indices.
+    func gatherPlan(_ node: Onnx_NodeProto) throws {
+        var axis = try NodeAttributes(node).int("axis", 0)
+        if case .planned(let data)? = try value(node, 0), data.slots != nil, case .constant(let indices)? = try value(node, 1) {
+            guard data.rank == 1, axis == 0 || axis == -1 else { throw fail(node, "axis \(axis) is out of range for a vector") }
+            let count = data.slots!.count
+            let picked = try indices.integers().map { i -> Int in
+                let j = i < 0 ? i + count : i
+                guard j >= 0, j < count else { throw fail(node, "index \(i) is out of range for a vector of \(count)") }
+                return j
+            }
+            guard indices.rank <= 1 else { throw fail(node, "indices of rank \(indices.rank) into a shape vector") }
+            try set(node, .planned(try pickElements(node, data, picked, scalar: indices.rank == 0)))
+            return
+        }
+        guard let data = try planOperand(node, 0), let indices = try planOperand(node, 1) else {
+            throw fail(node, "gathers from a computed tensor with indices computed from the input size")
+        }
+        if axis < 0 { axis += data.rank }
+        guard axis >= 0, axis < data.rank else { throw fail(node, "axis \(axis) is out of range for rank \(data.rank)") }
+        let name = try add(node, "Gather", [try engineName(node, data), try engineName(node, indices, what: "its indices")], ["axis": axis + 1])
+        let shape = Array(data.shape[..<axis]) + indices.shape + Array(data.shape[(axis + 1)...])
+        try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: data.isInteger)))
+    }
+
+    /// `Slice` of a plan tensor (constant bounds).
+    func slicePlan(_ node: Onnx_NodeProto, _ plan: PlanTensor, starts: [Int], ends: [Int], axes: [Int], steps: [Int]) throws {
+        if plan.slots != nil, plan.rank == 1 {
+            var picked = Array(0 ..< plan.slots!.count)
+            for i in 0 ..< min(starts.count, ends.count, axes.count, steps.count) {
+                guard axes[i] == 0 || axes[i] == -1 else { throw fail(node, "axis \(axes[i]) is out of range for a vector") }
+                guard steps[i] != 0 else { throw fail(node, "a step of 0 is not allowed") }
+                picked = Self.sliceIndices(starts[i], ends[i], steps[i], extent: picked.count).map { picked[$0] }
+            }
+            try set(node, .planned(try pickElements(node, plan, picked, scalar: false)))
+            return
+        }
+        var name = try engineName(node, plan)
+        var shape = plan.shape
+        for i in 0 ..< min(starts.count, ends.count, axes.count, steps.count) {
+            let axis = axes[i] < 0 ? axes[i] + plan.rank : axes[i]
+            guard axis >= 0, axis < plan.rank else { throw fail(node, "axis \(axes[i]) is out of range for rank \(plan.rank)") }
+            guard steps[i] != 0 else { throw fail(node, "a step of 0 is not allowed") }
+            name = try add(node, "Slice", [name], suffix: "_\(i)", ["axis": axis + 1, "start": starts[i], "end": ends[i], "step": steps[i]])
+            shape[axis] = shape[axis].map { Self.sliceCount(starts[i], ends[i], steps[i], extent: $0) }
+        }
+        try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: plan.isInteger)))
+    }
+
+    /// `Squeeze` / `Unsqueeze` of a plan tensor to `shape` (ONNX's axes after the change): the
+    /// engine layer `type` with `axes` (ONNX's; the engine's count its batch axis).
+    func reshapePlan(_ node: Onnx_NodeProto, _ plan: PlanTensor, to shape: [Int?], type: String, axes: [Int]) throws {
+        if let slots = plan.slots, shape.count <= 1 {
+            // A vector stays a vector (or becomes a scalar): the same elements.
+            let engine = slots.filter { $0 != .batch }.count
+            var name = plan.name
+            if let source = name, (plan.rank == 0) != (shape.count == 0) {
+                name = try add(node, "Reshape", [source], ["shape": shape.count == 0 ? [] : [engine]])
+            }
+            try set(node, .planned(PlanTensor(name: name, slots: slots, known: plan.known!, scalar: shape.isEmpty)))
+            return
+        }
+        let source = try engineName(node, plan)
+        let name = try add(node, type, [source], ["axes": axes.map { $0 + 1 }])
+        try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: plan.isInteger)))
+    }
+
+    /// `Transpose` of a plan tensor.
+    func transposePlan(_ node: Onnx_NodeProto, _ plan: PlanTensor, _ permutation: [Int]?) throws {
+        let perm = permutation ?? Array((0 ..< plan.rank).reversed())
+        guard perm.sorted() == Array(0 ..< plan.rank) else { throw fail(node, "perm \(perm) is not a permutation of \(plan.rank) axes") }
+        let name = try add(node, "Transpose", [try engineName(node, plan)], ["permutation": [0] + perm.map { $0 + 1 }])
+        try set(node, .planned(PlanTensor(name: name, shape: perm.map { plan.shape[$0] }, isInteger: plan.isInteger)))
+    }
+
+    /// `Concat` of plan tensors and constants.
+    func concatPlan(_ node: Onnx_NodeProto) throws {
+        let parts = try node.input.indices.compactMap { try planOperand(node, $0) }
+        guard parts.count == node.input.count else {
+            throw fail(node, "concatenates a computed tensor with a shape computation")
+        }
+        let axisAttribute = try NodeAttributes(node).int("axis", 0)
+        if parts.allSatisfy({ $0.slots != nil && $0.rank == 1 }) {
+            guard axisAttribute == 0 || axisAttribute == -1 else { throw fail(node, "axis \(axisAttribute) is out of range for vectors") }
+            var slots: [PlanTensor.Slot] = [], known: [Int64?] = [], names: [String] = []
+            var offset = 0
+            for part in parts {
+                for slot in part.slots! {
+                    if case .element(let position) = slot { slots.append(.element(position + offset)) } else { slots.append(.batch) }
+                }
+                known += part.known!
+                if let name = part.name {
+                    names.append(name)
+                    offset += part.slots!.filter { $0 != .batch }.count
+                }
+            }
+            let name = names.count > 1 ? try add(node, "Concatenate", names, ["axis": 1]) : names.first
+            try set(node, .planned(PlanTensor(name: name, slots: slots, known: known, scalar: false)))
+            return
+        }
+        let rank = parts[0].rank
+        guard rank > 0, axisAttribute >= -rank, axisAttribute < rank, parts.allSatisfy({ $0.rank == rank }) else {
+            throw fail(node, "axis \(axisAttribute) or the ranks [\(parts.map { "\($0.rank)" }.joined(separator: ", "))] do not fit")
+        }
+        let axis = (axisAttribute + rank) % rank
+        let names = try parts.map { try engineName(node, $0) }
+        let name = try add(node, "Concatenate", names, ["axis": axis + 1])
+        var shape = parts[0].shape
+        shape[axis] = parts.contains { $0.shape[axis] == nil } ? nil : parts.reduce(0) { $0 + $1.shape[axis]! }
+        try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: parts.allSatisfy(\.isInteger))))
+    }
+
+    /// `Cast` of a plan tensor to ONNX data type `to`.
+    func castPlan(_ node: Onnx_NodeProto, _ plan: PlanTensor, to: Int) throws {
+        let toFloat = TensorDecoding.floatTypes.contains(Int32(clamping: to))
+        if !toFloat && to != 9 && plan.isInteger || toFloat && !plan.isInteger {
+            try set(node, .planned(plan))
+            return
+        }
+        let name = try add(node, "Cast", [try engineName(node, plan)], ["to": toFloat ? "float32" : to == 9 ? "bool" : "int64"])
+        var cast = PlanTensor(name: name, shape: plan.shape, isInteger: !toFloat)
+        if to == 9 { cast.slots = nil }
+        try set(node, .planned(cast))
+    }
+
+    // MARK: Reshape and Expand targets
+
+    /// The engine target of a `Reshape`/`Expand` of a computed tensor to the vector `target`,
+    /// whose first element keeps the batch axis (the batch size; 1 or, for a Reshape, 0: the
+    /// batch axis as it is): the other elements, and those known at conversion.
+    func batchTarget(_ node: Onnx_NodeProto, _ target: PlanTensor, zeroCopies: Bool = false) throws -> (name: String?, known: [Int64?]) {
+        guard let slots = target.slots, target.rank == 1, let first = slots.first else { throw fail(node, "its target shape must be a vector") }
+        let keeps = first == .batch || target.known![0] == 1 || (zeroCopies && target.known![0] == 0)
+        guard keeps, !slots.dropFirst().contains(.batch) else {
+            throw fail(node, "its target shape does not keep the batch axis first (Anvil keeps it; one plan serves every batch size)")
+        }
+        let rest = try pickElements(node, target, Array(1 ..< slots.count), scalar: false)
+        return (rest.name, rest.known!)
+    }
+
+    /// `Reshape` of a computed tensor to a target computed from the input size.
+    func reshapeToPlan(_ node: Onnx_NodeProto, _ target: PlanTensor) throws {
+        var source: ComputedTensor
+        switch try actOrFlat(node) {
+        case .flat(let flat): source = try writeFlatten(flat, node)
+        case .tensor(let t): source = try toONNXOrder(node, try exact(node, t))
+        default: throw fail(node, "cannot reshape this value")
+        }
+        let allowZero = try NodeAttributes(node).int("allowzero", 0) != 0
+        let (name, known) = try batchTarget(node, target, zeroCopies: !allowZero)
+        let current = Array(source.onnxShape.dropFirst())
+        var shape: [Int?] = known.enumerated().map { i, value in
+            guard let value else { return nil }
+            if value == 0 && !allowZero { return i < current.count ? current[i] : nil }
+            return value > 0 ? Int(value) : nil
+        }
+        if let inferred = known.firstIndex(of: -1), !current.contains(where: { $0 == nil }) {
+            let others = shape.enumerated().filter { $0.offset != inferred }.map(\.element)
+            if others.allSatisfy({ $0 != nil }) {
+                let product = others.reduce(1) { $0 * $1! }
+                shape[inferred] = product > 0 ? current.reduce(1) { $0 * $1! } / product : nil
+            }
+        }
+        let output: String
+        if let name {
+            output = try add(node, "Reshape", [source.name, name], ["shapeFromInput": true])
+        } else {
+            output = try add(node, "Reshape", [source.name], ["shape": [Int]()])
+        }
+        try set(node, ComputedTensor(output, shape, permutation: Array(0 ... shape.count)))
+    }
+
+    /// `Reshape` of a plan tensor.
+    func reshapePlanData(_ node: Onnx_NodeProto, _ plan: PlanTensor) throws {
+        let source = try engineName(node, plan)
+        if case .constant(let c)? = try value(node, 1) {
+            let target = try c.integers()
+            var shape: [Int?] = target.enumerated().map { i, t in t == 0 ? (i < plan.rank ? plan.shape[i] : nil) : t > 0 ? t : nil }
+            if let inferred = target.firstIndex(of: -1), !plan.shape.contains(where: { $0 == nil }),
+               shape.enumerated().allSatisfy({ $0.offset == inferred || $0.element != nil }) {
+                let product = shape.enumerated().filter { $0.offset != inferred }.reduce(1) { $0 * $1.element! }
+                shape[inferred] = product > 0 ? plan.shape.reduce(1) { $0 * $1! } / product : nil
+            }
+            let name = try add(node, "Reshape", [source], ["shape": target])
+            try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: plan.isInteger)))
+            return
+        }
+        guard let target = try planOperand(node, 1) else { throw fail(node, "its target shape is computed at predict") }
+        let name = try add(node, "Reshape", [source, try engineName(node, target, what: "its target shape")], ["shapeFromInput": true])
+        let count = target.slots?.count ?? target.shape.first ?? nil
+        let shape: [Int?] = (0 ..< (count ?? 0)).map { i in target.known?[i].flatMap { $0 > 0 ? Int($0) : nil } }
+        guard count != nil else { throw fail(node, "its target shape has an open length") }
+        try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: plan.isInteger)))
+    }
+
+    /// `Expand`: of a constant or plan tensor, or of a computed tensor, to a target that may be
+    /// computed from the input size.
+    func opExpand(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let input = try value(node, 0)
+        guard let target = try planOperand(node, 1) else { throw fail(node, "its target shape is computed at predict") }
+        guard target.rank == 1, let count = target.shape[0] else { throw fail(node, "its target shape must be a vector") }
+        let known = target.known ?? [Int64?](repeating: nil, count: count)
+        switch input {
+        case .tensor?, .flat?:
+            let source = try toONNXOrder(node, try exact(node, try act(node, anyLayout: true)))
+            guard count == source.rank else {
+                throw fail(node, "expanding \(Self.text(source.onnxShape)) to a target of \(count) axes (not the tensor's \(source.rank)) is not supported")
+            }
+            let (name, rest) = try batchTarget(node, target)
+            let current = Array(source.onnxShape.dropFirst())
+            let shape: [Int?] = zip(current, rest).map { c, t in c != 1 ? c : t.flatMap { Int($0) } }
+            let output = try add(node, "Expand", [source.name, try name ?? writeConstant(node, ConstantTensor(shape: [0], integers: []))])
+            try set(node, ComputedTensor(output, shape, permutation: Array(0 ... shape.count)))
+            return
+        default: break
+        }
+        guard let data = try planOperand(node, 0) else { throw fail(node, "input 0 is missing") }
+        let rank = max(data.rank, count)
+        let a = [Int?](repeating: 1, count: rank - data.rank) + data.shape
+        let b = [Int?](repeating: 1, count: rank - count) + known.map { $0.map { Int($0) } }
+        let shape: [Int?] = zip(a, b).map { x, y in x == 1 ? y : x }
+        let name = try add(node, "Expand", [try engineName(node, data), try engineName(node, target, what: "its target shape")])
+        try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: data.isInteger)))
+    }
+
+    // MARK: Generators
+
+    /// `Range`: of constants, a constant; else the engine's `Range` on scalars computed from the input size.
+    func opRange(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let inputs = try (0 ..< 3).map { try value(node, $0) }
+        let constants = inputs.compactMap { v -> ConstantTensor? in if case .constant(let c)? = v { return c }; return nil }
+        if constants.count == 3 {
+            guard constants.allSatisfy({ $0.count == 1 }) else { throw fail(node, "start, limit and delta must be scalars") }
+            let (start, limit, delta) = (constants[0].doubles[0], constants[1].doubles[0], constants[2].doubles[0])
+            guard delta != 0 else { throw fail(node, "delta must not be 0") }
+            let steps = ((limit - start) / delta).rounded(.up)
+            guard steps <= Double(Constant.maximumCount) else { throw fail(node, "a range of \(steps) values") }
+            let count = max(Int(steps), 0)
+            if constants.allSatisfy(\.isInteger) {
+                let s = Int64(start), d = Int64(delta)
+                try set(node, .constant(ConstantTensor(shape: [count], integers: (0 ..< count).map { s + Int64($0) * d })))
+            } else {
+                try set(node, .constant(ConstantTensor(shape: [count], floats: (0 ..< count).map { Float(start + Double($0) * delta) })))
+            }
+            return
+        }
+        let parts = try (0 ..< 3).map { i -> PlanTensor in
+            guard let part = try planOperand(node, i) else { throw fail(node, "input \(i) is computed at predict; Range's inputs must be known when the plan is built") }
+            return part
+        }
+        let names = try parts.map { try engineName(node, $0) }
+        let name = try add(node, "Range", names)
+        try set(node, .planned(PlanTensor(name: name, shape: [nil], isInteger: parts.allSatisfy(\.isInteger))))
+    }
+
+    /// `ConstantOfShape`: of a constant shape, a constant; else the engine's `ConstantOfShape`.
+    func opConstantOfShape(_ node: Onnx_NodeProto, _ index: Int) throws {
+        var fill = 0.0
+        var integer = false
+        if let tensor = try NodeAttributes(node).tensor("value") {
+            let c = try decoding.constant(tensor, what: "\(describe(node)) attribute 'value'")
+            guard c.count == 1 else { throw fail(node, "attribute 'value' must hold one value") }
+            fill = c.doubles[0]
+            integer = c.isInteger
+        }
+        if case .constant(let shapeConstant)? = try value(node, 0) {
+            let dims = try shapeConstant.integers()
+            let count = try ConstantTensor.elementCount(dims)
+            guard count <= Constant.maximumCount * 64 else { throw fail(node, "a constant of \(count) values") }
+            try set(node, .constant(integer ? ConstantTensor(shape: dims, integers: [Int64](repeating: Int64(fill), count: count))
+                                            : ConstantTensor(shape: dims, floats: [Float](repeating: Float(fill), count: count))))
+            return
+        }
+        guard let target = try planOperand(node, 0) else { throw fail(node, "its shape is computed at predict") }
+        guard target.rank == 1, let count = target.shape[0] else { throw fail(node, "its shape must be a vector") }
+        let name = try add(node, "ConstantOfShape", [try engineName(node, target, what: "its shape")],
+                           ["value": fill, "elementType": integer ? "int64" : "float32"])
+        let shape: [Int?] = (0 ..< count).map { i in target.known?[i].map { Int($0) } }
+        try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: integer)))
+    }
+
+    // MARK: Arithmetic
+
+    /// Element-wise arithmetic with a plan tensor among the inputs: on plan tensors and
+    /// constants, a plan tensor; with a computed tensor, an `Elementwise` of the two whose
+    /// plan-tensor operand the engine writes before the step.
+    func elementwisePlan(_ node: Onnx_NodeProto, _ op: String) throws {
+        guard let operation = Self.operations[op], node.input.count == 2 else {
+            throw fail(node, "\(op) of \(node.input.count) inputs with a shape computation")
+        }
+        let computed = try node.input.indices.filter { i in
+            switch try value(node, i) {
+            case .tensor?, .flat?: return true
+            default: return false
+            }
+        }
+        if computed.isEmpty {
+            let parts = try (0 ..< 2).map { try planOperand(node, $0)! }
+            let names = try parts.map { try engineName(node, $0) }
+            let name = try add(node, "Elementwise", names, ["operation": operation])
+            let rank = max(parts[0].rank, parts[1].rank)
+            let a = [Int?](repeating: 1, count: rank - parts[0].rank) + parts[0].shape
+            let b = [Int?](repeating: 1, count: rank - parts[1].rank) + parts[1].shape
+            var result = PlanTensor(name: name, shape: zip(a, b).map { x, y in x == 1 ? y : y == 1 ? x : x ?? y },
+                                    isInteger: parts[0].isInteger && parts[1].isInteger)
+            if let ka = parts[0].known, let kb = parts[1].known, ka.count == kb.count || ka.count == 1 || kb.count == 1,
+               result.slots != nil, let count = result.shape.first ?? 1 {
+                result.known = (0 ..< count).map { i in
+                    guard let x = ka[ka.count == 1 ? 0 : i], let y = kb[kb.count == 1 ? 0 : i] else { return nil }
+                    return try? Self.fold(op, ConstantTensor(shape: [], integers: [x]), ConstantTensor(shape: [], integers: [y])).integers().first.map { Int64($0) }
+                }
+            }
+            try set(node, .planned(result))
+            return
+        }
+        guard computed.count == 1 else { throw fail(node, "\(op) of two computed tensors with a shape computation") }
+        let tensorIndex = computed[0], planIndex = 1 - tensorIndex
+        let tensor = try toONNXOrder(node, try exact(node, try act(node, tensorIndex, anyLayout: true)))
+        let plan = try planOperand(node, planIndex)!
+        var operand = try engineName(node, plan)
+        if plan.isInteger { operand = try add(node, "Cast", [operand], suffix: "_float", ["to": "float32"]) }
+        var planShape = plan.shape
+        // ONNX aligns the operands' last axes; a plan tensor of the tensor's rank spans the batch axis with extent 1.
+        if planShape.count >= tensor.rank {
+            let leading = planShape.count - tensor.rank + 1
+            guard planShape.prefix(leading).allSatisfy({ $0 == 1 }) else {
+                throw fail(node, "a shape computation of shape \(Self.text(planShape)) spans the batch axis of \(Self.text(tensor.onnxShape)); Anvil broadcasts it over the batch")
+            }
+            planShape.removeFirst(leading)
+            operand = try add(node, "Reshape", [operand], suffix: "_operand", ["shape": planShape.map { $0 ?? -1 }])
+        }
+        let inputs = tensorIndex == 0 ? [tensor.name, operand] : [operand, tensor.name]
+        let name = try add(node, "Elementwise", inputs, ["operation": operation])
+        let dims = Array(tensor.onnxShape.dropFirst())
+        let aligned = [Int?](repeating: 1, count: dims.count - planShape.count) + planShape
+        let shape: [Int?] = zip(dims, aligned).map { x, y in x == 1 ? y : x }
+        try set(node, ComputedTensor(name, shape, permutation: Array(0 ... shape.count)))
+    }
+}
