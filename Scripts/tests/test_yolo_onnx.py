@@ -31,7 +31,7 @@ def setting():
         yield anvil, work
 
 
-@pytest.mark.parametrize("name", ["yolov8n"])
+@pytest.mark.parametrize("name", ["yolov8n", "yolo11n"])
 def test_open_size_yolo_matches_onnxruntime_at_every_size(setting, name):
     """Converted once with its size open, the detector matches ONNX Runtime at 320, 416 and 480x640."""
     anvil, work = setting

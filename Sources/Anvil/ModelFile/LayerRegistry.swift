@@ -43,6 +43,7 @@ enum LayerRegistry {
         ConstantOfShape.self,
         Cast.self,
         Expand.self,
+        MatMul.self,
     ]
 
     /// The layer type for each file type name.

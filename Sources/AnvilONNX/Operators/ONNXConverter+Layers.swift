@@ -248,13 +248,42 @@ extension ONNXConverter {
     /// `MatMul` by a constant matrix: Dense, or a PointwiseConvolution on the last axis.
     func opMatMul(_ node: Onnx_NodeProto, _ index: Int) throws {
         if case .constant? = try value(node, 0) { throw fail(node, "the first input must be a computed tensor") }
-        guard case .constant(let weights)? = try value(node, 1) else { throw fail(node, "only MatMul by a constant weight matrix is supported") }
+        guard case .constant(let weights)? = try value(node, 1) else { return try matMulOfTensors(node) }
         guard weights.rank == 2 else { throw fail(node, "the weight matrix must be 2-D, got shape \(weights.shape)") }
         if case .tensor(let tensor)? = try value(node, 0), tensor.rank >= 3 {
             try channelMatMul(node, index, tensor, weights)
             return
         }
         try dense(node, index, weights: try weights.transposed(), bias: nil)
+    }
+
+    /// `MatMul` of two computed tensors: the engine's `MatMul`, an input whose last two axes
+    /// are held swapped (an ONNX Transpose of them) read transposed rather than copied.
+    func matMulOfTensors(_ node: Onnx_NodeProto) throws {
+        if readsPlanTensor(node) { throw fail(node, "a MatMul with a shape computation is not supported") }
+        func operand(_ index: Int) throws -> (tensor: ComputedTensor, transposed: Bool) {
+            let tensor = try exact(node, try act(node, index, anyLayout: true))
+            let rank = tensor.rank
+            guard rank >= 3 else {
+                throw fail(node, "input \(index) has shape \(Self.text(tensor.onnxShape)); a MatMul of two computed tensors needs matrices after the batch axis (rank 3 or more)")
+            }
+            let identity = Array(0 ..< rank)
+            if tensor.permutation == identity { return (tensor, false) }
+            var swapped = identity
+            swapped.swapAt(rank - 1, rank - 2)
+            if tensor.permutation == swapped { return (tensor, true) }
+            return (try toONNXOrder(node, tensor), false)
+        }
+        let (a, transposeA) = try operand(0), (b, transposeB) = try operand(1)
+        guard a.rank == b.rank else {
+            throw fail(node, "multiplies tensors of ranks \(a.rank) and \(b.rank); Anvil broadcasts the axes between the batch axis and the matrices of equal ranks")
+        }
+        let x = a.onnxShape, y = b.onnxShape
+        let leading: [Int?] = zip(x.dropFirst().dropLast(2), y.dropFirst().dropLast(2)).map { p, q in p == 1 ? q : p }
+        let shape = leading + [x[x.count - 2], y[y.count - 1]]
+        let name = try add(node, "MatMul", [a.name, b.name],
+                           ["transposeA": transposeA ? true : nil, "transposeB": transposeB ? true : nil])
+        try set(node, ComputedTensor(name, shape, permutation: Array(0 ... shape.count)))
     }
 
     /// `MatMul` of a rank-3/4 tensor by [K, M] on its last ONNX axis: a PointwiseConvolution.

@@ -16,7 +16,7 @@ struct LayerRegistryTests {
         "LocalResponseNormalization", "LpPooling",
         "ChannelShuffle", "Transpose", "Reshape",
         "Squeeze", "Unsqueeze", "Slice", "DepthToSpace", "SpaceToDepth",
-        "Constant", "ShapeOf", "Gather", "Range", "ConstantOfShape", "Cast", "Expand",
+        "Constant", "ShapeOf", "Gather", "Range", "ConstantOfShape", "Cast", "Expand", "MatMul",
     ]
 
     /// The names in the first column of the layer table of `docs/model-format.md`.
@@ -88,6 +88,7 @@ struct LayerRegistryTests {
         ConstantOfShape(2.5, elementType: .float32),
         Cast(to: .int64),
         Expand(),
+        MatMul(transposeA: true),
     ]
 
     @Test("Every registered layer's file type name is the one docs/model-format.md documents")
