@@ -44,8 +44,8 @@ CONSTANT_INPUTS = {
 
 def standard_perm(rank):
     """Where ONNX's axes sit in Anvil's channels-last layout for a tensor converted as is:
-    NCHW → NHWC (0, 3, 1, 2), NCL → NLC (0, 2, 1), [N, F] → [N, F] (0, 1), [N] → (0,)."""
-    return {4: (0, 3, 1, 2), 3: (0, 2, 1), 2: (0, 1), 1: (0,)}[rank]
+    NCHW → NHWC (0, 3, 1, 2), NCL → NLC (0, 2, 1), any other rank in ONNX's order."""
+    return {4: (0, 3, 1, 2), 3: (0, 2, 1)}.get(rank, tuple(range(rank)))
 
 
 class Layout:

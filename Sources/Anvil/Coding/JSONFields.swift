@@ -201,6 +201,21 @@ struct JSONFields {
         case "logarithm": return .logarithm
         case "reciprocal": return .reciprocal
         case "erf": return .erf
+        case "sin": return .sin
+        case "cos": return .cos
+        case "tan": return .tan
+        case "asin": return .asin
+        case "acos": return .acos
+        case "atan": return .atan
+        case "sinh": return .sinh
+        case "cosh": return .cosh
+        case "asinh": return .asinh
+        case "acosh": return .acosh
+        case "atanh": return .atanh
+        case "floor": return .floor
+        case "ceil": return .ceil
+        case "round": return .round
+        case "sign": return .sign
         case "celu": return .celu(alpha: try constant("alpha", 1))
         case "thresholdedRelu": return .thresholdedRelu(alpha: try constant("alpha", 1))
         case "clip": return .clip(min: try constant("min", -.greatestFiniteMagnitude), max: try constant("max", .greatestFiniteMagnitude))

@@ -59,6 +59,36 @@ public enum ActivationFunction: Hashable, Sendable, CustomStringConvertible {
     case reciprocal
     /// The error function.
     case erf
+    /// Sin x.
+    case sin
+    /// Cos x.
+    case cos
+    /// Tan x.
+    case tan
+    /// Asin x (NaN outside [−1, 1]).
+    case asin
+    /// Acos x (NaN outside [−1, 1]).
+    case acos
+    /// Atan x.
+    case atan
+    /// Sinh x.
+    case sinh
+    /// Cosh x.
+    case cosh
+    /// Asinh x.
+    case asinh
+    /// Acosh x (NaN below 1).
+    case acosh
+    /// Atanh x (NaN outside [−1, 1]).
+    case atanh
+    /// ⌊x⌋.
+    case floor
+    /// ⌈x⌉.
+    case ceil
+    /// X rounded to the nearest integer, halves to even.
+    case round
+    /// −1, 0 or 1 by the sign of x.
+    case sign
 
     /// ELU with α 1.
     public static let elu = ActivationFunction.elu(alpha: 1)
@@ -130,6 +160,21 @@ public enum ActivationFunction: Hashable, Sendable, CustomStringConvertible {
         case .logarithm: return make(ANVIL_ACTIVATION_LOG)
         case .reciprocal: return make(ANVIL_ACTIVATION_RECIPROCAL)
         case .erf: return make(ANVIL_ACTIVATION_ERF)
+        case .sin: return make(ANVIL_ACTIVATION_SIN)
+        case .cos: return make(ANVIL_ACTIVATION_COS)
+        case .tan: return make(ANVIL_ACTIVATION_TAN)
+        case .asin: return make(ANVIL_ACTIVATION_ASIN)
+        case .acos: return make(ANVIL_ACTIVATION_ACOS)
+        case .atan: return make(ANVIL_ACTIVATION_ATAN)
+        case .sinh: return make(ANVIL_ACTIVATION_SINH)
+        case .cosh: return make(ANVIL_ACTIVATION_COSH)
+        case .asinh: return make(ANVIL_ACTIVATION_ASINH)
+        case .acosh: return make(ANVIL_ACTIVATION_ACOSH)
+        case .atanh: return make(ANVIL_ACTIVATION_ATANH)
+        case .floor: return make(ANVIL_ACTIVATION_FLOOR)
+        case .ceil: return make(ANVIL_ACTIVATION_CEIL)
+        case .round: return make(ANVIL_ACTIVATION_ROUND)
+        case .sign: return make(ANVIL_ACTIVATION_SIGN)
         }
     }
 
@@ -184,6 +229,21 @@ public enum ActivationFunction: Hashable, Sendable, CustomStringConvertible {
         case .logarithm: return "logarithm"
         case .reciprocal: return "reciprocal"
         case .erf: return "erf"
+        case .sin: return "sin"
+        case .cos: return "cos"
+        case .tan: return "tan"
+        case .asin: return "asin"
+        case .acos: return "acos"
+        case .atan: return "atan"
+        case .sinh: return "sinh"
+        case .cosh: return "cosh"
+        case .asinh: return "asinh"
+        case .acosh: return "acosh"
+        case .atanh: return "atanh"
+        case .floor: return "floor"
+        case .ceil: return "ceil"
+        case .round: return "round"
+        case .sign: return "sign"
         }
     }
 }

@@ -15,6 +15,12 @@ extension ONNXConverter {
             ("Erf", "erf", { Foundation.erf($0) }), ("Softsign", "softsign", { $0 / (1 + abs($0)) }),
             ("Softplus", "softplus", { max($0, 0) + Foundation.log1p(Foundation.exp(-abs($0))) }),
             ("Mish", "mish", { $0 * Foundation.tanh(max($0, 0) + Foundation.log1p(Foundation.exp(-abs($0)))) }),
+            ("Sin", "sin", { Foundation.sin($0) }), ("Cos", "cos", { Foundation.cos($0) }), ("Tan", "tan", { Foundation.tan($0) }),
+            ("Asin", "asin", { Foundation.asin($0) }), ("Acos", "acos", { Foundation.acos($0) }), ("Atan", "atan", { Foundation.atan($0) }),
+            ("Sinh", "sinh", { Foundation.sinh($0) }), ("Cosh", "cosh", { Foundation.cosh($0) }), ("Asinh", "asinh", { Foundation.asinh($0) }),
+            ("Acosh", "acosh", { Foundation.acosh($0) }), ("Atanh", "atanh", { Foundation.atanh($0) }),
+            ("Floor", "floor", { Foundation.floor($0) }), ("Ceil", "ceil", { Foundation.ceil($0) }),
+            ("Round", "round", { $0.rounded(.toNearestOrEven) }), ("Sign", "sign", { $0 > 0 ? 1 : $0 < 0 ? -1 : $0 }),
         ]
         for (op, function, fold) in unary {
             table[op] = { c in { node, _ in try c.unary(node, function, fold) } }

@@ -36,6 +36,21 @@ typedef enum {
     ANVIL_ACTIVATION_LOG = 23,             ///< ln x (−∞ at 0, NaN below)
     ANVIL_ACTIVATION_RECIPROCAL = 24,      ///< 1 / x
     ANVIL_ACTIVATION_ERF = 25,             ///< erf x
+    ANVIL_ACTIVATION_SIN = 26,           ///< sin x
+    ANVIL_ACTIVATION_COS = 27,           ///< cos x
+    ANVIL_ACTIVATION_TAN = 28,           ///< tan x
+    ANVIL_ACTIVATION_ASIN = 29,          ///< asin x (NaN outside [−1, 1])
+    ANVIL_ACTIVATION_ACOS = 30,          ///< acos x (NaN outside [−1, 1])
+    ANVIL_ACTIVATION_ATAN = 31,          ///< atan x
+    ANVIL_ACTIVATION_SINH = 32,          ///< sinh x
+    ANVIL_ACTIVATION_COSH = 33,          ///< cosh x
+    ANVIL_ACTIVATION_ASINH = 34,         ///< asinh x
+    ANVIL_ACTIVATION_ACOSH = 35,         ///< acosh x (NaN below 1)
+    ANVIL_ACTIVATION_ATANH = 36,         ///< atanh x (NaN outside [−1, 1])
+    ANVIL_ACTIVATION_FLOOR = 37,         ///< ⌊x⌋
+    ANVIL_ACTIVATION_CEIL = 38,          ///< ⌈x⌉
+    ANVIL_ACTIVATION_ROUND = 39,         ///< x rounded to the nearest integer, halves to even
+    ANVIL_ACTIVATION_SIGN = 40,          ///< −1, 0 or 1 by the sign of x
 } anvil_activation_kind;
 
 /// One activation and its constants (what each kind reads is in its comment above).

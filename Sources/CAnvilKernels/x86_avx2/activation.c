@@ -249,6 +249,25 @@ void anvil_activation_avx2(const anvil_activation_function *f, float *values, lo
     case ANVIL_ACTIVATION_LOG: log_avx2(f, values, count); break;
     case ANVIL_ACTIVATION_RECIPROCAL: reciprocal_avx2(f, values, count); break;
     case ANVIL_ACTIVATION_ERF: erf_avx2(f, values, count); break;
+    // Trigonometry, hyperbolic functions and rounding: the C library's, value by value (where
+    // exporters write them, on a box angle or a coordinate, they are a few values per image).
+    case ANVIL_ACTIVATION_SIN:
+    case ANVIL_ACTIVATION_COS:
+    case ANVIL_ACTIVATION_TAN:
+    case ANVIL_ACTIVATION_ASIN:
+    case ANVIL_ACTIVATION_ACOS:
+    case ANVIL_ACTIVATION_ATAN:
+    case ANVIL_ACTIVATION_SINH:
+    case ANVIL_ACTIVATION_COSH:
+    case ANVIL_ACTIVATION_ASINH:
+    case ANVIL_ACTIVATION_ACOSH:
+    case ANVIL_ACTIVATION_ATANH:
+    case ANVIL_ACTIVATION_FLOOR:
+    case ANVIL_ACTIVATION_CEIL:
+    case ANVIL_ACTIVATION_ROUND:
+    case ANVIL_ACTIVATION_SIGN:
+        anvil_activation_scalar(f, values, count);
+        break;
     }
 }
 

@@ -167,6 +167,21 @@ enum Naive {
         case .logarithm: return Foundation.log(x)
         case .reciprocal: return 1 / x
         case .erf: return Foundation.erf(x)
+        case .sin: return Foundation.sin(x)
+        case .cos: return Foundation.cos(x)
+        case .tan: return Foundation.tan(x)
+        case .asin: return Foundation.asin(x)
+        case .acos: return Foundation.acos(x)
+        case .atan: return Foundation.atan(x)
+        case .sinh: return Foundation.sinh(x)
+        case .cosh: return Foundation.cosh(x)
+        case .asinh: return Foundation.asinh(x)
+        case .acosh: return Foundation.acosh(x)
+        case .atanh: return Foundation.atanh(x)
+        case .floor: return Foundation.floor(x)
+        case .ceil: return Foundation.ceil(x)
+        case .round: return x.rounded(.toNearestOrEven)
+        case .sign: return x > 0 ? 1 : x < 0 ? -1 : x
         }
     }
 

@@ -26,7 +26,7 @@ struct ActivationKernelTests {
     func everyFunction(_ isa: InstructionSet) throws {
         try refRequireSupported(isa)
         // A clip whose min exceeds its max (ONNX: every value is max) fixes the order of min and max.
-        for f in refAllActivations + refIllConditionedActivations + [.clip(min: 0.5, max: -0.3)] {
+        for f in refAllActivations + refIllConditionedActivations + refExactInputActivations + [.clip(min: 0.5, max: -0.3)] {
             var values = Self.inputs
             values.withUnsafeMutableBufferPointer { f.apply($0.baseAddress!, count: $0.count, instructionSet: isa) }
             let expected = Self.inputs.map { Double(Float(Naive.activate(f, Double($0)))) }
