@@ -70,7 +70,7 @@ CONCURRENT='AnvilServeTests|ServeCommandTests|RunnerTests|AsyncPredictionTests|C
 # The engine-scope suites that run the command-line tool, which that scope does not build.
 NEEDS_TOOL='ONNXCommandTests'
 # The kernels that split their work across threads (ThreadSanitizer's second run).
-THREADED='GemmTests|DirectConvolutionTests|WinogradTests|GlobalPoolingKernelTests|ReferenceLayerTests'
+THREADED='GemmTests|DirectConvolutionTests|WinogradTests|GlobalPoolingKernelTests|ReferenceLayerTests/largerTensors|ReferenceLayerTests/batchNormalizationActivationLarge'
 
 # The tests (not test cases) of log $1 that started and did not finish.
 unfinished() {
