@@ -63,15 +63,15 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
      ("'gn'", "GroupNormalization", "divide")),
     ("transpose of the batch axis", lambda: model([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0, 2, 3], name="tr")]),
      ("'tr'", "Transpose", "batch axis")),
-    ("softmax over width", lambda: model([helper.make_node("Softmax", ["x"], ["y"], axis=3, name="sm")]),
-     ("'sm'", "Softmax", "axis 3")),
+    ("softmax over the batch axis", lambda: model([helper.make_node("Softmax", ["x"], ["y"], axis=0, name="sm")]),
+     ("'sm'", "Softmax", "batch axis")),
     ("old softmax on images", lambda: model([helper.make_node("Softmax", ["x"], ["y"], name="sm")], opset=11),
      ("'sm'", "opset 13")),
     ("gemm on an image", lambda: model([helper.make_node("Gemm", ["x", "w"], ["y"], transB=1, name="fc")],
                                        [("w", RNG.standard_normal((2, 192)))]), ("'fc'", "Gemm", "flatten")),
     ("matmul of two tensors", lambda: model([helper.make_node("Flatten", ["x"], ["f"]),
                                              helper.make_node("MatMul", ["f", "f"], ["y"], name="mm")]),
-     ("'mm'", "MatMul", "constant weight")),
+     ("'mm'", "MatMul", "rank 3 or more")),
     ("mul of shapes that do not broadcast", lambda: model([helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
                                                            helper.make_node("Mul", ["x", "c"], ["y"], name="sq")],
                                                           [("w", RNG.standard_normal((2, 3, 1, 1)))]),
@@ -85,9 +85,10 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
     ("dense after flatten of an open size", lambda: model(
         [helper.make_node("Flatten", ["x"], ["f"]), helper.make_node("MatMul", ["f", "w"], ["y"], name="fc")],
         [("w", RNG.standard_normal((192, 2)))], input_shape=("N", 3, "H", "W")), ("'fc'", "open input", "--input-shape")),
-    ("shape of an open size", lambda: model([helper.make_node("Shape", ["x"], ["s"], name="sh"),
-                                             helper.make_node("Reshape", ["x", "s"], ["y"])], input_shape=(1, 3, "H", "W")),
-     ("'sh'", "Shape", "--input-shape")),
+    ("a tensor the size of the batch", lambda: model([helper.make_node("Shape", ["x"], ["s"], name="sh"),
+                                                      helper.make_node("ConstantOfShape", ["s"], ["y"], name="cs")],
+                                                     input_shape=("N", 3, "H", "W")),
+     ("'cs'", "ConstantOfShape", "batch size")),
     ("same_lower on an open size", lambda: model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
                                                                    auto_pad="SAME_LOWER", name="mp")],
                                                  input_shape=(1, 3, "H", "W")), ("'mp'", "SAME_LOWER", "--input-shape")),
@@ -335,11 +336,11 @@ def test_every_blocker_is_listed_in_one_run():
              helper.make_node("Conv", ["n", "w"], ["c"], name="conv"),
              helper.make_node("Foo", ["x"], ["f"], domain="com.example", name="foo"),
              helper.make_node("Relu", ["x"], ["r"], name="relu"),
-             helper.make_node("Softmax", ["r"], ["s"], axis=3, name="sm")]
+             helper.make_node("Softmax", ["r"], ["s"], axis=0, name="sm")]
     onnx_model = model(nodes, [("w", RNG.standard_normal((4, 5, 3, 3)))], outputs=("c", "f", "s"))
     message = conversion_error(lambda: OnnxConverter(onnx_model).convert(),
                                "node 'norm' (Hardmax)", "node 'conv' (Conv)", "do not match 3 input channels",
-                               "node 'foo' (Foo)", "com.example", "node 'sm' (Softmax)", "axis 3")
+                               "node 'foo' (Foo)", "com.example", "node 'sm' (Softmax)", "batch axis")
     from anvil_convert.writer import ConversionError
     with pytest.raises(ConversionError) as raised:
         OnnxConverter(onnx_model).convert()

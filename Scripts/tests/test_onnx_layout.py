@@ -245,10 +245,10 @@ def test_open_sequence_length_conv1d_pool_and_last_axis_matmul(tmp_path):
 
 
 def test_open_sizes_refuse_what_depends_on_the_size():
-    """A Reshape of an open tensor (other than a flatten) and a Split of an open axis are
-    errors naming the node and --input-shape; a flatten to [N, -1] before a Gemm names the Gemm."""
+    """A Reshape of an open tensor to a target with two inferred axes and a Split of an open axis
+    are errors naming the node and --input-shape; a flatten to [N, -1] before a Gemm names the Gemm."""
     from helpers import conversion_error
-    reshape = build([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", np.array([1, 4, -1], np.int64))],
+    reshape = build([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [("s", np.array([1, -1, 2, -1], np.int64))],
                     input_shape=("N", 4, "H", "W"))
     conversion_error(lambda: OnnxConverter(reshape).convert(), "'rs'", "Reshape", "open", "--input-shape")
     split = build([helper.make_node("Split", ["x"], ["y", "z"], axis=2, name="sp", num_outputs=2)],
