@@ -35,7 +35,13 @@ extension Elementwise {
 
     /// For each element of `output` (row-major), the element of `operand` broadcast to it.
     static func broadcastPositions(_ operand: Shape, to output: Shape) -> [Int] {
-        let outDims = output.dimensions, dims = Array(operand.dimensions.suffix(output.dimensions.count))
+        broadcastPositions(operand.dimensions, to: output.dimensions)
+    }
+
+    /// For each position of axes `outDims` (row-major), the position of axes `operand` (aligned
+    /// on the last axes, extent 1 repeated) broadcast to it.
+    static func broadcastPositions(_ operand: [Int], to outDims: [Int]) -> [Int] {
+        let dims = Array(operand.suffix(outDims.count))
         let offset = outDims.count - dims.count
         var strides = [Int](repeating: 0, count: outDims.count)
         var step = 1
@@ -43,7 +49,7 @@ extension Elementwise {
             strides[offset + k] = dims[k] == 1 ? 0 : step
             step *= dims[k]
         }
-        var positions = [Int](repeating: 0, count: output.count)
+        var positions = [Int](repeating: 0, count: outDims.reduce(1, *))
         var index = [Int](repeating: 0, count: outDims.count)
         var position = 0
         for i in positions.indices {

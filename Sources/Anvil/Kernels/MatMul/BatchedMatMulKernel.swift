@@ -25,29 +25,7 @@ struct BatchedMatMulKernel: Kernel {
         aCount = a.reduce(1, *)
         bCount = b.reduce(1, *)
         func offsets(_ dims: [Int]) -> [Int] {
-            let matrix = dims.suffix(2).reduce(1, *)
-            let own = [Int](repeating: 1, count: leading.count - (dims.count - 2)) + dims.dropLast(2)
-            var strides = [Int](repeating: 0, count: own.count), step = matrix
-            for k in stride(from: own.count - 1, through: 0, by: -1) {
-                strides[k] = own[k] == 1 ? 0 : step
-                step *= own[k]
-            }
-            let total = leading.reduce(1, *)
-            var result = [Int](repeating: 0, count: total)
-            var index = [Int](repeating: 0, count: leading.count), offset = 0
-            for p in 0 ..< total {
-                result[p] = offset
-                var k = leading.count - 1
-                while k >= 0 {
-                    index[k] += 1
-                    offset += strides[k]
-                    if index[k] < leading[k] { break }
-                    offset -= strides[k] * leading[k]
-                    index[k] = 0
-                    k -= 1
-                }
-            }
-            return result
+            Elementwise.broadcastPositions(Array(dims.dropLast(2)), to: leading).map { $0 * dims.suffix(2).reduce(1, *) }
         }
         aOffsets = offsets(a)
         bOffsets = offsets(b)
