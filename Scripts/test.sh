@@ -9,7 +9,7 @@
 # With no arguments it then runs the suites whose layers go through OpenBLAS again with other
 # OpenBLAS kernels forced (Prescott: SSE3, no FMA; Sandybridge: AVX, no FMA): results must not
 # depend on which BLAS kernel the CPU happens to get (Zen 3 and Zen 4 get different ones).
-# Those suites: GemmTests, ReferenceLayerTests, OnnxConformanceTests (AnvilTests) and ZooTests
+# Those suites: GemmTests, MatMulTests, ReferenceLayerTests, OnnxConformanceTests (AnvilTests) and ZooTests
 # (AnvilModelsTests); the filter matches suite names whatever target or folder they are in.
 set -euo pipefail
 
@@ -29,6 +29,6 @@ swift test --skip-build "$@"
 if [ $# -eq 0 ] && [ "$(uname -m)" = x86_64 ]; then
   for core in Prescott Sandybridge; do
     echo "test: OpenBLAS-dependent suites again with OPENBLAS_CORETYPE=$core"
-    OPENBLAS_CORETYPE=$core swift test --skip-build --filter "GemmTests|ReferenceLayerTests|OnnxConformanceTests|ZooTests"
+    OPENBLAS_CORETYPE=$core swift test --skip-build --filter "GemmTests|MatMulTests|ReferenceLayerTests|OnnxConformanceTests|ZooTests"
   done
 fi
