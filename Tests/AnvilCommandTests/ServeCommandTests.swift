@@ -55,8 +55,8 @@ struct ServeCommandTests {
         #expect(try await Self.get(port, "/v2/models/model").0 == 404)
         process.terminate()  // SIGTERM
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
         let log = String(decoding: errors.wait(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(log)")
         #expect(log.contains("path=/v2/models/mnist") && log.contains("status=404") && log.contains("stopped"))
     }
 
@@ -74,8 +74,8 @@ struct ServeCommandTests {
         #expect(try await Self.get(port, "/v2/models/digits/config").0 == 200)
         process.terminate()
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
         let log = String(decoding: errors.wait(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(log)")
         #expect(log.contains("serving gRPC") && log.contains("model=digits"), "\(log)")
     }
 

@@ -17,7 +17,7 @@ final class PredictionJob<Result: Sendable>: Sendable {
         case finished
     }
 
-    private let state = Mutex<State>(.idle)
+    private let state = TracedMutex<State>(.idle)
     private let work: @Sendable () throws -> Result
 
     init(_ work: @escaping @Sendable () throws -> Result) { self.work = work }

@@ -26,7 +26,7 @@ final class PredictionThreads: @unchecked Sendable {
     private var queue: [@Sendable () -> Void] = []
     private var head = 0
     /// The threads, as each registers itself.
-    private let threads = Mutex<[pthread_t]>([])
+    private let threads = TracedMutex<[pthread_t]>([])
 
     private init(count: Int) {
         self.count = max(1, count)

@@ -1,4 +1,5 @@
 import Foundation
+import Anvil
 import Synchronization
 
 /// One model's inference statistics as Triton's statistics extension reports them
@@ -52,7 +53,7 @@ final class InferenceStatistics: Sendable {
         var images: Int
     }
 
-    private let state = Mutex(Snapshot())
+    private let state = TracedMutex(Snapshot())
 
     /// The totals now.
     var snapshot: Snapshot { state.withLock { $0 } }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Anvil
 import Synchronization
 
 /// The models a server serves now, by name, shared by its REST and gRPC front ends: those given
@@ -8,7 +9,7 @@ import Synchronization
 final class ModelRegistry: Sendable {
     /// The repository, if the server has one.
     let repository: ModelRepository?
-    private let state: Mutex<State>
+    private let state: TracedMutex<State>
     /// Loads run one at a time, off Swift's cooperative pool (compiling a model takes a while).
     private let loads = DispatchQueue(label: "anvil.serve.model-loads")
 
@@ -38,7 +39,7 @@ final class ModelRegistry: Sendable {
             served[model.name] = model
         }
         self.repository = repository
-        state = Mutex(State(served: served))
+        state = TracedMutex(State(served: served))
     }
 
     /// The model served as `name`, if any.

@@ -23,7 +23,7 @@ public final class ServedModel: Sendable {
 
     /// The closure a runner calls for each batch, set once the server runs.
     private final class BatchListener: Sendable {
-        let listener = Mutex<(@Sendable (Int) -> Void)?>(nil)
+        let listener = TracedMutex<(@Sendable (Int) -> Void)?>(nil)
     }
 
     /// Serves `model` (compiled) as `name`, its tensors in `layout` on the wire, through a runner

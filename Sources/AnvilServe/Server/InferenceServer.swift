@@ -29,7 +29,7 @@ public final class InferenceServer: Sendable {
     private let logger: Logger
     private let metrics: ServerMetrics
     private let registry: ModelRegistry
-    private let state = Mutex(State())
+    private let state = TracedMutex(State())
 
     private struct State {
         var started = false
