@@ -68,7 +68,8 @@ def run(writer, x_nchw):
                 operands = [c] + operands if layer.get("constantFirst") else operands + [c]
             op = layer["operation"]
             functions = {"add": np.add, "mean": np.add, "subtract": np.subtract, "multiply": np.multiply,
-                         "divide": np.divide, "maximum": np.maximum, "minimum": np.minimum, "power": np.power}
+                         "divide": np.divide, "maximum": np.maximum, "minimum": np.minimum, "power": np.power,
+                         "remainder": np.mod, "fmod": np.fmod}
             y = operands[0]
             for operand in operands[1:]:
                 y = functions[op](y, operand)

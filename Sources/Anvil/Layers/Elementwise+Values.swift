@@ -88,6 +88,10 @@ extension Elementwise {
             var result: Int64 = 1
             for _ in 0 ..< min(b, 64) { result = try checked(result.multipliedReportingOverflow(by: a)) }
             return result
+        case .remainder, .fmod:
+            guard b != 0 else { throw AnvilError(.invalidShape, "integer remainder of a division by zero (\(a) % 0)") }
+            let r = b == -1 ? 0 : a % b
+            return operation == .remainder && r != 0 && (r < 0) != (b < 0) ? r + b : r
         }
     }
 
@@ -101,6 +105,9 @@ extension Elementwise {
         case .maximum: a.isNaN || b.isNaN ? .nan : max(a, b)
         case .minimum: a.isNaN || b.isNaN ? .nan : min(a, b)
         case .power: powf(a, b)
+        case .remainder:
+            { (r: Float) in r != 0 && (r < 0) != (b < 0) ? r + b : r }(fmodf(a, b))
+        case .fmod: fmodf(a, b)
         }
     }
 }

@@ -14,11 +14,15 @@ public enum ElementwiseOperation: String, Sendable, CaseIterable, CustomStringCo
     case minimum
     /// `a` to the power `b` (exactly two operands; C's `powf`).
     case power
+    /// `a − b·⌊a / b⌋`, the sign of `b` (exactly two operands; ONNX `Mod`, NumPy's `mod`).
+    case remainder
+    /// `a − b·trunc(a / b)`, the sign of `a` (exactly two operands; ONNX `Mod` with `fmod` 1, C's `fmod`).
+    case fmod
     /// The mean of two or more operands (ONNX `Mean`).
     case mean
 
     /// Whether the operation takes exactly two operands (the others take two or more).
-    public var isBinary: Bool { self == .subtract || self == .divide || self == .power }
+    public var isBinary: Bool { [.subtract, .divide, .power, .remainder, .fmod].contains(self) }
 
     /// The name used in summaries and model files (`"add"`, `"multiply"`, …).
     public var description: String { rawValue }
@@ -65,7 +69,7 @@ public final class Elementwise: Layer, FusableLayer {
     /// A following Activation, applied by the kernel to each range it has just written.
     var absorbs: FusionCapabilities { .activation }
 
-    /// Two operands for subtract, divide and power, two or more for the others; the constant,
+    /// Two operands for subtract, divide, power and the remainders, two or more for the others; the constant,
     /// if any, is one of them.
     public var inputCountRange: ClosedRange<Int> {
         let fromConstant = constant == nil ? 0 : 1
@@ -133,7 +137,8 @@ extension Elementwise: ModelFileCodable {
     /// `Elementwise`.
     static var fileTypeName: String { "Elementwise" }
 
-    /// Reads `operation` (required), `constant` (`[height, width, channels]`, absent for none),
+    /// Reads `operation` (required), `constant` (the axes after the batch axis, `[height, width,
+    /// channels]` for an image; absent for none),
     /// `constantFirst` (false) and `activation` (`"none"`).
     convenience init(fields: JSONFields, name: String) throws {
         let text = try fields.string("operation")
@@ -143,8 +148,11 @@ extension Elementwise: ModelFileCodable {
         }
         var constant: Shape? = nil
         if fields.has("constant") {
-            let axes = try fields.ints("constant", count: 3)
-            constant = Shape(height: axes[0], width: axes[1], channels: axes[2])
+            let axes = try fields.intArray("constant", counts: 1 ... Shape.maximumRank - 1)
+            guard axes.allSatisfy({ $0 >= 1 }) else {
+                throw AnvilError(.invalidFile, "\(fields.context): field 'constant' \(axes) must have positive axes")
+            }
+            constant = Shape(unchecked: axes)
         }
         self.init(operation, constant: constant, constantFirst: try fields.bool("constantFirst", default: false),
                   activation: try fields.activation("activation", default: .none), name: name)
@@ -154,7 +162,7 @@ extension Elementwise: ModelFileCodable {
     func encodeFields() throws -> [(String, JSONValue)] {
         var members: [(String, JSONValue)] = [("operation", .string(operation.rawValue))]
         if let constant {
-            members.append(("constant", .array([.int(constant.height), .int(constant.width), .int(constant.channels)])))
+            members.append(("constant", .array(constant.dimensions.map { .int($0) })))
         }
         return members + [("constantFirst", .bool(constantFirst)), ("activation", .activation(activation))]
     }

@@ -171,40 +171,53 @@ final class ONNXConverter {
         return ComputedTensor(name, tensor.shape, permutation: tensor.permutation)
     }
 
-    /// `tensor` moved so that ONNX axis i sits at Anvil axis target[i].
+    /// `tensor` moved so that ONNX axis i sits at Anvil axis target[i] (the batch's axis at 0,
+    /// where it is one; a folded batch stays folded).
     func transpose(_ node: Onnx_NodeProto, _ tensor: ComputedTensor, to target: [Int]) throws -> ComputedTensor {
-        var inverse = [Int](repeating: 0, count: target.count)
-        for (onnxAxis, anvilAxis) in target.enumerated() { inverse[anvilAxis] = onnxAxis }
-        let permutation = (0 ..< target.count).map { tensor.permutation[inverse[$0]] }
+        guard target.count == tensor.onnxRank, tensor.batchAxis.map({ target[$0] == 0 }) ?? !target.contains(0) else {
+            throw fail(node, "its input would need the batch axis moved (layout \(tensor.permutation)\(tensor.batchFold.map { ", the batch folded into axis \($0.axis)" } ?? ""))")
+        }
+        // Anvil axis j of the result is Anvil axis permutation[j] of the input.
+        var permutation = [Int](repeating: 0, count: tensor.rank)
+        for (onnxAxis, anvilAxis) in target.enumerated() { permutation[anvilAxis] = tensor.permutation[onnxAxis] }
         let full = tensor.fullShape
         let shape = permutation.dropFirst().map { full[$0] }
-        guard permutation[0] == 0 else { throw fail(node, "its input would need the batch axis moved (layout \(tensor.permutation))") }
         let moved = permutation.filter { full[$0] != 1 }
         if moved == moved.sorted() && (shape == tensor.shape || !shape.contains(where: { $0 == nil })) {
-            if shape == tensor.shape { return ComputedTensor(tensor.name, shape, permutation: target, anvilRank: tensor.anvilRank) }
+            if shape == tensor.shape { return ComputedTensor(tensor.name, shape, permutation: target, anvilRank: tensor.anvilRank, batchFold: tensor.batchFold) }
             let name = try add(node, "Reshape", [tensor.name], suffix: "_layout", ["shape": shape])
-            return ComputedTensor(name, shape, permutation: target)
+            return ComputedTensor(name, shape, permutation: target, batchFold: tensor.batchFold)
         }
         let source = try exact(node, tensor)
         let name = try add(node, "Transpose", [source.name], suffix: "_layout", ["permutation": permutation])
-        return ComputedTensor(name, shape, permutation: target)
+        return ComputedTensor(name, shape, permutation: target, batchFold: tensor.batchFold)
     }
 
-    /// `tensor` in the standard (channels-last) layout.
+    /// `tensor` in the standard (channels-last) layout; an error when its batch is not first.
     func toStandard(_ node: Onnx_NodeProto, _ tensor: ComputedTensor) throws -> ComputedTensor {
-        tensor.isStandard ? tensor : try transpose(node, tensor, to: ComputedTensor.standardPermutation(tensor.rank))
+        if tensor.isStandard { return tensor }
+        try requireBatchFirst(node, tensor)
+        return try transpose(node, tensor, to: ComputedTensor.standardPermutation(tensor.rank))
     }
 
-    /// `tensor` held in ONNX's own axis order.
+    /// An error unless ONNX axis 0 of `tensor` is the batch.
+    func requireBatchFirst(_ node: Onnx_NodeProto, _ tensor: ComputedTensor) throws {
+        if tensor.isBatchFirst { return }
+        let place = tensor.batchFold.map { "folded into axis \($0.axis)" } ?? "at axis \(tensor.batchAxis ?? 0)"
+        throw fail(node, "needs the batch as the first axis of its input \(Self.text(tensor.onnxShape)), which holds it \(place) (a Transpose or Reshape moved it); Anvil runs this operator batch first")
+    }
+
+    /// `tensor` held in ONNX's own axis order (the batch where it is).
     func toONNXOrder(_ node: Onnx_NodeProto, _ tensor: ComputedTensor) throws -> ComputedTensor {
-        let identity = Array(0 ..< tensor.rank)
-        return tensor.permutation == identity ? tensor : try transpose(node, tensor, to: identity)
+        let order = tensor.onnxOrder
+        return tensor.permutation == order ? tensor : try transpose(node, tensor, to: order)
     }
 
     /// Writes the Flatten a pending flatten stands for, once.
     func writeFlatten(_ flat: PendingFlatten, _ node: Onnx_NodeProto) throws -> ComputedTensor {
         if let written = flat.written { return written }
         var source = flat.source
+        try requireBatchFirst(node, source)
         let name: String
         if source.isSpatial {
             name = try add(node, "Flatten", [source.name], suffix: "_flatten", ["order": "chw"])
@@ -280,6 +293,7 @@ final class ONNXConverter {
                 }
             }
         }
+        try checkBatchAgreement()
         try checkGraphOrder()
         for (index, node) in graph.node.enumerated() where !skip.contains(index) {
             currentIndex = index
@@ -320,6 +334,12 @@ final class ONNXConverter {
             case .tensor?: continue
             default:
                 blockers.append("graph output '\(output.name)' is a constant or was never computed")
+                continue
+            }
+            if !tensor.isBatchFirst {
+                let place = tensor.batchFold.map { "folded into axis \($0.axis)" } ?? "at axis \(tensor.batchAxis ?? 0)"
+                let source = producer(output.name).map { describe($0) + ": its" } ?? "the"
+                blockers.append("\(source) graph output '\(output.name)' of shape \(Self.text(tensor.onnxShape)) holds the batch \(place); Anvil's outputs keep the batch axis first")
                 continue
             }
             if !tensor.isStandard {
@@ -456,6 +476,20 @@ final class ONNXConverter {
         return "input '\(name)' is a weight fed as a graph input (read as \(uses.joined(separator: ", ")), which must be a constant): export with the parameters stored in the file (torch.onnx.export(..., export_params=True)), or make it an initializer: append numpy_helper.from_array(value, '\(name)') to graph.initializer and remove '\(name)' from graph.input"
     }
 
+    /// An error when two data inputs declare different fixed first axes: Anvil takes every
+    /// input's first axis as the batch (a mask of [T, T] beside [B, T, D] has none).
+    func checkBatchAgreement() throws {
+        var first: (name: String, extent: Int64)?
+        for input in graph.input where input.type.isTensor {
+            guard case .tensor? = values[input.name], let dim = input.type.tensorType.shape.dim.first,
+                  let extent = dim.knownValue, extent > 0 else { continue }
+            if let first, first.extent != extent {
+                throw ImportFailure("inputs '\(first.name)' and '\(input.name)' have first axes \(first.extent) and \(extent); Anvil takes every input's first axis as the batch, so they must agree")
+            }
+            if first == nil { first = (input.name, extent) }
+        }
+    }
+
     /// Adds a graph input: [N, C, H, W], [N, C, L] or [N, F]; open sizes stay open.
     func addInput(_ input: Onnx_ValueInfoProto) throws {
         guard input.type.isTensor else {
@@ -517,6 +551,7 @@ final class ONNXConverter {
         registerElementwiseOperators(&table)
         registerLayoutOperators(&table)
         registerShapeComputationOperators(&table)
+        registerLogicOperators(&table)
         return table
     }()
 }

@@ -49,7 +49,9 @@ extension ONNXConverter {
         switch try value(node, 0) {
         case .constant(let c)?: shape = c.shape
         case .tensor(let t)?:
-            guard !t.isOpen else { return try shapeOfOpenTensor(node, t) }
+            // The batch's extent is 1 in ONNX's view; where a Transpose or Reshape moved it, a
+            // later Reshape needs to know where it is, which the batch slot of a plan tensor says.
+            guard !t.isOpen && t.isBatchFirst else { return try shapeOfOpenTensor(node, t) }
             shape = t.onnxShape.map { $0! }
         case .flat(let f)?:
             guard let n = f.shape[0] else { return try shapeOfOpenTensor(node, try writeFlatten(f, node)) }
@@ -64,9 +66,35 @@ extension ONNXConverter {
         try set(node, .constant(ConstantTensor(shape: [kept.count], integers: kept)))
     }
 
+    /// `Gather` of one index from a computed tensor (`x[:, 0]`, the class token; attention's
+    /// q, k, v from one projection): a Slice of that axis, squeezed for a scalar index.
+    func gatherOfTensor(_ node: Onnx_NodeProto) throws {
+        let tensor = try act(node, anyLayout: true)
+        guard case .constant(let indices)? = try value(node, 1), indices.count == 1, indices.rank <= 1 else {
+            throw fail(node, "gathers from a computed tensor with indices that are not one constant (Anvil slices one index)")
+        }
+        let rank = tensor.onnxRank
+        var axis = try NodeAttributes(node).int("axis", 0)
+        guard -rank <= axis, axis < rank else { throw fail(node, "axis \(axis) is out of range for rank \(rank)") }
+        axis = (axis + rank) % rank
+        guard !tensor.holdsBatch(axis) else { throw fail(node, "gathers along the batch axis; Anvil keeps every item") }
+        guard let extent = tensor.onnxShape[axis] else { throw fail(node, "gathers along axis \(axis), whose extent depends on the open input size") }
+        let index = try indices.integers()[0]
+        guard -extent <= index, index < extent else { throw fail(node, "index \(index) is out of range for axis \(axis) of extent \(extent)") }
+        let start = (index + extent) % extent
+        let sliced = try sliceAxis(node, tensor, axis: axis, start: start, end: start + 1, step: 1)
+        if indices.rank == 1 { return try set(node, sliced) }
+        let shape = sliced.onnxShape
+        try set(node, try reshapeTensor(node, .tensor(sliced), shape.indices.filter { $0 != axis }.map { shape[$0] }))
+    }
+
     /// `Gather` on constants: a constant (NumPy's take, negative indices from the end).
     func opGather(_ node: Onnx_NodeProto, _ index: Int) throws {
         if readsPlanTensor(node) { return try gatherPlan(node) }
+        switch try value(node, 0) {
+        case .tensor?, .flat?: return try gatherOfTensor(node)
+        default: break
+        }
         let data = try constant(node, 0), indices = try constant(node, 1)
         var axis = try NodeAttributes(node).int("axis", 0)
         guard data.rank > 0 else { throw ImportFailure("axis \(axis) is out of bounds for array of dimension 0") }

@@ -9,6 +9,13 @@ extension ONNXConverter {
         for op in ["Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean"] {
             table[op] = { c in { node, _ in try c.elementwise(node, op) } }
         }
+        // Mod's `fmod` attribute picks the operation: 0 the floored remainder (integers only, as
+        // ONNX requires), 1 C's fmod; "FMod" names the second below.
+        table["Mod"] = { c in { node, _ in
+            let fmod = try NodeAttributes(node).int("fmod", 0)
+            guard fmod == 0 || fmod == 1 else { throw c.fail(node, "fmod must be 0 or 1, got \(fmod)") }
+            try c.elementwise(node, fmod == 1 ? "FMod" : "Mod")
+        } }
         let unary: [(String, String, (Double) -> Double)] = [
             ("Neg", "negative", { -$0 }), ("Abs", "absolute", { abs($0) }), ("Sqrt", "squareRoot", { $0.squareRoot() }),
             ("Exp", "exponential", { Foundation.exp($0) }), ("Log", "logarithm", { Foundation.log($0) }), ("Reciprocal", "reciprocal", { 1 / $0 }),
@@ -48,8 +55,9 @@ extension ONNXConverter {
     }
 
     static let operations = ["Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Max": "maximum",
-                             "Min": "minimum", "Pow": "power", "Sum": "add", "Mean": "mean"]
-    static let binaryOnly: Set<String> = ["Sub", "Div", "Pow"]
+                             "Min": "minimum", "Pow": "power", "Sum": "add", "Mean": "mean",
+                             "Mod": "remainder", "FMod": "fmod"]
+    static let binaryOnly: Set<String> = ["Sub", "Div", "Pow", "Mod", "FMod"]
 
     /// Folds two constants with `op` (NumPy's semantics; integer division truncates as ONNX's).
     static func fold(_ op: String, _ a: ConstantTensor, _ b: ConstantTensor) throws -> ConstantTensor {
@@ -67,6 +75,15 @@ extension ONNXConverter {
             guard y >= 0 else { throw ImportFailure("integers to negative integer powers are not allowed") }
             return Int64(clamping: Int(exactly: Foundation.pow(Double(x), Double(y))) ?? Int.max)
         }, real: { Foundation.pow($0, $1) })
+        case "Mod", "FMod":
+            if op == "Mod" && !(a.isInteger && b.isInteger) {
+                throw ImportFailure("Mod of floating-point tensors needs fmod=1 (ONNX defines fmod=0 for integers only)")
+            }
+            return try a.combined(with: b, integer: { x, y in
+                guard y != 0 else { throw ImportFailure("integer remainder of a division by zero (\(x) % 0)") }
+                let r = x == .min && y == -1 ? 0 : x % y
+                return op == "Mod" && r != 0 && (r < 0) != (y < 0) ? r + y : r
+            }, real: { Foundation.fmod($0, $1) })
         default: throw ImportFailure("cannot fold \(op)")
         }
     }
@@ -201,7 +218,7 @@ extension ONNXConverter {
         return result
     }
 
-    /// Add/Sub/Mul/Div/Max/Min/Pow/Sum/Mean of computed tensors and at most one constant.
+    /// Add/Sub/Mul/Div/Max/Min/Pow/Mod/Sum/Mean of computed tensors and at most one constant.
     func elementwise(_ node: Onnx_NodeProto, _ op: String) throws {
         var entries: [(Int, ImportedValue)] = []
         for i in node.input.indices { if let v = try value(node, i) { entries.append((i, v)) } }
@@ -226,6 +243,9 @@ extension ONNXConverter {
             return
         }
         if readsPlanTensor(node) { return try elementwisePlan(node, op) }
+        if op == "Mod" {
+            throw fail(node, "fmod=0 (the floored remainder) of a floating-point tensor computed at predict; ONNX defines it for integers only, use fmod=1")
+        }
         if Self.binaryOnly.contains(op) && entries.count != 2 { throw fail(node, "\(op) takes 2 inputs, got \(entries.count)") }
         if let (function, x) = fusedPattern(node) {
             var tensor: ComputedTensor?
@@ -247,14 +267,18 @@ extension ONNXConverter {
             for (_, v) in constants.dropFirst() { folded = try Self.fold(op, folded, v) }
             constants = [(entries.count, folded)]
         }
-        var tensors = try entries.filter { constantOf($0.1) == nil }.map { try act(node, $0.0) }
-        let rank = tensors.map(\.rank).max()!
-        tensors = try tensors.map { try toRank(node, $0, rank) }
+        var tensors = try entries.filter { constantOf($0.1) == nil }.map { try act(node, $0.0, anyLayout: true) }
         let constant = constants.first?.1
         let constantFirst = constants.first?.0 == 0
         if let constant, constant.count == 1, tensors.count == 1, op != "Mean" {
             if try scalarActivation(node, op, tensors[0], constant.doubles[0], constantFirst: constantFirst) { return }
         }
+        if tensors.contains(where: { !$0.isBatchFirst || $0.rank > 4 }) {
+            return try elementwiseMovedBatch(node, op, tensors, constant: constant, constantFirst: constantFirst)
+        }
+        tensors = try tensors.map { try toStandard(node, $0) }
+        let rank = tensors.map(\.rank).max()!
+        tensors = try tensors.map { try toRank(node, $0, rank) }
         if constant == nil && (op == "Add" || op == "Sum") && Set(tensors.map { Self.text($0.shape) }).count == 1 {
             let name = try add(node, "Add", tensors.map(\.name))
             try set(node, tensors[0].like(name))
@@ -285,9 +309,52 @@ extension ONNXConverter {
         try set(node, result)
     }
 
+    /// The element-wise operation on tensors above rank 4 or whose batch a Transpose or Reshape
+    /// moved (attention scores plus a relative-position bias, `[B·windows, heads, T, T] +
+    /// [heads, T, T]`): every tensor held in ONNX's order with the batch in the same place, a
+    /// constant of extent 1 there.
+    func elementwiseMovedBatch(_ node: Onnx_NodeProto, _ op: String, _ inputs: [ComputedTensor], constant: ConstantTensor?,
+                               constantFirst: Bool) throws {
+        let tensors = try inputs.map { try toONNXOrder(node, try exact(node, $0)) }
+        let first = tensors[0]
+        guard tensors.allSatisfy({ $0.permutation == first.permutation && $0.batchFold == first.batchFold }) else {
+            throw fail(node, "combines \(tensors.map { Self.text($0.onnxShape) }.joined(separator: " and ")), which hold the batch in different axes")
+        }
+        let rank = first.onnxRank
+        let batchAxis = first.batchFold?.axis ?? first.batchAxis!
+        var parameters: [(String, [Float])] = []
+        var constantShape: [Int]?
+        if let constant {
+            guard constant.rank <= rank else { throw fail(node, "a constant of shape \(constant.shape) has more axes than \(Self.text(first.onnxShape))") }
+            let aligned = [Int](repeating: 1, count: rank - constant.rank) + constant.shape
+            guard aligned[batchAxis] == 1 else {
+                throw fail(node, "a constant of shape \(constant.shape) varies along axis \(batchAxis), which holds the batch of \(Self.text(first.onnxShape))")
+            }
+            // Each item's constant: ONNX's order, without the batch's own axis.
+            let item = first.batchFold == nil ? aligned.enumerated().filter { $0.offset != batchAxis }.map(\.element) : aligned
+            constantShape = item
+            parameters = [("constant", constant.floats)]
+        }
+        let shapes: [[Int?]] = tensors.map(\.shape) + (constantShape.map { [$0.map { $0 }] } ?? [])
+        var output = [Int?](repeating: 1, count: first.shape.count)
+        for shape in shapes {
+            for (axis, extent) in shape.enumerated() where extent != 1 {
+                guard output[axis] == 1 || output[axis] == extent else {
+                    throw fail(node, "cannot broadcast [\(shapes.map(Self.text).joined(separator: ", "))]: each axis must be equal or 1")
+                }
+                output[axis] = extent
+            }
+        }
+        let name = try add(node, "Elementwise", tensors.map(\.name), parameters: parameters,
+                           ["operation": Self.operations[op]!, "constant": constantShape,
+                            "constantFirst": (constant != nil && constantFirst && Self.binaryOnly.contains(op)) ? true : nil])
+        try set(node, ComputedTensor(name, output, permutation: first.permutation, batchFold: first.batchFold))
+    }
+
     /// `tensor` reshaped to `rank` with axes of extent 1 after the batch axis.
     func toRank(_ node: Onnx_NodeProto, _ tensor: ComputedTensor, _ rank: Int) throws -> ComputedTensor {
         if tensor.rank == rank { return tensor }
+        try requireBatchFirst(node, tensor)
         if tensor.isOpen {
             throw fail(node, "mixes tensors of ranks \(tensor.rank) and \(rank), and the one of shape \(Self.text(tensor.onnxShape)) depends on the open input size; pass --input-shape C,H,W")
         }

@@ -242,6 +242,10 @@ extension ONNXConverter {
             let scaled = c.doubles.map { Float($0 * beta) }
             bias = scaled.count == 1 ? [Float](repeating: scaled[0], count: weights.shape[0]) : scaled
         }
+        if case .tensor(let tensor)? = try value(node, 0), !tensor.isBatchFirst {
+            // [T·B, D] and the like: the batch is folded into the rows, which the product keeps apart.
+            return try channelMatMul(node, index, tensor, try weights.transposed(), bias: bias)
+        }
         try dense(node, index, weights: weights, bias: bias)
     }
 
@@ -258,48 +262,65 @@ extension ONNXConverter {
     }
 
     /// `MatMul` of two computed tensors: the engine's `MatMul`, an input whose last two axes
-    /// are held swapped (an ONNX Transpose of them) read transposed rather than copied.
+    /// are held swapped (an ONNX Transpose of them) read transposed rather than copied. The
+    /// batch may sit in a leading axis (folded there, as attention's `[B·heads, T, d]`) when it
+    /// sits alike in both.
     func matMulOfTensors(_ node: Onnx_NodeProto) throws {
         if readsPlanTensor(node) { throw fail(node, "a MatMul with a shape computation is not supported") }
         func operand(_ index: Int) throws -> (tensor: ComputedTensor, transposed: Bool) {
             let tensor = try exact(node, try act(node, index, anyLayout: true))
-            let rank = tensor.rank
-            guard rank >= 3 else {
+            let rank = tensor.onnxRank
+            guard tensor.rank >= 3, rank >= 2 else {
                 throw fail(node, "input \(index) has shape \(Self.text(tensor.onnxShape)); a MatMul of two computed tensors needs matrices after the batch axis (rank 3 or more)")
             }
-            let identity = Array(0 ..< rank)
-            if tensor.permutation == identity { return (tensor, false) }
-            var swapped = identity
+            if tensor.holdsBatch(rank - 1) || tensor.holdsBatch(rank - 2) {
+                throw fail(node, "input \(index) of shape \(Self.text(tensor.onnxShape)) holds the batch in a matrix axis; the product would mix the batch's items")
+            }
+            let order = tensor.onnxOrder
+            if tensor.permutation == order { return (tensor, false) }
+            var swapped = order
             swapped.swapAt(rank - 1, rank - 2)
             if tensor.permutation == swapped { return (tensor, true) }
             return (try toONNXOrder(node, tensor), false)
         }
         let (a, transposeA) = try operand(0), (b, transposeB) = try operand(1)
-        guard a.rank == b.rank else {
-            throw fail(node, "multiplies tensors of ranks \(a.rank) and \(b.rank); Anvil broadcasts the axes between the batch axis and the matrices of equal ranks")
+        guard a.rank == b.rank, a.onnxRank == b.onnxRank else {
+            throw fail(node, "multiplies tensors of ranks \(a.onnxRank) and \(b.onnxRank); Anvil broadcasts the axes between the batch axis and the matrices of equal ranks")
         }
-        let x = a.onnxShape, y = b.onnxShape
-        let leading: [Int?] = zip(x.dropFirst().dropLast(2), y.dropFirst().dropLast(2)).map { p, q in p == 1 ? q : p }
-        let shape = leading + [x[x.count - 2], y[y.count - 1]]
+        guard a.batchFold == b.batchFold, a.batchAxis == b.batchAxis else {
+            throw fail(node, "multiplies \(Self.text(a.onnxShape)) by \(Self.text(b.onnxShape)), which hold the batch in different axes")
+        }
+        // ONNX's shapes without the batch's own axis: the leading axes broadcast.
+        func itemShape(_ t: ComputedTensor) -> [Int?] {
+            t.onnxShape.enumerated().filter { t.batchFold != nil || t.permutation[$0.offset] != 0 }.map(\.element)
+        }
+        let x = itemShape(a), y = itemShape(b)
+        let m = x[x.count - 2], n = y[y.count - 1]
+        let leading: [Int?] = zip(x.dropLast(2), y.dropLast(2)).map { p, q in p == 1 ? q : p }
+        let shape = leading + [m, n]
         let name = try add(node, "MatMul", [a.name, b.name],
                            ["transposeA": transposeA ? true : nil, "transposeB": transposeB ? true : nil])
-        try set(node, ComputedTensor(name, shape, permutation: Array(0 ... shape.count)))
+        try set(node, ComputedTensor(name, shape, permutation: a.onnxOrder, batchFold: a.batchFold))
     }
 
-    /// `MatMul` of a rank-3/4 tensor by [K, M] on its last ONNX axis: a PointwiseConvolution.
-    func channelMatMul(_ node: Onnx_NodeProto, _ index: Int, _ tensor: ComputedTensor, _ weights: ConstantTensor) throws {
+    /// `MatMul` of a rank-3/4 tensor by [K, M] on its last ONNX axis: a PointwiseConvolution
+    /// (with `bias`, or a sole-consumer Add of a constant vector after it).
+    func channelMatMul(_ node: Onnx_NodeProto, _ index: Int, _ tensor: ComputedTensor, _ weights: ConstantTensor, bias: [Float]? = nil) throws {
         var tensor = tensor
-        if !tensor.isChannelAxis(-1) { tensor = try transpose(node, tensor, to: Array(0 ..< tensor.rank)) }
+        if tensor.holdsBatch(-1) { throw fail(node, "its input \(Self.text(tensor.onnxShape)) holds the batch in the last axis, which a MatMul contracts") }
+        if !tensor.isChannelAxis(-1) { tensor = try transpose(node, tensor, to: tensor.onnxOrder) }
         tensor = try exact(node, tensor)
         guard let features = tensor.shape.last!, weights.shape[0] == features else {
             throw fail(node, "weights \(weights.shape) do not match \(tensor.shape.last!.map(String.init) ?? "None") features on the last axis")
         }
         let outputs = weights.shape[1]
-        let (bias, outputName) = try followingBias(node, index, outputs: outputs, rank: tensor.rank)
+        var bias = bias, outputName = node.output[0]
+        if bias == nil { (bias, outputName) = try followingBias(node, index, outputs: outputs, rank: tensor.onnxRank) }
         var parameters = [("W", try weights.transposed().floats)]
         if let bias { parameters.append(("b", bias)) }
         let name = try add(node, "PointwiseConvolution", [tensor.name], parameters: parameters, ["channels": outputs, "bias": bias != nil])
-        values[outputName] = .tensor(ComputedTensor(name, Array(tensor.shape.dropLast()) + [outputs], permutation: tensor.permutation))
+        values[outputName] = .tensor(ComputedTensor(name, Array(tensor.shape.dropLast()) + [outputs], permutation: tensor.permutation,
+                                                    batchFold: tensor.batchFold))
     }
 
     /// An Activation applying `function`, in whatever layout the input is held.
@@ -357,12 +378,19 @@ extension ONNXConverter {
     /// `Softmax` / `LogSoftmax` over the axis Anvil holds as channels.
     func softmax(_ node: Onnx_NodeProto, _ type: String) throws {
         var tensor = try act(node, anyLayout: true)
-        let rank = tensor.rank
+        let rank = tensor.onnxRank
         let axis = ((try NodeAttributes(node).int("axis", opset >= 13 ? -1 : 1) % rank) + rank) % rank
+        guard !tensor.holdsBatch(axis) else { throw fail(node, "a \(type) over the batch axis is not supported") }
         if !tensor.isChannelAxis(axis) {
-            // Anvil's softmax works along the last axis: the axis is moved there, the others keep ONNX's order.
-            guard axis > 0 else { throw fail(node, "a \(type) over the batch axis is not supported") }
-            tensor = try transpose(node, tensor, to: (0 ..< rank).map { $0 < axis ? $0 : $0 == axis ? rank - 1 : $0 - 1 })
+            // Anvil's softmax works along the last axis: the axis is moved there, the others keep
+            // ONNX's order (the batch, where it is one, stays Anvil's axis 0).
+            var target = [Int](repeating: 0, count: rank), next = 1
+            for i in 0 ..< rank where i != axis && tensor.permutation[i] != 0 {
+                target[i] = next
+                next += 1
+            }
+            target[axis] = tensor.rank - 1
+            tensor = try transpose(node, tensor, to: target)
         }
         if opset < 13 && tensor.onnxShape[(axis + 1)...].contains(where: { $0 != 1 }) {
             throw fail(node, "before opset 13, \(node.opType) over axis \(axis) of a \(rank)-D tensor spans the axes after it too; Anvil works over channels only")

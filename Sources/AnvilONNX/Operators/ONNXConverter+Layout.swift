@@ -45,7 +45,18 @@ extension ONNXConverter {
         let current = currentShape(value)
         if resolved == current { return value }
         let text = Self.text(resolved)
-        guard resolved.first == 1 else { throw fail(node, "reshaping \(Self.text(current)) to \(text) changes the batch axis; Anvil keeps it") }
+        if case .tensor(let tensor) = value, !tensor.isBatchFirst {
+            return .tensor(try reshapeMovingBatch(node, tensor, resolved, batchAxis: nil))
+        }
+        if resolved.first != 1 {
+            let tensor: ComputedTensor
+            switch value {
+            case .flat(let flat): tensor = try writeFlatten(flat, node)
+            case .tensor(let t): tensor = t
+            default: throw fail(node, "cannot reshape this value")
+            }
+            return .tensor(try reshapeMovingBatch(node, tensor, resolved, batchAxis: nil))
+        }
         guard resolved.count <= Shape.maximumRank else { throw fail(node, "reshaping \(Self.text(current)) to \(text): Anvil's tensors have rank \(Shape.maximumRank) at most") }
         var tensor: ComputedTensor
         switch value {
@@ -63,6 +74,59 @@ extension ONNXConverter {
         let shape = resolved.dropFirst().map { $0! }
         let name = try add(node, "Reshape", [source.name], ["shape": shape])
         return .tensor(ComputedTensor(name, shape.map { $0 }, permutation: Array(0 ..< resolved.count)))
+    }
+
+    /// `tensor` reshaped to ONNX shape `resolved` (at batch size 1) when the batch is not (or will
+    /// not be) its first axis: the batch keeps its place in ONNX's row-major order, so it lands
+    /// in the target axis whose values straddle that place (`batchAxis` when a target computed
+    /// from the shape says which): an axis of its own (extent 1) or folded into one. Each item's
+    /// values are reshaped as they are.
+    func reshapeMovingBatch(_ node: Onnx_NodeProto, _ tensor: ComputedTensor, _ resolved: [Int?], batchAxis: Int?) throws -> ComputedTensor {
+        let current = Self.text(tensor.onnxShape), text = Self.text(resolved)
+        guard let batchStride = tensor.batchStride, !resolved.contains(where: { $0 == nil }) else {
+            throw fail(node, "reshaping \(current) to \(text) moves the batch with a size that depends on the open input size; pass --input-shape C,H,W")
+        }
+        guard resolved.count <= Shape.maximumRank - 1 else {
+            throw fail(node, "reshaping \(current) to \(text): Anvil's tensors have rank \(Shape.maximumRank) at most, the batch included")
+        }
+        let target = resolved.map { $0! }
+        // after[r]: the values after axis r in row-major order.
+        var after = [Int](repeating: 1, count: target.count)
+        for r in stride(from: target.count - 2, through: 0, by: -1) { after[r] = after[r + 1] * target[r + 1] }
+        func inner(_ r: Int) -> Int? {
+            guard batchStride % after[r] == 0, target[r] % (batchStride / after[r]) == 0 else { return nil }
+            return batchStride / after[r]
+        }
+        let place: (axis: Int, inner: Int)
+        if let batchAxis {
+            guard let q = inner(batchAxis) else {
+                throw fail(node, "reshaping \(current) to \(text) would split the batch from its values (it cannot be part of axis \(batchAxis))")
+            }
+            place = (batchAxis, q)
+        } else {
+            let candidates = target.indices.compactMap { r in inner(r).map { (axis: r, inner: $0) } }
+            // An axis of extent 1 at that place is the batch's own; between two longer axes the
+            // batch could end one or begin the other.
+            if let own = candidates.first(where: { target[$0.axis] == 1 }) {
+                place = own
+            } else if candidates.count == 1 {
+                place = candidates[0]
+            } else if candidates.isEmpty {
+                throw fail(node, "reshaping \(current) to \(text) mixes the batch with other values; Anvil keeps each item's values apart")
+            } else {
+                throw fail(node, "reshaping \(current) to \(text): the batch could belong to axis \(candidates.map { "\($0.axis)" }.joined(separator: " or ")), which a target computed at batch size 1 does not tell")
+            }
+        }
+        let source = try toONNXOrder(node, try exact(node, tensor))
+        if target[place.axis] == 1 {
+            let shape = target.enumerated().filter { $0.offset != place.axis }.map(\.element)
+            let order = (0 ..< target.count).map { $0 < place.axis ? $0 + 1 : $0 == place.axis ? 0 : $0 }
+            let name = source.shape == shape.map({ $0 }) ? source.name : try add(node, "Reshape", [source.name], ["shape": shape])
+            return ComputedTensor(name, shape.map { $0 }, permutation: order)
+        }
+        let name = source.shape == target.map({ $0 }) ? source.name : try add(node, "Reshape", [source.name], ["shape": target])
+        return ComputedTensor(name, target.map { $0 }, permutation: (0 ..< target.count).map { $0 + 1 },
+                              batchFold: BatchFold(axis: place.axis, inner: place.inner))
     }
 
     /// Reshape's target with 0 (copy, unless allowzero) and -1 (inferred) resolved.
@@ -98,10 +162,13 @@ extension ONNXConverter {
             try set(node, .grouped(swapped))
         default:
             let tensor = try act(node, anyLayout: true)
-            let perm = permutation ?? Array((0 ..< tensor.rank).reversed())
-            guard perm.sorted() == Array(0 ..< tensor.rank) else { throw fail(node, "perm \(perm) is not a permutation of \(tensor.rank) axes") }
-            guard perm[0] == 0 else { throw fail(node, "perm \(perm) moves the batch axis; Anvil keeps it first") }
-            try set(node, ComputedTensor(tensor.name, tensor.shape, permutation: perm.map { tensor.permutation[$0] }, anvilRank: tensor.anvilRank))
+            let rank = tensor.onnxRank
+            let perm = permutation ?? Array((0 ..< rank).reversed())
+            guard perm.sorted() == Array(0 ..< rank) else { throw fail(node, "perm \(perm) is not a permutation of \(rank) axes") }
+            // Only the labels move (the batch's among them); each item's values stay where they are.
+            let fold = tensor.batchFold.map { BatchFold(axis: perm.firstIndex(of: $0.axis)!, inner: $0.inner) }
+            try set(node, ComputedTensor(tensor.name, tensor.shape, permutation: perm.map { tensor.permutation[$0] }, anvilRank: tensor.anvilRank,
+                                         batchFold: fold))
         }
     }
 
@@ -146,7 +213,9 @@ extension ONNXConverter {
                 let source: ComputedTensor
                 switch value {
                 case .flat(let flat): source = try writeFlatten(flat, node)
-                case .tensor(let t): source = try toONNXOrder(node, try exact(node, t))
+                case .tensor(let t):
+                    try requireBatchFirst(node, t)
+                    source = try toONNXOrder(node, try exact(node, t))
                 default: throw fail(node, "cannot reshape this value")
                 }
                 let rest = Array(target.dropFirst())
@@ -213,8 +282,12 @@ extension ONNXConverter {
         }
         let value = try actOrFlat(node)
         let shape = currentShape(value)
-        let axes = requested.isEmpty ? shape.indices.filter { shape[$0] == 1 && $0 > 0 } : requested.map { (($0 % shape.count) + shape.count) % shape.count }.sorted()
-        if axes.contains(0) { throw fail(node, "squeezing the batch axis is not supported") }
+        let batch: (Int) -> Bool = { axis in
+            if case .tensor(let t) = value { return t.holdsBatch(axis) }
+            return axis == 0
+        }
+        let axes = requested.isEmpty ? shape.indices.filter { shape[$0] == 1 && !batch($0) } : requested.map { (($0 % shape.count) + shape.count) % shape.count }.sorted()
+        if axes.contains(where: batch) { throw fail(node, "squeezing the batch axis is not supported") }
         if axes.contains(where: { shape[$0] != 1 }) { throw fail(node, "axes \(axes) of \(Self.text(shape)) are not all of extent 1") }
         try set(node, try reshapeTensor(node, value, shape.indices.filter { !axes.contains($0) }.map { shape[$0] }))
     }
@@ -246,7 +319,6 @@ extension ONNXConverter {
         let shape = currentShape(value)
         let rank = shape.count + requested.count
         let positions = requested.map { (($0 % rank) + rank) % rank }.sorted()
-        if positions.contains(0) { throw fail(node, "a new axis before the batch axis is not supported") }
         var result = shape
         for p in positions {
             guard p <= result.count else { throw ImportFailure("axis \(p) is out of range") }
@@ -280,12 +352,12 @@ extension ONNXConverter {
     /// One ONNX axis of `tensor` sliced: an Anvil Slice on the axis that holds it.
     func sliceAxis(_ node: Onnx_NodeProto, _ tensor: ComputedTensor, axis: Int, start: Int, end: Int, step: Int, suffix: String = "") throws -> ComputedTensor {
         let shape = tensor.onnxShape
-        guard axis >= -tensor.rank, axis < tensor.rank else { throw ImportFailure("axis \(axis) is out of range for rank \(tensor.rank)") }
-        let axis = (axis + tensor.rank) % tensor.rank
+        guard axis >= -tensor.onnxRank, axis < tensor.onnxRank else { throw ImportFailure("axis \(axis) is out of range for rank \(tensor.onnxRank)") }
+        let axis = (axis + tensor.onnxRank) % tensor.onnxRank
         guard step != 0 else { throw fail(node, "a step of 0 is not allowed") }
         let count = shape[axis].map { Self.sliceCount(start, end, step, extent: $0) }
         let big = Int(Int32.max)
-        if axis == 0 {
+        if tensor.holdsBatch(axis) {
             if step == 1 && (start == 0 || start <= -big - 1) && end >= big { return tensor }
             throw fail(node, "slicing the batch axis (\(start):\(end):\(step)) is not supported; Anvil keeps every item")
         }
@@ -296,7 +368,7 @@ extension ONNXConverter {
         let name = try add(node, "Slice", [source.name], suffix: suffix, ["axis": anvilAxis, "start": start, "end": end, "step": step])
         var dims = source.shape
         dims[anvilAxis - 1] = count
-        return ComputedTensor(name, dims, permutation: source.permutation)
+        return ComputedTensor(name, dims, permutation: source.permutation, batchFold: source.batchFold)
     }
 
     /// `Slice`: of a constant, a constant; of a tensor, one Anvil Slice per sliced axis.
@@ -354,8 +426,8 @@ extension ONNXConverter {
             constantValue = c
         } else {
             let t = try act(node, anyLayout: true)
-            guard axis >= -t.rank, axis < t.rank else { throw ImportFailure("axis \(axis) is out of range") }
-            guard let e = t.onnxShape[(axis + t.rank) % t.rank] else {
+            guard axis >= -t.onnxRank, axis < t.onnxRank else { throw ImportFailure("axis \(axis) is out of range") }
+            guard let e = t.onnxShape[(axis + t.onnxRank) % t.onnxRank] else {
                 throw fail(node, "splitting axis \(axis), whose extent depends on the open input size; pass --input-shape C,H,W")
             }
             extent = e
@@ -393,17 +465,34 @@ extension ONNXConverter {
             return
         }
         if readsPlanTensor(node) { return try concatPlan(node) }
-        var tensors = try node.input.indices.map { try act(node, $0, anyLayout: true) }
+        var tensors: [ComputedTensor]
+        if !constants.isEmpty {
+            // A constant joined to computed tensors (ViT's class token before the patches): the
+            // same for every item, so its batch axis must have extent 1; written in ONNX's order.
+            tensors = try inputs.indices.map { i in
+                guard case .constant(let c)? = inputs[i] else { return try toONNXOrder(node, try exact(node, try act(node, i))) }
+                guard c.rank >= 2, c.shape[0] == 1 else {
+                    throw fail(node, "joins a constant of shape \(c.shape) to computed tensors; its first (batch) axis must have extent 1")
+                }
+                let item = try c.reshaped(Array(c.shape.dropFirst()))
+                return ComputedTensor(try writeConstant(node, item), item.shape.map { $0 }, permutation: Array(0 ..< c.rank))
+            }
+        } else {
+            tensors = try node.input.indices.map { try act(node, $0, anyLayout: true) }
+        }
         if tensors.count == 1 {
             try set(node, tensors[0])
             return
         }
-        if Set(tensors.map(\.permutation)).count != 1 { tensors = try tensors.map { try toStandard(node, $0) } }
+        if Set(tensors.map(\.permutation)).count != 1 || Set(tensors.map { $0.batchFold.map { "\($0.axis) \($0.inner)" } ?? "" }).count != 1 {
+            tensors = try tensors.map { try toStandard(node, $0) }
+        }
         let rank = tensors[0].rank
-        guard axisAttribute >= -rank, axisAttribute < rank else { throw ImportFailure("axis \(axisAttribute) is out of range for rank \(rank)") }
-        let axis = (axisAttribute + rank) % rank
+        let onnxRank = tensors[0].onnxRank
+        guard axisAttribute >= -onnxRank, axisAttribute < onnxRank else { throw ImportFailure("axis \(axisAttribute) is out of range for rank \(onnxRank)") }
+        let axis = (axisAttribute + onnxRank) % onnxRank
         let shapes = tensors.map(\.onnxShape)
-        if axis == 0 { throw fail(node, "concatenating along the batch axis is not supported") }
+        if tensors[0].holdsBatch(axis) { throw fail(node, "concatenating along the batch axis is not supported") }
         let off = Set(shapes.map { s in Self.text(Array(s[..<min(axis, s.count)]) + (axis + 1 < s.count ? Array(s[(axis + 1)...]) : [])) })
         if off.count != 1 || Set(shapes.map(\.count)).count != 1 {
             throw fail(node, "inputs differ off axis \(axis): [\(shapes.map(Self.text).joined(separator: ", "))]")
@@ -412,14 +501,15 @@ extension ONNXConverter {
         let total: Int? = shapes.contains { $0[axis] == nil } ? nil : shapes.reduce(0) { $0 + $1[axis]! }
         if anvilAxis == rank - 1 && Set(tensors.map(\.anvilRank)).count == 1 {
             let name = try add(node, "Concatenate", tensors.map(\.name))
-            try set(node, ComputedTensor(name, Array(tensors[0].shape.dropLast()) + [total], permutation: tensors[0].permutation, anvilRank: tensors[0].anvilRank))
+            try set(node, ComputedTensor(name, Array(tensors[0].shape.dropLast()) + [total], permutation: tensors[0].permutation,
+                                         anvilRank: tensors[0].anvilRank, batchFold: tensors[0].batchFold))
             return
         }
         tensors = try tensors.map { try exact(node, $0) }
         let name = try add(node, "Concatenate", tensors.map(\.name), ["axis": anvilAxis])
         var dims = tensors[0].shape
         dims[anvilAxis - 1] = total
-        try set(node, ComputedTensor(name, dims, permutation: tensors[0].permutation))
+        try set(node, ComputedTensor(name, dims, permutation: tensors[0].permutation, batchFold: tensors[0].batchFold))
     }
 
     /// `DepthToSpace` (DCR or CRD).
@@ -451,6 +541,7 @@ extension ONNXConverter {
     /// `ReduceMean` / `ReduceMax` (/ `ReduceSum` when `scaled`) over the spatial axes: a global pooling.
     func reduceSpatial(_ node: Onnx_NodeProto, _ type: String, scaled: Bool = false) throws {
         var tensor = try act(node, anyLayout: true)
+        try requireBatchFirst(node, tensor)
         let a = NodeAttributes(node)
         let axesInput = scaled ? 13 : 18
         var axes: [Int]

@@ -72,10 +72,10 @@ extension ONNXConverter {
                 newSlots.append(.element(positions.count))
                 positions.append(position)
             } else {
-                newSlots.append(.batch)
+                newSlots.append(slots[index])
             }
         }
-        let engineCount = slots.filter { $0 != .batch }.count
+        let engineCount = slots.filter { !$0.isBatch }.count
         let name = positions.isEmpty ? nil : try gatherElements(node, plan.name!, positions, scalar: scalar, count: engineCount)
         return PlanTensor(name: name, slots: newSlots, known: picked.map { known[$0] }, scalar: scalar)
     }
@@ -86,22 +86,26 @@ extension ONNXConverter {
     /// order, the batch size as a slot.
     func shapeOfOpenTensor(_ node: Onnx_NodeProto, _ tensor: ComputedTensor) throws {
         let source = try exact(node, tensor)
-        let shapeName = try add(node, "ShapeOf", [source.name])
         let onnxShape = source.onnxShape
-        let rank = source.rank
         let a = NodeAttributes(node)
-        let range = Self.pythonSliceBounds(try a.int("start") ?? 0, try a.int("end"), count: rank)
+        let range = Self.pythonSliceBounds(try a.int("start") ?? 0, try a.int("end"), count: source.onnxRank)
         var slots: [PlanTensor.Slot] = [], positions: [Int] = []
         for axis in range {
-            if axis == 0 {
-                slots.append(.batch)
+            if source.permutation[axis] == 0 {
+                slots.append(.batch(times: 1))
+            } else if let fold = source.batchFold, fold.axis == axis {
+                guard let extent = onnxShape[axis] else {
+                    throw fail(node, "the extent of axis \(axis), which holds the batch, depends on the open input size")
+                }
+                slots.append(.batch(times: extent))
             } else {
                 slots.append(.element(positions.count))
                 positions.append(source.permutation[axis] - 1)
             }
         }
-        let name = positions.isEmpty ? nil : try gatherElements(node, shapeName, positions, scalar: false, count: rank - 1)
-        let known = range.map { $0 == 0 ? nil : onnxShape[$0].map { Int64($0) } }
+        let name = positions.isEmpty ? nil
+            : try gatherElements(node, try add(node, "ShapeOf", [source.name]), positions, scalar: false, count: source.rank - 1)
+        let known = range.map { slots[$0 - range.lowerBound].isBatch ? nil : onnxShape[$0].map { Int64($0) } }
         try set(node, .planned(PlanTensor(name: name, slots: slots, known: known, scalar: false)))
     }
 
@@ -175,7 +179,7 @@ extension ONNXConverter {
     func reshapePlan(_ node: Onnx_NodeProto, _ plan: PlanTensor, to shape: [Int?], type: String, axes: [Int]) throws {
         if let slots = plan.slots, shape.count <= 1 {
             // A vector stays a vector (or becomes a scalar): the same elements.
-            let engine = slots.filter { $0 != .batch }.count
+            let engine = slots.filter { !$0.isBatch }.count
             var name = plan.name
             if let source = name, (plan.rank == 0) != (shape.count == 0) {
                 name = try add(node, "Reshape", [source], ["shape": shape.count == 0 ? [] : [engine]])
@@ -209,12 +213,12 @@ extension ONNXConverter {
             var offset = 0
             for part in parts {
                 for slot in part.slots! {
-                    if case .element(let position) = slot { slots.append(.element(position + offset)) } else { slots.append(.batch) }
+                    if case .element(let position) = slot { slots.append(.element(position + offset)) } else { slots.append(slot) }
                 }
                 known += part.known!
                 if let name = part.name {
                     names.append(name)
-                    offset += part.slots!.filter { $0 != .batch }.count
+                    offset += part.slots!.filter { !$0.isBatch }.count
                 }
             }
             let name = names.count > 1 ? try add(node, "Concatenate", names, ["axis": 1]) : names.first
@@ -253,8 +257,8 @@ extension ONNXConverter {
     /// batch axis as it is): the other elements, and those known at conversion.
     func batchTarget(_ node: Onnx_NodeProto, _ target: PlanTensor, zeroCopies: Bool = false) throws -> (name: String?, known: [Int64?]) {
         guard let slots = target.slots, target.rank == 1, let first = slots.first else { throw fail(node, "its target shape must be a vector") }
-        let keeps = first == .batch || target.known![0] == 1 || (zeroCopies && target.known![0] == 0)
-        guard keeps, !slots.dropFirst().contains(.batch) else {
+        let keeps = first == .batch(times: 1) || target.known![0] == 1 || (zeroCopies && target.known![0] == 0)
+        guard keeps, !slots.dropFirst().contains(where: { $0.isBatch }) else {
             throw fail(node, "its target shape does not keep the batch axis first (Anvil keeps it; one plan serves every batch size)")
         }
         let rest = try pickElements(node, target, Array(1 ..< slots.count), scalar: false)
@@ -266,10 +270,21 @@ extension ONNXConverter {
         var source: ComputedTensor
         switch try actOrFlat(node) {
         case .flat(let flat): source = try writeFlatten(flat, node)
-        case .tensor(let t): source = try toONNXOrder(node, try exact(node, t))
+        case .tensor(let t): source = t
         default: throw fail(node, "cannot reshape this value")
         }
         let allowZero = try NodeAttributes(node).int("allowzero", 0) != 0
+        if let slots = target.slots, target.rank == 1, !slots.contains(where: \.isBatch), !source.isOpen,
+           let known = target.known.map({ $0.compactMap { $0.map { Int($0) } } }), known.count == slots.count {
+            // Every element known: a target fixed at conversion, the batch placed by its stride.
+            let resolved = try resolveShape(node, source.onnxShape.map { $0! }, known, allowZero: allowZero)
+            return try set(node, try reshapeTensor(node, .tensor(source), resolved.map { $0 }))
+        }
+        if let slots = target.slots, target.rank == 1,
+           !source.isBatchFirst || slots.dropFirst().contains(where: \.isBatch) || slots.first.map({ $0.isBatch && $0 != .batch(times: 1) }) == true {
+            return try reshapeMovingBatch(node, source, to: target, allowZero: allowZero)
+        }
+        source = try toONNXOrder(node, try exact(node, source))
         let (name, known) = try batchTarget(node, target, zeroCopies: !allowZero)
         let current = Array(source.onnxShape.dropFirst())
         var shape: [Int?] = known.enumerated().map { i, value in
@@ -291,6 +306,36 @@ extension ONNXConverter {
             output = try add(node, "Reshape", [source.name], ["shape": [Int]()])
         }
         try set(node, ComputedTensor(output, shape, permutation: Array(0 ... shape.count)))
+    }
+
+    /// `Reshape` of a computed tensor whose batch moves or has moved, to a target whose other
+    /// elements are known at conversion: the batch goes where the target's batch element is.
+    func reshapeMovingBatch(_ node: Onnx_NodeProto, _ source: ComputedTensor, to target: PlanTensor, allowZero: Bool) throws {
+        let slots = target.slots!, known = target.known!
+        let current = source.onnxShape
+        var resolved: [Int] = [], batchAxis: Int?
+        for (i, slot) in slots.enumerated() {
+            if case .batch(let times) = slot {
+                guard batchAxis == nil else { throw fail(node, "its target shape holds the batch size twice") }
+                batchAxis = i
+                resolved.append(times)
+            } else if let value = known[i] {
+                if value == 0 && !allowZero {
+                    guard i < current.count, let extent = current[i] else { throw fail(node, "element \(i) of its target (0: copy) has no known extent to copy") }
+                    resolved.append(extent)
+                } else {
+                    resolved.append(Int(value))
+                }
+            } else {
+                throw fail(node, "its target shape moves the batch and element \(i) depends on the open input size; pass --input-shape C,H,W")
+            }
+        }
+        guard let batchAxis else {
+            throw fail(node, "its target shape \(Self.text(known.map { $0.map { Int($0) } })) drops the batch size (Anvil keeps every item)")
+        }
+        guard !current.contains(where: { $0 == nil }) else { throw fail(node, "reshaping \(Self.text(current)), whose size depends on the open input size, while moving the batch") }
+        let full = try resolveShape(node, current.map { $0! }, resolved, allowZero: true)
+        try set(node, try reshapeMovingBatch(node, source, full.map { $0 }, batchAxis: batchAxis))
     }
 
     /// `Reshape` of a plan tensor.
@@ -320,12 +365,16 @@ extension ONNXConverter {
     /// computed from the input size.
     func opExpand(_ node: Onnx_NodeProto, _ index: Int) throws {
         let input = try value(node, 0)
+        if case .constant(let data)? = input, case .constant(let target)? = try value(node, 1) {
+            let shape = try ConstantTensor.broadcastShape(data.shape, try target.integers())
+            return try set(node, .constant(try data.broadcast(to: shape)))
+        }
         guard let target = try planOperand(node, 1) else { throw fail(node, "its target shape is computed at predict") }
         guard target.rank == 1, let count = target.shape[0] else { throw fail(node, "its target shape must be a vector") }
         let known = target.known ?? [Int64?](repeating: nil, count: count)
         switch input {
         case .tensor?, .flat?:
-            let source = try toONNXOrder(node, try exact(node, try act(node, anyLayout: true)))
+            let source = try toONNXOrder(node, try exact(node, try act(node)))
             guard count == source.rank else {
                 throw fail(node, "expanding \(Self.text(source.onnxShape)) to a target of \(count) axes (not the tensor's \(source.rank)) is not supported")
             }
@@ -404,6 +453,44 @@ extension ONNXConverter {
 
     // MARK: Arithmetic
 
+    /// A product with the batch size among the elements (`B·heads`, `T·B`): the batch size
+    /// times a number known at conversion. Every other element must be known too.
+    func batchArithmetic(_ node: Onnx_NodeProto, _ op: String, _ parts: [PlanTensor]) throws {
+        let refusal = "\(op) of the batch size with a value computed from the input size; Anvil follows only the batch size times (or a multiple of it divided by) numbers known at conversion"
+        guard op == "Mul" || op == "Div", parts.allSatisfy({ $0.slots != nil && $0.rank <= 1 }) else { throw fail(node, refusal) }
+        let counts = parts.map { $0.slots!.count }
+        let count = counts.max()!
+        guard counts.allSatisfy({ $0 == count || $0 == 1 }) else { throw fail(node, "cannot broadcast \(counts[0]) and \(counts[1]) elements") }
+        var slots: [PlanTensor.Slot] = [], known: [Int64?] = [], values: [Int64] = []
+        for i in 0 ..< count {
+            let (a, b) = (parts[0], parts[1])
+            let (sa, ka) = (a.slots![a.slots!.count == 1 ? 0 : i], a.known![a.known!.count == 1 ? 0 : i])
+            let (sb, kb) = (b.slots![b.slots!.count == 1 ? 0 : i], b.known![b.known!.count == 1 ? 0 : i])
+            switch (sa, sb) {
+            case (.batch, .batch): throw fail(node, "multiplies the batch size by itself")
+            case (.batch(let times), _) where op == "Div":
+                // (B·k) / d = B·(k / d) exactly when d divides k.
+                guard let kb, kb > 0, times % Int(kb) == 0 else { throw fail(node, refusal) }
+                slots.append(.batch(times: times / Int(kb)))
+                known.append(nil)
+            case (.batch(let times), _), (_, .batch(let times)):
+                guard op == "Mul", let k = sa.isBatch ? kb : ka, let factor = Int(exactly: k) else { throw fail(node, refusal) }
+                slots.append(.batch(times: times * factor))
+                known.append(nil)
+            default:
+                guard let ka, let kb, op == "Mul" || kb != 0 else { throw fail(node, refusal) }
+                let value = op == "Mul" ? ka &* kb : ka / kb
+                slots.append(.element(values.count))
+                values.append(value)
+                known.append(value)
+            }
+        }
+        let scalar = parts.allSatisfy { $0.rank == 0 }
+        let name = values.isEmpty ? nil
+            : try writeConstant(node, scalar ? ConstantTensor(shape: [], integers: values) : ConstantTensor(shape: [values.count], integers: values))
+        try set(node, .planned(PlanTensor(name: name, slots: slots, known: known, scalar: scalar)))
+    }
+
     /// Element-wise arithmetic with a plan tensor among the inputs: on plan tensors and
     /// constants, a plan tensor; with a computed tensor, an `Elementwise` of the two whose
     /// plan-tensor operand the engine writes before the step.
@@ -419,6 +506,7 @@ extension ONNXConverter {
         }
         if computed.isEmpty {
             let parts = try (0 ..< 2).map { try planOperand(node, $0)! }
+            if parts.contains(where: \.holdsBatch) { return try batchArithmetic(node, op, parts) }
             let names = try parts.map { try engineName(node, $0) }
             let name = try add(node, "Elementwise", names, ["operation": operation])
             let rank = max(parts[0].rank, parts[1].rank)
@@ -438,7 +526,7 @@ extension ONNXConverter {
         }
         guard computed.count == 1 else { throw fail(node, "\(op) of two computed tensors with a shape computation") }
         let tensorIndex = computed[0], planIndex = 1 - tensorIndex
-        let tensor = try toONNXOrder(node, try exact(node, try act(node, tensorIndex, anyLayout: true)))
+        let tensor = try toONNXOrder(node, try exact(node, try act(node, tensorIndex)))
         let plan = try planOperand(node, planIndex)!
         var operand = try engineName(node, plan)
         if plan.isInteger { operand = try add(node, "Cast", [operand], suffix: "_float", ["to": "float32"]) }

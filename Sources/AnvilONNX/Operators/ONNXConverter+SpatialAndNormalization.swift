@@ -328,6 +328,7 @@ extension ONNXConverter {
     /// `LayerNormalization` over ONNX axes `axis` … last.
     func opLayerNormalization(_ node: Onnx_NodeProto, _ index: Int) throws {
         var tensor = try act(node, anyLayout: true)
+        try requireBatchFirst(node, tensor)
         let a = NodeAttributes(node)
         let rank = tensor.rank
         var axis = try a.int("axis", -1)

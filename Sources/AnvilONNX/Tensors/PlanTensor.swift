@@ -12,10 +12,17 @@
 struct PlanTensor {
     /// What one element of a vector is.
     enum Slot: Equatable {
-        /// The batch size (not in the engine tensor).
-        case batch
+        /// The batch size times `times` (not in the engine tensor): a Shape of a tensor whose
+        /// batch is folded into an axis, or the batch size multiplied by a known number.
+        case batch(times: Int)
         /// The engine tensor's element at this position.
         case element(Int)
+
+        /// Whether the element is (a multiple of) the batch size.
+        var isBatch: Bool {
+            if case .batch = self { return true }
+            return false
+        }
     }
 
     /// The engine layer holding the value; `nil` when no element is in it (only the batch size).
@@ -52,5 +59,5 @@ struct PlanTensor {
     /// ONNX's rank.
     var rank: Int { shape.count }
     /// Whether an element is the batch size.
-    var holdsBatch: Bool { slots?.contains(.batch) ?? false }
+    var holdsBatch: Bool { slots?.contains { $0.isBatch } ?? false }
 }

@@ -17,6 +17,8 @@ typedef enum {
     ANVIL_BINARY_MAXIMUM = 4,  ///< a > b ? a : b (b when either is NaN, as x86's maxps)
     ANVIL_BINARY_MINIMUM = 5,  ///< a < b ? a : b (b when either is NaN, as x86's minps)
     ANVIL_BINARY_POWER = 6,    ///< powf(a, b)
+    ANVIL_BINARY_REMAINDER = 7, ///< a − b·⌊a / b⌋: fmodf(a, b), moved to the sign of b (NumPy's mod)
+    ANVIL_BINARY_FMOD = 8,     ///< fmodf(a, b): the sign of a (C's fmod)
 } anvil_binary_op;
 
 /// How two operands broadcast to an output of `batch × height × width × channels` floats

@@ -15,6 +15,11 @@ ANVIL_INLINE float anvil_binary_scalar_op(const anvil_binary_op op, float a, flo
     case ANVIL_BINARY_MAXIMUM: return a > b ? a : b;
     case ANVIL_BINARY_MINIMUM: return a < b ? a : b;
     case ANVIL_BINARY_POWER: return powf(a, b);
+    case ANVIL_BINARY_REMAINDER: {
+        const float r = fmodf(a, b);
+        return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    }
+    case ANVIL_BINARY_FMOD: return fmodf(a, b);
     }
     return a;
 }

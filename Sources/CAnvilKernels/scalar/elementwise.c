@@ -12,6 +12,8 @@ static void span_scalar(anvil_binary_op op, const float *a, long sa, const float
     case ANVIL_BINARY_MAXIMUM: anvil_binary_span_scalar(ANVIL_BINARY_MAXIMUM, a, sa, b, sb, out, n); break;
     case ANVIL_BINARY_MINIMUM: anvil_binary_span_scalar(ANVIL_BINARY_MINIMUM, a, sa, b, sb, out, n); break;
     case ANVIL_BINARY_POWER: anvil_binary_span_scalar(ANVIL_BINARY_POWER, a, sa, b, sb, out, n); break;
+    case ANVIL_BINARY_REMAINDER: anvil_binary_span_scalar(ANVIL_BINARY_REMAINDER, a, sa, b, sb, out, n); break;
+    case ANVIL_BINARY_FMOD: anvil_binary_span_scalar(ANVIL_BINARY_FMOD, a, sa, b, sb, out, n); break;
     }
 }
 

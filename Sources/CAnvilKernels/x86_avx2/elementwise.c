@@ -2,7 +2,8 @@
 #include "../internal/elementwise.h"
 
 // Element-wise binary operations with broadcasting, AVX2: 8 floats a step, 32 in the unrolled
-// loop; a broadcast operand is one register. Power has no vector form here: powf per element.
+// loop; a broadcast operand is one register. Power and the remainders have no vector form here:
+// powf or fmodf per element.
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
@@ -14,7 +15,9 @@ ANVIL_INLINE __m256 op_avx2(const anvil_binary_op op, __m256 a, __m256 b) {
     case ANVIL_BINARY_DIVIDE: return _mm256_div_ps(a, b);
     case ANVIL_BINARY_MAXIMUM: return _mm256_max_ps(a, b);
     case ANVIL_BINARY_MINIMUM: return _mm256_min_ps(a, b);
-    case ANVIL_BINARY_POWER: break;
+    case ANVIL_BINARY_POWER:
+    case ANVIL_BINARY_REMAINDER:
+    case ANVIL_BINARY_FMOD: break;
     }
     return a;
 }
@@ -25,7 +28,7 @@ ANVIL_INLINE __m256 load_or_splat(const float *p, long stride, long i) {
 
 ANVIL_INLINE void span_op(const anvil_binary_op op, const float *a, long sa, const float *b, long sb, float *out,
                           long n) {
-    if (op == ANVIL_BINARY_POWER || (!sa && !sb)) {
+    if (op == ANVIL_BINARY_POWER || op == ANVIL_BINARY_REMAINDER || op == ANVIL_BINARY_FMOD || (!sa && !sb)) {
         anvil_binary_span_scalar(op, a, sa, b, sb, out, n);
         return;
     }
@@ -60,6 +63,8 @@ static void span_avx2(anvil_binary_op op, const float *a, long sa, const float *
     case ANVIL_BINARY_MAXIMUM: span_strides(ANVIL_BINARY_MAXIMUM, a, sa, b, sb, out, n); break;
     case ANVIL_BINARY_MINIMUM: span_strides(ANVIL_BINARY_MINIMUM, a, sa, b, sb, out, n); break;
     case ANVIL_BINARY_POWER: anvil_binary_span_scalar(ANVIL_BINARY_POWER, a, sa, b, sb, out, n); break;
+    case ANVIL_BINARY_REMAINDER: anvil_binary_span_scalar(ANVIL_BINARY_REMAINDER, a, sa, b, sb, out, n); break;
+    case ANVIL_BINARY_FMOD: anvil_binary_span_scalar(ANVIL_BINARY_FMOD, a, sa, b, sb, out, n); break;
     }
 }
 

@@ -476,6 +476,8 @@ enum Naive {
                 case .maximum: r = Swift.max(r, v)
                 case .minimum: r = Swift.min(r, v)
                 case .power: r = Foundation.pow(r, v)
+                case .remainder: r -= v * (r / v).rounded(.down)
+                case .fmod: r -= v * (r / v).rounded(.towardZero)
                 }
             }
             if op == .mean { r /= Double(values.count) }

@@ -44,6 +44,8 @@ struct ElementwiseKernel: RangeKernel, EpilogueReportingKernel {
         case .maximum: op = ANVIL_BINARY_MAXIMUM
         case .minimum: op = ANVIL_BINARY_MINIMUM
         case .power: op = ANVIL_BINARY_POWER
+        case .remainder: op = ANVIL_BINARY_REMAINDER
+        case .fmod: op = ANVIL_BINARY_FMOD
         }
         var steps: [Step] = []
         let imageStride = { (index: Int) in index == constantIndex ? 0 : operands[index].count }

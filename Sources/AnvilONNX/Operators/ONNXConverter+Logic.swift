@@ -1,0 +1,100 @@
+import Foundation
+
+/// Comparisons, logic and `Where` on constants — the masks exporters compute from shapes
+/// (torchvision's ViT builds the class token's `Expand` target with `Equal` and `Where`).
+/// Booleans are integer constants 0 and 1.
+extension ONNXConverter {
+    static func registerLogicOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
+        let comparisons: [(String, (Double, Double) -> Bool)] = [
+            ("Equal", { $0 == $1 }), ("Less", { $0 < $1 }), ("LessOrEqual", { $0 <= $1 }),
+            ("Greater", { $0 > $1 }), ("GreaterOrEqual", { $0 >= $1 }),
+            ("And", { $0 != 0 && $1 != 0 }), ("Or", { $0 != 0 || $1 != 0 }), ("Xor", { ($0 != 0) != ($1 != 0) }),
+        ]
+        for (op, compare) in comparisons {
+            table[op] = { c in { node, _ in try c.compare(node, compare) } }
+        }
+        table["Not"] = { c in { node, _ in
+            let x = try c.foldedInput(node, 0)
+            try c.set(node, .constant(ConstantTensor(shape: x.shape, integers: x.doubles.map { $0 == 0 ? 1 : 0 })))
+        } }
+        table["Where"] = { $0.opWhere }
+        table["ScatterND"] = { $0.opScatterND }
+    }
+
+    /// Input `index` as a constant, or an error saying what Anvil cannot fold.
+    func foldedInput(_ node: Onnx_NodeProto, _ index: Int) throws -> ConstantTensor {
+        switch try value(node, index) {
+        case .constant(let c)?: return c
+        case .planned?: throw fail(node, "\(node.opType) of a value computed from the open input size is not supported; pass --input-shape C,H,W")
+        case nil: throw fail(node, "input \(index) is missing")
+        default: throw fail(node, "\(node.opType) of a computed tensor is not supported (only of constants and shapes)")
+        }
+    }
+
+    /// A comparison or logical operator of two constants, with NumPy broadcasting.
+    func compare(_ node: Onnx_NodeProto, _ compare: (Double, Double) -> Bool) throws {
+        guard node.input.count == 2 else { throw fail(node, "takes 2 inputs, got \(node.input.count)") }
+        let a = try foldedInput(node, 0), b = try foldedInput(node, 1)
+        let shape = try ConstantTensor.broadcastShape(a.shape, b.shape)
+        let x = try a.broadcast(to: shape).doubles, y = try b.broadcast(to: shape).doubles
+        try set(node, .constant(ConstantTensor(shape: shape, integers: zip(x, y).map { compare($0, $1) ? 1 : 0 })))
+    }
+
+    /// `Where(condition, x, y)` of constants, with NumPy broadcasting.
+    func opWhere(_ node: Onnx_NodeProto, _ index: Int) throws {
+        guard node.input.count == 3 else { throw fail(node, "takes 3 inputs, got \(node.input.count)") }
+        let condition = try foldedInput(node, 0), x = try foldedInput(node, 1), y = try foldedInput(node, 2)
+        let shape = try ConstantTensor.broadcastShape(try ConstantTensor.broadcastShape(condition.shape, x.shape), y.shape)
+        let pick = try condition.broadcast(to: shape).doubles.map { $0 != 0 }
+        let a = try x.broadcast(to: shape), b = try y.broadcast(to: shape)
+        if a.isInteger && b.isInteger {
+            let (p, q) = (try a.integers(), try b.integers())
+            try set(node, .constant(ConstantTensor(shape: shape, integers: pick.indices.map { Int64(pick[$0] ? p[$0] : q[$0]) })))
+        } else {
+            let (p, q) = (a.floats, b.floats)
+            try set(node, .constant(ConstantTensor(shape: shape, floats: pick.indices.map { pick[$0] ? p[$0] : q[$0] })))
+        }
+    }
+
+    /// `ScatterND` of constants (Swin's shifted-window mask, built by writing regions of a zero
+    /// tensor): `updates` written, or combined by `reduction`, at the index tuples of `indices`.
+    func opScatterND(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let data = try foldedInput(node, 0), indices = try foldedInput(node, 1), updates = try foldedInput(node, 2)
+        let reduction = try NodeAttributes(node).string("reduction", "none")
+        let combine: (Double, Double) -> Double
+        switch reduction {
+        case "none": combine = { $1 }
+        case "add": combine = { $0 + $1 }
+        case "mul": combine = { $0 * $1 }
+        case "max": combine = { max($0, $1) }
+        case "min": combine = { min($0, $1) }
+        default: throw fail(node, "reduction '\(reduction)' is not one of none, add, mul, max, min")
+        }
+        guard indices.isInteger, let k = indices.shape.last, indices.rank >= 1, k <= data.rank else {
+            throw fail(node, "indices of shape \(indices.shape) do not index data of shape \(data.shape)")
+        }
+        let sliceShape = Array(data.shape[k...])
+        let expected = Array(indices.shape.dropLast()) + sliceShape
+        guard updates.shape == expected else { throw fail(node, "updates have shape \(updates.shape); indices \(indices.shape) into \(data.shape) need \(expected)") }
+        let strides = ConstantTensor.strides(data.shape)
+        let length = sliceShape.reduce(1, *)
+        let tuples = try indices.integers()
+        var values = data.doubles
+        let written = updates.doubles
+        for i in 0 ..< tuples.count / max(k, 1) where k > 0 || i == 0 {
+            var offset = 0
+            for j in 0 ..< k {
+                let extent = data.shape[j]
+                let raw = tuples[i * k + j]
+                guard -extent <= raw, raw < extent else { throw fail(node, "index \(raw) is out of range for axis \(j) of extent \(extent)") }
+                offset += ((raw + extent) % extent) * strides[j]
+            }
+            for e in 0 ..< length { values[offset + e] = combine(values[offset + e], written[i * length + e]) }
+        }
+        if data.isInteger {
+            try set(node, .constant(ConstantTensor(shape: data.shape, integers: values.map { Int64($0) })))
+        } else {
+            try set(node, .constant(ConstantTensor(shape: data.shape, floats: values.map { Float($0) })))
+        }
+    }
+}
