@@ -96,8 +96,8 @@ def model(nodes, initializers=(), input_shape=(1, 3, 8, 8), outputs=("y",), opse
      ("'ct'", "Cast", "int64", "float32")),
     ("castlike of a tensor to integers", lambda: model([helper.make_node("CastLike", ["x", "i"], ["y"], name="cl")],
                                                        [("i", np.array([1]))]), ("'cl'", "CastLike", "int64")),
-    ("sum over the channels", lambda: model([helper.make_node("ReduceSum", ["x", "a"], ["y"], name="rs")], [("a", [1])]),
-     ("'rs'", "ReduceSum", "axes [1]", "global pooling")),
+    ("sum over the batch axis", lambda: model([helper.make_node("ReduceSum", ["x", "a"], ["y"], name="rs")], [("a", [0])]),
+     ("'rs'", "ReduceSum", "axis 0", "holds the batch")),
     ("custom domain", lambda: model([helper.make_node("Foo", ["x"], ["y"], domain="com.example", name="foo")]),
      ("'foo'", "com.example")),
 ])
@@ -469,10 +469,28 @@ def test_spatial_reduction_is_a_global_pooling(tmp_path, op, keep):
     anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 8, 8)).astype(np.float32))
 
 
-def test_reduction_over_other_axes_names_the_node():
-    """A ReduceMean over the channels is not a global pooling: an error naming the node and the axes."""
-    onnx_model = model([helper.make_node("ReduceMean", ["x"], ["y"], axes=[1], name="rm")])
-    conversion_error(lambda: OnnxConverter(onnx_model).convert(), "'rm'", "ReduceMean", "axes [1]", "global pooling")
+@pytest.mark.parametrize("op", ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                                "ReduceLogSumExp", "ReduceSumSquare"])
+@pytest.mark.parametrize("axes, keep", [([1], 1), ([1], 0), ([-1], 1), ([1, 3], 0), ([2], 0)])
+def test_reduction_over_any_axes_matches_onnxruntime(tmp_path, op, axes, keep):
+    """Every reduction over axes other than an image's spatial ones (the channels, the width, both):
+    the engine's Reduce, with keepdims 1 or 0, matches ONNX Runtime (opset 18: axes as an input)."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    nodes = [helper.make_node(op, ["x", "a"], ["y"], keepdims=keep, name="r")]
+    onnx_model = model(nodes, [("a", axes)], input_shape=("N", 3, 8, 8), opset=18)
+    writer = OnnxConverter(onnx_model).convert()
+    assert "Reduce" in [layer["type"] for layer in writer.layers]
+    onnx_model.ir_version = 8
+    path = tmp_path / "model.onnx"
+    onnx.save(onnx_model, str(path))
+    x = (RNG.uniform(0.8, 1.25, (2, 3, 8, 8)) * RNG.choice([-1, 1], (2, 3, 8, 8))).astype(np.float32)
+    want = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    convert_file(str(path), str(tmp_path / "out"))
+    got = run_anvil(tmp_path / "out" / "model.json", [x.transpose(0, 2, 3, 1)], batch=2)[0]
+    # Anvil holds a rank-4 output as NHWC and a rank-3 one as NLC.
+    held = {4: (0, 2, 3, 1), 3: (0, 2, 1)}.get(want.ndim, tuple(range(want.ndim)))
+    expected = want.transpose(held).reshape(-1)
+    assert np.max(np.abs(got - expected)) <= 1e-4 * (1 + np.max(np.abs(expected))), (op, axes, keep)
 
 
 def test_channels_last_layer_norm(tmp_path):

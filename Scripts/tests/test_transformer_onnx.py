@@ -1,6 +1,7 @@
 """Vision transformers as torchvision builds them — ViT (nn.MultiheadAttention folds the batch
 into [T, B·heads, d]), Swin (windows fold it into [B·windows, tokens, C], shifted windows add a
-mask built with ScatterND) — at small sizes with seeded random weights, exported with an open
+mask built with ScatterND), Swin v2 (cosine attention: ReduceL2, a position-bias MLP on
+constants) — at small sizes with seeded random weights, exported with an open
 batch axis, converted once by `anvil convert` and run by `anvil run` at batch 1 and 3 against
 ONNX Runtime on the same .onnx file: max error <= 1e-3 of the output's range, the same top-1.
 
@@ -36,14 +37,16 @@ def networks():
         return models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                         hidden_dim=16, mlp_dim=32, num_classes=10), 32
 
-    def swin(block):
+    def swin(block, merging):
         def build():
             models = torchvision().models
-            block_type = getattr(models.swin_transformer, block)
+            module = models.swin_transformer
             return models.SwinTransformer(patch_size=[4, 4], embed_dim=8, depths=[2, 2], num_heads=[1, 2],
-                                          window_size=[2, 2], num_classes=10, block=block_type), 32
+                                          window_size=[2, 2], num_classes=10, block=getattr(module, block),
+                                          downsample_layer=getattr(module, merging)), 32
         return build
-    return [("vit", vit), ("swin", swin("SwinTransformerBlock"))]
+    return [("vit", vit), ("swin", swin("SwinTransformerBlock", "PatchMerging")),
+            ("swin_v2", swin("SwinTransformerBlockV2", "PatchMergingV2"))]
 
 
 def export(tmp_path, name, builder):

@@ -36,6 +36,7 @@ enum LayerRegistry {
         GroupNormalization.self,
         LocalResponseNormalization.self,
         LpPooling.self,
+        Reduce.self,
         Constant.self,
         ShapeOf.self,
         Gather.self,

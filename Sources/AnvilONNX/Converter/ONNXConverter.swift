@@ -552,6 +552,7 @@ final class ONNXConverter {
         registerLayoutOperators(&table)
         registerShapeComputationOperators(&table)
         registerLogicOperators(&table)
+        registerReductionOperators(&table)
         return table
     }()
 }

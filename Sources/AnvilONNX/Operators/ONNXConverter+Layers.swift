@@ -1,4 +1,5 @@
 import Anvil
+import Foundation
 
 /// Convolution, pooling, batch normalisation, dense layers and activations (the layers of
 /// from_onnx.py itself).
@@ -251,7 +252,10 @@ extension ONNXConverter {
 
     /// `MatMul` by a constant matrix: Dense, or a PointwiseConvolution on the last axis.
     func opMatMul(_ node: Onnx_NodeProto, _ index: Int) throws {
-        if case .constant? = try value(node, 0) { throw fail(node, "the first input must be a computed tensor") }
+        if case .constant(let a)? = try value(node, 0) {
+            guard case .constant(let b)? = try value(node, 1) else { throw fail(node, "the first input must be a computed tensor") }
+            return try set(node, .constant(try Self.matrixProduct(node, a, b)))
+        }
         guard case .constant(let weights)? = try value(node, 1) else { return try matMulOfTensors(node) }
         guard weights.rank == 2 else { throw fail(node, "the weight matrix must be 2-D, got shape \(weights.shape)") }
         if case .tensor(let tensor)? = try value(node, 0), tensor.rank >= 3 {
@@ -259,6 +263,28 @@ extension ONNXConverter {
             return
         }
         try dense(node, index, weights: try weights.transposed(), bias: nil)
+    }
+
+    /// NumPy's matmul of two constants (float64 sums), the leading axes broadcast.
+    static func matrixProduct(_ node: Onnx_NodeProto, _ a: ConstantTensor, _ b: ConstantTensor) throws -> ConstantTensor {
+        guard a.rank >= 1, b.rank >= 1 else { throw ImportFailure("MatMul of a scalar") }
+        let x = a.rank == 1 ? try a.reshaped([1, a.count]) : a, y = b.rank == 1 ? try b.reshaped([b.count, 1]) : b
+        let (m, k) = (x.shape[x.rank - 2], x.shape[x.rank - 1]), (k2, n) = (y.shape[y.rank - 2], y.shape[y.rank - 1])
+        guard k == k2 else { throw ImportFailure("MatMul of \(a.shape) by \(b.shape): the inner axes \(k) and \(k2) differ") }
+        let leading = try ConstantTensor.broadcastShape(Array(x.shape.dropLast(2)), Array(y.shape.dropLast(2)))
+        let p = try x.broadcast(to: leading + [m, k]).doubles, q = try y.broadcast(to: leading + [k, n]).doubles
+        let count = leading.reduce(1, *)
+        guard count * m * n <= 1 << 26 else { throw ImportFailure("MatMul of constants \(a.shape) by \(b.shape) is too large to fold") }
+        var out = [Float](repeating: 0, count: count * m * n)
+        for item in 0 ..< count { for i in 0 ..< m { for j in 0 ..< n {
+            var sum = 0.0
+            for l in 0 ..< k { sum += p[(item * m + i) * k + l] * q[(item * k + l) * n + j] }
+            out[(item * m + i) * n + j] = Float(sum)
+        } } }
+        var shape = leading + [m, n]
+        if b.rank == 1 { shape.removeLast() }
+        if a.rank == 1 { shape.remove(at: shape.count - (b.rank == 1 ? 1 : 2)) }
+        return ConstantTensor(shape: shape, floats: out)
     }
 
     /// `MatMul` of two computed tensors: the engine's `MatMul`, an input whose last two axes
@@ -323,11 +349,47 @@ extension ONNXConverter {
                                                     batchFold: tensor.batchFold))
     }
 
-    /// An Activation applying `function`, in whatever layout the input is held.
+    /// An Activation applying `function`, in whatever layout the input is held; on a constant
+    /// (Swin v2's position-bias MLP, all weights), the function folded.
     func activation(_ node: Onnx_NodeProto, _ function: JSONValue) throws {
+        if case .constant(let c)? = try value(node, 0) {
+            guard let f = Self.foldable(function) else { throw fail(node, "folding \(node.opType) of a constant is not supported") }
+            return try set(node, .constant(ConstantTensor(shape: c.shape, floats: c.doubles.map { Float(f($0)) })))
+        }
         let tensor = try act(node, anyLayout: true)
         let name = try add(node, "Activation", [tensor.name], ["function": function])
         try set(node, tensor.like(name))
+    }
+
+    /// The activations a constant may go through, as functions of a float64.
+    static func foldable(_ function: JSONValue) -> ((Double) -> Double)? {
+        var name = "", constants: [String: Double] = [:]
+        switch function {
+        case .string(let text): name = text
+        case .object(let members):
+            for (key, value) in members {
+                if key == "type", case .string(let text) = value { name = text }
+                if case .double(let number) = value { constants[key] = number }
+                if case .int(let number) = value { constants[key] = Double(number) }
+            }
+        default: return nil
+        }
+        switch name {
+        case "relu": return { max($0, 0) }
+        case "relu6": return { min(max($0, 0), 6) }
+        case "sigmoid": return { 1 / (1 + Foundation.exp(-$0)) }
+        case "tanh": return { Foundation.tanh($0) }
+        case "clip":
+            let low = constants["min"] ?? -floatMax, high = constants["max"] ?? floatMax
+            return { min(max($0, low), high) }
+        case "leakyRelu":
+            let alpha = constants["alpha"] ?? 0.01
+            return { $0 >= 0 ? $0 : alpha * $0 }
+        case "linear":
+            let a = constants["a"] ?? 1, b = constants["b"] ?? 0
+            return { a * $0 + b }
+        default: return nil
+        }
     }
 
     /// `Selu` with ONNX's standard constants.

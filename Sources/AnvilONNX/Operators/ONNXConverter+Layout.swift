@@ -15,12 +15,6 @@ extension ONNXConverter {
         table["Concat"] = { $0.opConcat }
         table["DepthToSpace"] = { $0.opDepthToSpace }
         table["SpaceToDepth"] = { $0.opSpaceToDepth }
-        table["ReduceMean"] = { c in { node, _ in try c.reduceSpatial(node, "GlobalAveragePooling") } }
-        table["ReduceMax"] = { c in { node, _ in try c.reduceSpatial(node, "GlobalMaxPooling") } }
-        table["ReduceSum"] = { c in { node, _ in
-            if try NodeAttributes(node).int("noop_with_empty_axes", 0) != 0 { throw c.fail(node, "noop_with_empty_axes 1 is not supported") }
-            try c.reduceSpatial(node, "GlobalAveragePooling", scaled: true)
-        } }
     }
 
     /// `tensor` as [N, everything] in ONNX order: itself at rank 2, a pooled vector, or a pending flatten.
@@ -536,52 +530,5 @@ extension ONNXConverter {
         }
         let name = try add(node, "SpaceToDepth", [tensor.name], ["blockSize": b, "mode": "DCR"])
         try set(node, ComputedTensor(name, [h.map { $0 / b }, w.map { $0 / b }, c * b * b]))
-    }
-
-    /// `ReduceMean` / `ReduceMax` (/ `ReduceSum` when `scaled`) over the spatial axes: a global pooling.
-    func reduceSpatial(_ node: Onnx_NodeProto, _ type: String, scaled: Bool = false) throws {
-        var tensor = try act(node, anyLayout: true)
-        try requireBatchFirst(node, tensor)
-        let a = NodeAttributes(node)
-        let axesInput = scaled ? 13 : 18
-        var axes: [Int]
-        if opset >= axesInput && node.input.count > 1 && !node.input[1].isEmpty {
-            axes = try constant(node, 1).integers()
-        } else {
-            axes = try a.ints("axes") ?? []
-        }
-        let keep = try a.int("keepdims", 1) != 0
-        let rank = tensor.rank
-        axes = axes.isEmpty ? Array(0 ..< rank) : axes.map { (($0 % rank) + rank) % rank }.sorted()
-        if rank == 2 && axes == [1] && keep && !tensor.isOpen {
-            let c = tensor.shape[0]!
-            let source = try add(node, "Reshape", [tensor.name], suffix: "_features", ["shape": [c, 1]])
-            var name = try add(node, type, [source])
-            if scaled {
-                name = try add(node, "Activation", [name], suffix: "_sum", ["function": activationJSON("linear", ["a": Double(c), "b": 0.0])])
-            }
-            try set(node, ComputedTensor(name, [1]))
-            return
-        }
-        let reduced = Set(axes.map { tensor.permutation[$0] })
-        let spatial = Set(1 ..< max(rank - 1, 1))
-        guard rank >= 3, reduced == spatial else {
-            throw fail(node, "reducing axes \(axes) of \(Self.text(tensor.onnxShape)) is not supported (only every axis between the batch axis and the channels: a global pooling; or axis 1 of an [N, F] vector with keepdims)")
-        }
-        if scaled && tensor.isOpen {
-            throw fail(node, "a sum over an open input size (the count depends on the height/width); pass --input-shape C,H,W")
-        }
-        tensor = try exact(node, tensor)
-        var name = try add(node, type, [tensor.name])
-        let c = tensor.shape.last!
-        if scaled {
-            let count = tensor.shape.dropLast().reduce(1) { $0 * $1! }
-            name = try add(node, "Activation", [name], suffix: "_sum", ["function": activationJSON("linear", ["a": Double(count), "b": 0.0])])
-        }
-        if keep {
-            try set(node, ComputedTensor(name, [Int?](repeating: 1, count: rank - 2) + [c], permutation: tensor.permutation, anvilRank: 2))
-        } else {
-            try set(node, ComputedTensor(name, [c]))
-        }
     }
 }

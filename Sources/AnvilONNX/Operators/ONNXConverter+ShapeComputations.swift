@@ -338,6 +338,36 @@ extension ONNXConverter {
         try set(node, try reshapeMovingBatch(node, source, full.map { $0 }, batchAxis: batchAxis))
     }
 
+    /// `Expand` of a tensor whose batch a Transpose or Reshape moved (`F.normalize`'s norm
+    /// expanded to its input): the batch's axis keeps its extent, every other element of the
+    /// target is known at conversion.
+    func expandMovingBatch(_ node: Onnx_NodeProto, _ tensor: ComputedTensor, _ target: PlanTensor, known: [Int64?]) throws {
+        let source = try toONNXOrder(node, try exact(node, tensor))
+        let onnx = source.onnxShape, rank = source.onnxRank
+        guard known.count == rank, !onnx.contains(where: { $0 == nil }) else {
+            throw fail(node, "expanding \(Self.text(onnx)) to a target of \(known.count) axes while the batch is moved is not supported")
+        }
+        let batchAxis = source.batchFold?.axis ?? source.batchAxis!
+        var item: [Int] = []
+        for i in 0 ..< rank {
+            let slot = target.slots?[i]
+            if i == batchAxis {
+                let keeps: Bool
+                if case .batch(let times)? = slot { keeps = times == onnx[i]! } else { keeps = known[i] == 1 || known[i] == Int64(onnx[i]!) }
+                guard keeps else { throw fail(node, "its target changes axis \(i), which holds the batch") }
+                if source.batchFold != nil { item.append(onnx[i]!) }
+                continue
+            }
+            guard let value = known[i], slot?.isBatch != true else {
+                throw fail(node, "element \(i) of its target is not known at conversion while the batch is moved")
+            }
+            item.append(Int(value))
+        }
+        let shape: [Int?] = zip(source.shape, item).map { c, t in c == 1 ? t : c }
+        let output = try add(node, "Expand", [source.name, try writeConstant(node, ConstantTensor(shape: [item.count], integers: item.map { Int64($0) }))])
+        try set(node, ComputedTensor(output, shape, permutation: source.permutation, batchFold: source.batchFold))
+    }
+
     /// `Reshape` of a plan tensor.
     func reshapePlanData(_ node: Onnx_NodeProto, _ plan: PlanTensor) throws {
         let source = try engineName(node, plan)
@@ -373,6 +403,8 @@ extension ONNXConverter {
         guard target.rank == 1, let count = target.shape[0] else { throw fail(node, "its target shape must be a vector") }
         let known = target.known ?? [Int64?](repeating: nil, count: count)
         switch input {
+        case .tensor(let tensor)? where !tensor.isBatchFirst:
+            return try expandMovingBatch(node, tensor, target, known: known)
         case .tensor?, .flat?:
             let source = try toONNXOrder(node, try exact(node, try act(node)))
             guard count == source.rank else {
