@@ -469,6 +469,33 @@ def test_spatial_reduction_is_a_global_pooling(tmp_path, op, keep):
     anvil_matches_onnxruntime(tmp_path, onnx_model, RNG.standard_normal((1, 3, 8, 8)).astype(np.float32))
 
 
+@pytest.mark.parametrize("equation", ["nchw,ncvw->nchv", "nchw,nchv->ncwv", "nchw,ncvw->nhcv", "nchw,nchv->ncvw"])
+def test_einsum_batched_product_matches_onnxruntime(tmp_path, equation):
+    """An Einsum that is a batched matrix product, its operands' and output's axes in any order:
+    one MatMul between relabellings, matching ONNX Runtime."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    onnx_model = model([helper.make_node("Einsum", ["x", "x"], ["y"], equation=equation, name="e")], opset=17)
+    writer = OnnxConverter(onnx_model).convert()
+    assert [layer["type"] for layer in writer.layers].count("MatMul") == 1
+    onnx_model.ir_version = 8
+    path = tmp_path / "model.onnx"
+    onnx.save(onnx_model, str(path))
+    x = RNG.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    want = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    convert_file(str(path), str(tmp_path / "out"))
+    got = run_anvil(tmp_path / "out" / "model.json", [x.transpose(0, 2, 3, 1)])[0]
+    want = want.transpose(0, 2, 3, 1)  # Anvil holds a rank-4 output channels-last
+    assert got.size == want.size
+    assert np.max(np.abs(got - want.reshape(-1))) <= 1e-4 * (1 + np.max(np.abs(want))), equation
+
+
+def test_einsum_that_is_not_a_product_names_the_node():
+    """A diagonal, or a label summed away from one operand, is an error naming the node and the equation."""
+    for equation in ["nchh,nchw->nchw", "nchw,ncvw->nch"]:
+        onnx_model = model([helper.make_node("Einsum", ["x", "x"], ["y"], equation=equation, name="e")], opset=17)
+        conversion_error(lambda: OnnxConverter(onnx_model).convert(), "'e'", "Einsum", equation)
+
+
 @pytest.mark.parametrize("op", ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                                 "ReduceLogSumExp", "ReduceSumSquare"])
 @pytest.mark.parametrize("axes, keep", [([1], 1), ([1], 0), ([-1], 1), ([1, 3], 0), ([2], 0)])

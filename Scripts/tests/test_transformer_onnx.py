@@ -1,7 +1,7 @@
 """Vision transformers as torchvision builds them — ViT (nn.MultiheadAttention folds the batch
 into [T, B·heads, d]), Swin (windows fold it into [B·windows, tokens, C], shifted windows add a
 mask built with ScatterND), Swin v2 (cosine attention: ReduceL2, a position-bias MLP on
-constants) — at small sizes with seeded random weights, exported with an open
+constants), MaxViT (block and grid attention written as Einsum) — at small sizes with seeded random weights, exported with an open
 batch axis, converted once by `anvil convert` and run by `anvil run` at batch 1 and 3 against
 ONNX Runtime on the same .onnx file: max error <= 1e-3 of the output's range, the same top-1.
 
@@ -45,8 +45,12 @@ def networks():
                                           window_size=[2, 2], num_classes=10, block=getattr(module, block),
                                           downsample_layer=getattr(module, merging)), 32
         return build
+    def maxvit():
+        models = torchvision().models
+        return models.MaxVit(input_size=(32, 32), stem_channels=8, partition_size=2, block_channels=[8, 16],
+                             block_layers=[1, 1], head_dim=4, stochastic_depth_prob=0.0, num_classes=10), 32
     return [("vit", vit), ("swin", swin("SwinTransformerBlock", "PatchMerging")),
-            ("swin_v2", swin("SwinTransformerBlockV2", "PatchMergingV2"))]
+            ("swin_v2", swin("SwinTransformerBlockV2", "PatchMergingV2")), ("maxvit", maxvit)]
 
 
 def export(tmp_path, name, builder):

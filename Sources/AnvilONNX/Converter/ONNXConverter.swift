@@ -553,6 +553,7 @@ final class ONNXConverter {
         registerShapeComputationOperators(&table)
         registerLogicOperators(&table)
         registerReductionOperators(&table)
+        registerEinsumOperators(&table)
         return table
     }()
 }

@@ -293,8 +293,13 @@ extension ONNXConverter {
     /// sits alike in both.
     func matMulOfTensors(_ node: Onnx_NodeProto) throws {
         if readsPlanTensor(node) { throw fail(node, "a MatMul with a shape computation is not supported") }
+        try set(node, try matMul(node, try act(node, 0, anyLayout: true), try act(node, 1, anyLayout: true)))
+    }
+
+    /// The engine's `MatMul` of two computed tensors (ONNX's matmul semantics, ranks equal).
+    func matMul(_ node: Onnx_NodeProto, _ first: ComputedTensor, _ second: ComputedTensor) throws -> ComputedTensor {
         func operand(_ index: Int) throws -> (tensor: ComputedTensor, transposed: Bool) {
-            let tensor = try exact(node, try act(node, index, anyLayout: true))
+            let tensor = try exact(node, index == 0 ? first : second)
             let rank = tensor.onnxRank
             guard tensor.rank >= 3, rank >= 2 else {
                 throw fail(node, "input \(index) has shape \(Self.text(tensor.onnxShape)); a MatMul of two computed tensors needs matrices after the batch axis (rank 3 or more)")
@@ -326,7 +331,7 @@ extension ONNXConverter {
         let shape = leading + [m, n]
         let name = try add(node, "MatMul", [a.name, b.name],
                            ["transposeA": transposeA ? true : nil, "transposeB": transposeB ? true : nil])
-        try set(node, ComputedTensor(name, shape, permutation: a.onnxOrder, batchFold: a.batchFold))
+        return ComputedTensor(name, shape, permutation: a.onnxOrder, batchFold: a.batchFold)
     }
 
     /// `MatMul` of a rank-3/4 tensor by [K, M] on its last ONNX axis: a PointwiseConvolution
