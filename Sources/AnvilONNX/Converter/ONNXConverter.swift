@@ -41,6 +41,15 @@ final class ONNXConverter {
     var outputTensors: [String: ComputedTensor] = [:]
     /// Index of the node being converted.
     var currentIndex = 0
+    /// Whether every data input declares its first axis as a number (a graph exported at one
+    /// batch size), so ONNX defines the graph at that size only.
+    lazy var batchIsFixed: Bool = {
+        let data = graph.input.filter { input in
+            if case .tensor? = values[input.name] { return true }
+            return false
+        }
+        return !data.isEmpty && data.allSatisfy { $0.type.tensorType.shape.dim.first?.knownValue.map { $0 > 0 } ?? false }
+    }()
     /// First output name -> producing node index.
     lazy var producers: [String: Int] = {
         var result: [String: Int] = [:]

@@ -101,10 +101,17 @@ extension ONNXConverter {
             let candidates = target.indices.compactMap { r in inner(r).map { (axis: r, inner: $0) } }
             // An axis of extent 1 at that place is the batch's own; between two longer axes the
             // batch could end one or begin the other.
+            let inner = candidates.filter { $0.axis != target.count - 1 }
             if let own = candidates.first(where: { target[$0.axis] == 1 }) {
                 place = own
             } else if candidates.count == 1 {
                 place = candidates[0]
+            } else if batchIsFixed && !inner.isEmpty {
+                // A graph exported at one batch size (targets are constants) defines nothing at
+                // another, and at its own both readings give each item the same values. Read it
+                // as exporters write attention: the batch not in the last axis (a projection
+                // contracts it), and there the outer part of the later axis (`B·heads`).
+                place = inner[inner.count - 1]
             } else if candidates.isEmpty {
                 throw fail(node, "reshaping \(current) to \(text) mixes the batch with other values; Anvil keeps each item's values apart")
             } else {
