@@ -1,7 +1,6 @@
 import Synchronization
 
-/// A `Synchronization.Mutex` whose hand-offs ThreadSanitizer can follow (the package's lock:
-/// every target uses it instead of `Mutex`).
+/// A `Synchronization.Mutex` whose hand-offs ThreadSanitizer can follow.
 ///
 /// On Linux, `Mutex` takes an uncontended lock with an atomic compare-exchange compiled into
 /// the caller, which ThreadSanitizer sees; a contended lock and its unlock go through the
@@ -11,18 +10,18 @@ import Synchronization
 /// unlocking: the mutex orders those accesses, so each holder's load reads its predecessor's
 /// store and ThreadSanitizer sees the predecessor's critical section happen before. On x86-64
 /// an acquiring load and a releasing store are plain moves: the lock costs what it did.
-package struct TracedMutex<Value: ~Copyable>: ~Copyable, Sendable {
+struct TracedMutex<Value: ~Copyable>: ~Copyable, Sendable {
     private let mutex: Mutex<Value>
     private let handoff = Atomic<Int>(0)
 
     /// A mutex protecting `value`.
-    package init(_ value: consuming sending Value) {
+    init(_ value: consuming sending Value) {
         mutex = Mutex(value)
     }
 
     /// Calls `body` with the value, the lock held.
     @inline(__always)
-    package borrowing func withLock<Result: ~Copyable, E: Error>(
+    borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in

@@ -1,5 +1,5 @@
 import Foundation
-import Anvil
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// One model's inference statistics as Triton's statistics extension reports them
@@ -53,15 +53,15 @@ final class InferenceStatistics: Sendable {
         var images: Int
     }
 
-    private let state = TracedMutex(Snapshot())
+    private let state = NIOLockedValueBox(Snapshot())
 
     /// The totals now.
-    var snapshot: Snapshot { state.withLock { $0 } }
+    var snapshot: Snapshot { state.withLockedValue { $0 } }
 
     /// Counts a successful request.
     func succeeded(_ timing: Timing) {
         let now = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
-        state.withLock { state in
+        state.withLockedValue { state in
             state.success.add(timing.total)
             state.computeInput.add(timing.input)
             state.queue.add(timing.queue)
@@ -74,7 +74,7 @@ final class InferenceStatistics: Sendable {
 
     /// Counts a failed request that took `duration`.
     func failed(after duration: Swift.Duration) {
-        state.withLock { $0.failure.add(duration) }
+        state.withLockedValue { $0.failure.add(duration) }
     }
 
     /// Whole nanoseconds of a non-negative duration.

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Anvil
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// The models a server serves now, by name, shared by its REST and gRPC front ends: those given
@@ -9,7 +9,7 @@ import Synchronization
 final class ModelRegistry: Sendable {
     /// The repository, if the server has one.
     let repository: ModelRepository?
-    private let state: TracedMutex<State>
+    private let state: NIOLockedValueBox<State>
     /// Loads run one at a time, off Swift's cooperative pool (compiling a model takes a while).
     private let loads = DispatchQueue(label: "anvil.serve.model-loads")
 
@@ -39,21 +39,21 @@ final class ModelRegistry: Sendable {
             served[model.name] = model
         }
         self.repository = repository
-        state = TracedMutex(State(served: served))
+        state = NIOLockedValueBox(State(served: served))
     }
 
     /// The model served as `name`, if any.
-    func model(named name: String) -> ServedModel? { state.withLock { $0.served[name] } }
+    func model(named name: String) -> ServedModel? { state.withLockedValue { $0.served[name] } }
 
     /// Whether `name` is served now.
     func serves(_ name: String) -> Bool { model(named: name) != nil }
 
     /// Every model served now, by name.
-    var models: [ServedModel] { state.withLock { $0.served.values.sorted { $0.name < $1.name } } }
+    var models: [ServedModel] { state.withLockedValue { $0.served.values.sorted { $0.name < $1.name } } }
 
     /// The model served as `name`; a ``ProtocolError`` 404 naming those served otherwise.
     func require(_ name: String) throws -> ServedModel {
-        let (model, names) = state.withLock { ($0.served[name], $0.served.keys.sorted()) }
+        let (model, names) = state.withLockedValue { ($0.served[name], $0.served.keys.sorted()) }
         guard let model else {
             throw ProtocolError(.notFound, "unknown model '\(name)'; this server has \(names.isEmpty ? "no model" : names.map { "'\($0)'" }.joined(separator: ", "))")
         }
@@ -62,7 +62,7 @@ final class ModelRegistry: Sendable {
 
     /// Calls `listener` for every model served now and each one put in service later.
     func onServe(_ listener: @escaping @Sendable (ServedModel) -> Void) {
-        let current = state.withLock { state in
+        let current = state.withLockedValue { state in
             state.onServe = listener
             return Array(state.served.values)
         }
@@ -73,7 +73,7 @@ final class ModelRegistry: Sendable {
     /// only the ready ones with `readyOnly`.
     func index(readyOnly: Bool = false) -> [IndexEntry] {
         let inRepository = repository?.names() ?? []
-        let (served, unavailable) = state.withLock { (Set($0.served.keys), $0.unavailable) }
+        let (served, unavailable) = state.withLockedValue { (Set($0.served.keys), $0.unavailable) }
         return Set(inRepository).union(served).sorted().compactMap { name in
             if served.contains(name) { return IndexEntry(name: name, state: "READY", reason: "") }
             if readyOnly { return nil }
@@ -90,7 +90,7 @@ final class ModelRegistry: Sendable {
         }
         switch result {
         case .success(let model):
-            let listener = state.withLock { state in
+            let listener = state.withLockedValue { state in
                 state.served[name] = model
                 state.unavailable[name] = nil
                 return state.onServe
@@ -98,7 +98,7 @@ final class ModelRegistry: Sendable {
             listener?(model)
         case .failure(let error):
             if repository.file(for: name) != nil {
-                state.withLock { $0.unavailable[name] = "\(error)" }
+                state.withLockedValue { $0.unavailable[name] = "\(error)" }
             }
             throw error
         }
@@ -108,7 +108,7 @@ final class ModelRegistry: Sendable {
     /// repository, 404 if it is not served.
     func unload(_ name: String) throws {
         _ = try requireRepository()
-        let removed = state.withLock { state -> ServedModel? in
+        let removed = state.withLockedValue { state -> ServedModel? in
             guard let model = state.served.removeValue(forKey: name) else { return nil }
             state.unavailable[name] = "unloaded"
             return model

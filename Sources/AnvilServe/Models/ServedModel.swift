@@ -1,4 +1,5 @@
 import Anvil
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// A compiled model served under a name: its batching ``Runner``, its wire layout and the
@@ -23,7 +24,7 @@ public final class ServedModel: Sendable {
 
     /// The closure a runner calls for each batch, set once the server runs.
     private final class BatchListener: Sendable {
-        let listener = TracedMutex<(@Sendable (Int) -> Void)?>(nil)
+        let listener = NIOLockedValueBox<(@Sendable (Int) -> Void)?>(nil)
     }
 
     /// Serves `model` (compiled) as `name`, its tensors in `layout` on the wire, through a runner
@@ -41,7 +42,7 @@ public final class ServedModel: Sendable {
         self.layout = layout
         batchListener = listener
         runner = try Runner(model: model, maximumBatch: maximumBatch, maximumWait: maximumWait) { images in
-            listener.listener.withLock { $0 }?(images)
+            listener.listener.withLockedValue { $0 }?(images)
         }
         func tensors(_ names: [String], _ shapes: [OpenShape]) -> [TensorMetadata] {
             zip(names, shapes).map { name, shape in
@@ -68,6 +69,6 @@ public final class ServedModel: Sendable {
 
     /// Sends the image count of every batch this model runs from now on to `listener`.
     func listenToBatches(_ listener: @escaping @Sendable (Int) -> Void) {
-        batchListener.listener.withLock { $0 = listener }
+        batchListener.listener.withLockedValue { $0 = listener }
     }
 }

@@ -1,5 +1,6 @@
 import Anvil
 import Foundation
+import NIOConcurrencyHelpers
 import GRPCCore
 import GRPCNIOTransportHTTP2Posix
 import Hummingbird
@@ -29,7 +30,7 @@ public final class InferenceServer: Sendable {
     private let logger: Logger
     private let metrics: ServerMetrics
     private let registry: ModelRegistry
-    private let state = TracedMutex(State())
+    private let state = NIOLockedValueBox(State())
 
     private struct State {
         var started = false
@@ -83,7 +84,7 @@ public final class InferenceServer: Sendable {
     /// Runs until shut down (``shutdown()``, or SIGTERM/SIGINT when `handlingSignals`); in-flight
     /// requests are answered first. Throws if the address cannot be bound. Runs once.
     public func run(handlingSignals: Bool = true) async throws {
-        let alreadyStarted = state.withLock { state in
+        let alreadyStarted = state.withLockedValue { state in
             defer { state.started = true }
             return state.started
         }
@@ -97,7 +98,7 @@ public final class InferenceServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "anvil"),
             onServerRunning: { [self] channel in
                 let port = channel.localAddress?.port ?? 0
-                let waiters = state.withLock { state in
+                let waiters = state.withLockedValue { state in
                     state.port = port
                     state.ready = !state.shutdownRequested
                     defer { state.waiters = [] }
@@ -109,7 +110,7 @@ public final class InferenceServer: Sendable {
             logger: logger
         )
         let readiness = ReadinessService { [self] in
-            state.withLock { $0.ready = false }
+            state.withLockedValue { $0.ready = false }
             logger.info("shutting down: finishing requests in flight")
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
@@ -134,7 +135,7 @@ public final class InferenceServer: Sendable {
             gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [],
             logger: logger
         ))
-        let shutdownFirst = state.withLock { state in
+        let shutdownFirst = state.withLockedValue { state in
             state.group = group
             return state.shutdownRequested
         }
@@ -143,7 +144,7 @@ public final class InferenceServer: Sendable {
         let grpcAnnouncement = grpcTransport.map { transport in
             Task { [self] in
                 guard let port = try? await transport.listeningAddress.ipv4?.port else { return }
-                let waiters = state.withLock { state in
+                let waiters = state.withLockedValue { state in
                     state.grpcPort = port
                     defer { state.grpcWaiters = [] }
                     return state.grpcWaiters
@@ -159,7 +160,7 @@ public final class InferenceServer: Sendable {
             failure = error
         }
         grpcAnnouncement?.cancel()
-        let waiters = state.withLock { state in
+        let waiters = state.withLockedValue { state in
             state.ready = false
             state.ended = failure ?? AnvilError(.invalidOption, "serve: the server stopped")
             defer {
@@ -177,7 +178,7 @@ public final class InferenceServer: Sendable {
     /// server stopped or failed to bind first.
     public func port() async throws -> Int {
         try await withCheckedThrowingContinuation { continuation in
-            let ready = state.withLock { state -> Result<Int, any Error>? in
+            let ready = state.withLockedValue { state -> Result<Int, any Error>? in
                 if let port = state.port { return .success(port) }
                 if let ended = state.ended { return .failure(ended) }
                 state.waiters.append(continuation)
@@ -192,7 +193,7 @@ public final class InferenceServer: Sendable {
     public func grpcPort() async throws -> Int {
         guard configuration.grpcPort != nil else { throw AnvilError(.invalidOption, "serve: this server has no gRPC port") }
         return try await withCheckedThrowingContinuation { continuation in
-            let ready = state.withLock { state -> Result<Int, any Error>? in
+            let ready = state.withLockedValue { state -> Result<Int, any Error>? in
                 if let port = state.grpcPort { return .success(port) }
                 if let ended = state.ended { return .failure(ended) }
                 state.grpcWaiters.append(continuation)
@@ -203,12 +204,12 @@ public final class InferenceServer: Sendable {
     }
 
     /// Whether `/v2/health/ready` says ready: listening and not shutting down.
-    public var isReady: Bool { state.withLock { $0.ready } }
+    public var isReady: Bool { state.withLockedValue { $0.ready } }
 
     /// Begins a graceful shutdown: readiness turns false, the listener closes, requests in flight
     /// are answered, then ``run(handlingSignals:)`` returns.
     public func shutdown() async {
-        let group = state.withLock { state in
+        let group = state.withLockedValue { state in
             state.shutdownRequested = true
             return state.group
         }
