@@ -38,13 +38,17 @@ struct JSONFields {
 
     /// An element type by name (`"float32"`, `"int64"`, ...), or `fallback` when absent.
     func elementType(_ key: String, default fallback: ElementType) throws -> ElementType {
-        guard has(key) else { return fallback }
+        has(key) ? try choice(key) : fallback
+    }
+
+    /// A case of `Choice` by its raw name; the error lists every name.
+    func choice<Choice: RawRepresentable & CaseIterable>(_ key: String) throws -> Choice where Choice.RawValue == String {
         let name = try string(key)
-        guard let type = ElementType(rawValue: name) else {
-            let choices = ElementType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        guard let value = Choice(rawValue: name) else {
+            let choices = Choice.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
             throw AnvilError(.invalidFile, "\(context): field '\(key)' must be one of \(choices), got \"\(name)\"")
         }
-        return type
+        return value
     }
 
     /// A number (integer or not), or `fallback` when absent.

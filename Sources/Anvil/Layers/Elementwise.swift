@@ -141,11 +141,7 @@ extension Elementwise: ModelFileCodable {
     /// channels]` for an image; absent for none),
     /// `constantFirst` (false) and `activation` (`"none"`).
     convenience init(fields: JSONFields, name: String) throws {
-        let text = try fields.string("operation")
-        guard let operation = ElementwiseOperation(rawValue: text) else {
-            let choices = ElementwiseOperation.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            throw AnvilError(.invalidFile, "\(fields.context): field 'operation' must be one of \(choices), got \"\(text)\"")
-        }
+        let operation: ElementwiseOperation = try fields.choice("operation")
         var constant: Shape? = nil
         if fields.has("constant") {
             let axes = try fields.intArray("constant", counts: 1 ... Shape.maximumRank - 1)

@@ -79,11 +79,7 @@ extension Reduce: ModelFileCodable {
 
     /// Reads `operation` (required), `axes` (required) and `keepDimensions` (true).
     convenience init(fields: JSONFields, name: String) throws {
-        let text = try fields.string("operation")
-        guard let operation = ReduceOperation(rawValue: text) else {
-            let choices = ReduceOperation.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            throw AnvilError(.invalidFile, "\(fields.context): field 'operation' must be one of \(choices), got \"\(text)\"")
-        }
+        let operation: ReduceOperation = try fields.choice("operation")
         self.init(operation, axes: try fields.intArray("axes", counts: 1 ... Shape.maximumRank - 1),
                   keepDimensions: try fields.bool("keepDimensions", default: true), name: name)
     }
