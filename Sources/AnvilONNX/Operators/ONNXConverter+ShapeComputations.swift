@@ -406,7 +406,9 @@ extension ONNXConverter {
         case .tensor(let tensor)? where !tensor.isBatchFirst:
             return try expandMovingBatch(node, tensor, target, known: known)
         case .tensor?, .flat?:
-            let source = try toONNXOrder(node, try exact(node, try act(node)))
+            let tensor = try act(node, anyLayout: true)
+            try requireBatchFirst(node, tensor)
+            let source = try toONNXOrder(node, try exact(node, tensor))
             guard count == source.rank else {
                 throw fail(node, "expanding \(Self.text(source.onnxShape)) to a target of \(count) axes (not the tensor's \(source.rank)) is not supported")
             }
@@ -558,7 +560,9 @@ extension ONNXConverter {
         }
         guard computed.count == 1 else { throw fail(node, "\(op) of two computed tensors with a shape computation") }
         let tensorIndex = computed[0], planIndex = 1 - tensorIndex
-        let tensor = try toONNXOrder(node, try exact(node, try act(node, tensorIndex)))
+        let computedTensor = try act(node, tensorIndex, anyLayout: true)
+        try requireBatchFirst(node, computedTensor)
+        let tensor = try toONNXOrder(node, try exact(node, computedTensor))
         let plan = try planOperand(node, planIndex)!
         var operand = try engineName(node, plan)
         if plan.isInteger { operand = try add(node, "Cast", [operand], suffix: "_float", ["to": "float32"]) }
