@@ -203,11 +203,14 @@ extension ONNXConverter {
         }
     }
 
-    /// The broadcast of Anvil (h, w, c) shapes; an error naming the ONNX shapes.
+    /// The broadcast of Anvil shapes (after the batch axis, aligned on their last axes); an error
+    /// naming the ONNX shapes.
     func broadcastShapes(_ node: Onnx_NodeProto, _ shapes: [[Int?]], _ onnxShapes: [String]) throws -> [Int?] {
-        var result: [Int?] = [1, 1, 1]
+        let rank = shapes.map(\.count).max() ?? 0
+        var result = [Int?](repeating: 1, count: rank)
         for shape in shapes {
-            for axis in 0 ..< 3 {
+            let shape = [Int?](repeating: 1, count: rank - shape.count) + shape
+            for axis in 0 ..< rank {
                 if shape[axis] == result[axis] || shape[axis] == 1 { continue }
                 if result[axis] != 1 {
                     throw fail(node, "cannot broadcast shapes \(onnxShapes.joined(separator: " and ")): each axis must be equal or 1")
@@ -336,15 +339,7 @@ extension ONNXConverter {
             parameters = [("constant", constant.floats)]
         }
         let shapes: [[Int?]] = tensors.map(\.shape) + (constantShape.map { [$0.map { $0 }] } ?? [])
-        var output = [Int?](repeating: 1, count: first.shape.count)
-        for shape in shapes {
-            for (axis, extent) in shape.enumerated() where extent != 1 {
-                guard output[axis] == 1 || output[axis] == extent else {
-                    throw fail(node, "cannot broadcast [\(shapes.map(Self.text).joined(separator: ", "))]: each axis must be equal or 1")
-                }
-                output[axis] = extent
-            }
-        }
+        let output = try broadcastShapes(node, shapes, tensors.map { Self.text($0.onnxShape) } + (constant.map { ["\($0.shape)"] } ?? []))
         let name = try add(node, "Elementwise", tensors.map(\.name), parameters: parameters,
                            ["operation": Self.operations[op]!, "constant": constantShape,
                             "constantFirst": (constant != nil && constantFirst && Self.binaryOnly.contains(op)) ? true : nil])
