@@ -17,22 +17,37 @@ public struct ONNXConversion: Sendable {
     /// (channels, height, width) fills in open input dimensions. Throws ``ONNXImportError``
     /// naming the file, field or node(s) at fault (every blocker of the graph at once).
     public init(contentsOf url: URL, name: String? = nil, inputShape: (channels: Int, height: Int, width: Int)? = nil) throws {
-        let file = try ONNXFile(contentsOf: url)
-        try self.init(file: consume file, name: name, inputShape: inputShape)
+        try self.init(loading: { try ONNXFile(contentsOf: url) }, name: name, inputShape: inputShape)
     }
 
     /// Converts a serialised ONNX `ModelProto`; external data is resolved against `directory`.
     public init(serialized data: Data, directory: URL? = nil, name: String? = nil,
                 inputShape: (channels: Int, height: Int, width: Int)? = nil) throws {
-        try self.init(file: try ONNXFile(data: data, source: "the ONNX data", directory: directory), name: name, inputShape: inputShape)
+        try self.init(loading: { try ONNXFile(data: data, source: "the ONNX data", directory: directory) }, name: name, inputShape: inputShape)
     }
 
-    private init(file: consuming ONNXFile, name: String?, inputShape: (channels: Int, height: Int, width: Int)?) throws {
+    /// Converts the file `load` reads. A fixed-shape graph that cannot be converted with its first
+    /// axis as the batch (it reduces, slices or concatenates along it, say) is converted again as
+    /// one item (``ONNXConverter/isUnbatched``); the first attempt's error stands if that fails too.
+    private init(loading load: () throws -> ONNXFile, name: String?, inputShape: (channels: Int, height: Int, width: Int)?) throws {
+        do {
+            try self.init(file: try load(), name: name, inputShape: inputShape, unbatched: false)
+        } catch let error as ONNXImportError where error.retryAsOneItem {
+            do {
+                try self.init(file: try load(), name: name, inputShape: inputShape, unbatched: true)
+            } catch is ONNXImportError {
+                throw error
+            }
+        }
+    }
+
+    private init(file: consuming ONNXFile, name: String?, inputShape: (channels: Int, height: Int, width: Int)?, unbatched: Bool) throws {
         let source = file.source, directory = file.directory
         // The converter gets the only reference to the initializers, so each one's bytes are
         // freed as it is decoded, rather than held beside the decoded values.
         let converter = ONNXConverter(model: file.model, initializers: (consume file).initializers, name: name,
-                                      inputShape: inputShape.map { ($0.channels, $0.height, $0.width) }, directory: directory)
+                                      inputShape: inputShape.map { ($0.channels, $0.height, $0.width) }, directory: directory,
+                                      unbatched: unbatched)
         let writer: ModelDocumentWriter
         do {
             writer = try converter.convert()
@@ -40,6 +55,9 @@ public struct ONNXConversion: Sendable {
         } catch let failure as ImportFailure {
             // (A graph without outputs, found by the onnx fuzz target: Fuzz/regressions/onnx.)
             throw ONNXImportError("\(source): \(failure.message)", blockers: [failure.message])
+        } catch var error as ONNXImportError {
+            error.retryAsOneItem = !converter.isUnbatched && converter.inputsAreFixed
+            throw error
         }
         tensors = writer.tensors
         var layouts: [String: ONNXTensorLayout] = [:]

@@ -6,6 +6,9 @@ public struct ONNXImportError: Error, CustomStringConvertible, Sendable {
     /// Every blocker found in one run (the nodes that cannot be converted), one line each;
     /// empty for a file that cannot be read.
     public let blockers: [String]
+    /// Whether the graph has fixed input shapes and was converted with its first axis as the
+    /// batch, so converting it as one item may succeed.
+    var retryAsOneItem = false
 
     /// An error with `message` and the `blockers` it lists.
     public init(_ message: String, blockers: [String] = []) {

@@ -16,6 +16,9 @@ final class ONNXConverter {
     let initializers: ONNXInitializers
     /// The default-domain opset.
     let opset: Int
+    /// Whether the graph is imported as one item: every input whole after a batch axis of 1
+    /// (``BatchFold`` at ONNX axis 0), for fixed-shape graphs whose first axes are not one batch.
+    var isUnbatched: Bool
     /// The model file being written.
     var writer: ModelDocumentWriter
     /// C, H, W filling in open input dimensions.
@@ -81,8 +84,10 @@ final class ONNXConverter {
     ]
 
     /// A converter for `model`; `directory` resolves external data.
-    init(model: Onnx_ModelProto, initializers: ONNXInitializers, name: String?, inputShape: (Int, Int, Int)?, directory: URL?) {
+    init(model: Onnx_ModelProto, initializers: ONNXInitializers, name: String?, inputShape: (Int, Int, Int)?, directory: URL?,
+         unbatched: Bool = false) {
         graph = model.graph
+        isUnbatched = unbatched
         self.initializers = initializers
         opset = Int(model.opsetImport.first { $0.domain == "" || $0.domain == "ai.onnx" }?.version ?? 13)
         let graphName = model.graph.name
@@ -289,6 +294,7 @@ final class ONNXConverter {
             for name in node.input { consumers[name, default: []].append(index) }
         }
         for output in graph.output { consumers[output.name, default: []].append(-1) }
+        if !isUnbatched && firstAxesAreNotABatch { isUnbatched = true }
         for input in graph.input where values[input.name] == nil {
             do {
                 if let weight = weightUse(input.name) { throw ImportFailure(weight) }
@@ -343,6 +349,12 @@ final class ONNXConverter {
             case .tensor?: continue
             default:
                 blockers.append("graph output '\(output.name)' is a constant or was never computed")
+                continue
+            }
+            if isUnbatched && tensor.batchFold != nil {
+                // One item: the tensor after its batch axis of 1 is ONNX's, in ONNX's order.
+                outputs.append(tensor.name)
+                outputTensors[output.name] = tensor
                 continue
             }
             if !tensor.isBatchFirst {
@@ -485,9 +497,36 @@ final class ONNXConverter {
         return "input '\(name)' is a weight fed as a graph input (read as \(uses.joined(separator: ", ")), which must be a constant): export with the parameters stored in the file (torch.onnx.export(..., export_params=True)), or make it an initializer: append numpy_helper.from_array(value, '\(name)') to graph.initializer and remove '\(name)' from graph.input"
     }
 
+    /// The data inputs (tensors not given by initializers): name and ONNX shape (nil: open).
+    var dataInputShapes: [(name: String, dims: [Int64?])] {
+        graph.input.filter { input in
+            guard input.type.isTensor else { return false }
+            switch values[input.name] {
+            case nil, .tensor?: return true
+            default: return false
+            }
+        }
+        .map { input in (input.name, input.type.tensorType.shape.dim.map { dim in dim.knownValue.flatMap { $0 > 0 ? $0 : nil } }) }
+    }
+
+    /// Whether every data input has a fixed shape (ONNX defines the graph at that size only).
+    var inputsAreFixed: Bool {
+        let inputs = dataInputShapes
+        return !inputs.isEmpty && inputs.allSatisfy { !$0.dims.isEmpty && !$0.dims.contains(nil) }
+    }
+
+    /// Whether the fixed-shape inputs cannot share a batch axis: first axes that differ (a mask
+    /// of [T, T] beside [1, T, D]) or an input of one axis.
+    var firstAxesAreNotABatch: Bool {
+        guard inputsAreFixed else { return false }
+        let inputs = dataInputShapes
+        return Set(inputs.map { $0.dims[0]! }).count > 1 || inputs.contains { $0.dims.count == 1 }
+    }
+
     /// An error when two data inputs declare different fixed first axes: Anvil takes every
     /// input's first axis as the batch (a mask of [T, T] beside [B, T, D] has none).
     func checkBatchAgreement() throws {
+        guard !isUnbatched else { return }
         var first: (name: String, extent: Int64)?
         for input in graph.input where input.type.isTensor {
             guard case .tensor? = values[input.name], let dim = input.type.tensorType.shape.dim.first,
@@ -520,6 +559,13 @@ final class ONNXConverter {
             throw ImportFailure("input '\(input.name)' has shape \(Self.text(dims)), an empty tensor (an axis of extent 0); Anvil's tensors hold at least one value")
         }
         let name = writer.uniqueName(input.name)
+        if isUnbatched, !dims.isEmpty, !dims.contains(where: { $0 == nil }) {
+            let whole = dims.map { $0! }
+            try writer.addInput(name, shape: whole)
+            values[input.name] = .tensor(ComputedTensor(name, whole, permutation: Array(1 ... whole.count), anvilRank: whole.count + 1,
+                                                        batchFold: BatchFold(axis: 0, inner: whole[0], wholeItem: true)))
+            return
+        }
         switch dims.count {
         case 4:
             var (c, h, w) = (dims[1], dims[2], dims[3])
@@ -532,11 +578,15 @@ final class ONNXConverter {
         case 3 where dims[1] != nil:
             try writer.addInput(name, shape: [dims[2], dims[1]])
             values[input.name] = .tensor(ComputedTensor(name, [dims[2], dims[1]]))
-        case 2 where dims[1] != nil:
-            try writer.addInput(name, shape: [dims[1]])
-            values[input.name] = .tensor(ComputedTensor(name, [dims[1]]))
+        case 1, 2, 5 ... Shape.maximumRank:
+            // A batch of scalars, of vectors, or of tensors of rank 4 and more: held in ONNX's order.
+            let rest = Array(dims.dropFirst())
+            try writer.addInput(name, shape: rest)
+            values[input.name] = .tensor(ComputedTensor(name, rest))
+        case 0:
+            throw ImportFailure("input '\(input.name)' is a scalar (no axes); Anvil's inputs have a batch axis first (if '\(input.name)' is a weight or a setting, store it as an initializer)")
         default:
-            throw ImportFailure("input '\(input.name)' has shape \(Self.text(dims)); Anvil takes NCHW images, NCL sequences or [N, F] vectors (if '\(input.name)' is a weight, store it as an initializer)")
+            throw ImportFailure("input '\(input.name)' has shape \(Self.text(dims)), an NCL sequence with open channels (axis 1); export it with the channels fixed")
         }
     }
 

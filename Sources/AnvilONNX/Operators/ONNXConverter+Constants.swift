@@ -6,6 +6,7 @@ extension ONNXConverter {
     static func registerConstantOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
         table["Constant"] = { $0.opConstant }
         table["Shape"] = { $0.opShape }
+        table["Size"] = { $0.opSize }
         table["Gather"] = { $0.opGather }
         table["Cast"] = { $0.opCast }
         table["CastLike"] = { $0.opCastLike }
@@ -51,7 +52,7 @@ extension ONNXConverter {
         case .tensor(let t)?:
             // The batch's extent is 1 in ONNX's view; where a Transpose or Reshape moved it, a
             // later Reshape needs to know where it is, which the batch slot of a plan tensor says.
-            guard !t.isOpen && t.isBatchFirst else { return try shapeOfOpenTensor(node, t) }
+            guard !t.isOpen && (t.isBatchFirst || isUnbatched) else { return try shapeOfOpenTensor(node, t) }
             shape = t.onnxShape.map { $0! }
         case .flat(let f)?:
             guard let n = f.shape[0] else { return try shapeOfOpenTensor(node, try writeFlatten(f, node)) }
@@ -64,6 +65,26 @@ extension ONNXConverter {
         let range = Self.pythonSliceBounds(try a.int("start") ?? 0, try a.int("end"), count: shape.count)
         let kept = shape[range].map { Int64($0) }
         try set(node, .constant(ConstantTensor(shape: [kept.count], integers: kept)))
+    }
+
+    /// `Size`: the element count of a constant or of a tensor of known shape (ONNX's view, batch 1),
+    /// a scalar int64 constant.
+    func opSize(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let shape: [Int?]
+        switch try value(node, 0) {
+        case .constant(let c)?: shape = c.shape
+        case .tensor(let t)?:
+            guard t.isBatchFirst || isUnbatched else { throw fail(node, "counts a tensor whose batch was moved; its size depends on the batch size") }
+            shape = t.onnxShape
+        case .flat(let f)?: shape = [1] + f.shape
+        case .grouped(let g)?: shape = g.onnxShape
+        case .planned(let p)?: shape = p.shape
+        default: throw fail(node, "input 0 is missing")
+        }
+        guard !shape.contains(where: { $0 == nil }) else {
+            throw fail(node, "counts a tensor of open size \(Self.text(shape)); pass --input-shape C,H,W")
+        }
+        try set(node, .constant(ConstantTensor(shape: [], integers: [Int64(shape.reduce(1) { $0 * $1! })])))
     }
 
     /// `Gather` of one index from a computed tensor (`x[:, 0]`, the class token; attention's

@@ -45,7 +45,7 @@ extension ONNXConverter {
         }
         let perm = order.map { labels.firstIndex(of: $0)! }
         if perm == Array(0 ..< perm.count) { return tensor }
-        let fold = tensor.batchFold.map { BatchFold(axis: perm.firstIndex(of: $0.axis)!, inner: $0.inner) }
+        let fold = tensor.batchFold.map { BatchFold(axis: perm.firstIndex(of: $0.axis)!, inner: $0.inner, wholeItem: $0.wholeItem) }
         return ComputedTensor(tensor.name, tensor.shape, permutation: perm.map { tensor.permutation[$0] }, anvilRank: tensor.anvilRank,
                               batchFold: fold)
     }

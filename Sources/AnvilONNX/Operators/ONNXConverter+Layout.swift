@@ -34,22 +34,23 @@ extension ONNXConverter {
         }
     }
 
-    /// `value` (tensor or pending flatten) given ONNX shape `resolved`, values in ONNX's order.
-    func reshapeTensor(_ node: Onnx_NodeProto, _ value: ImportedValue, _ resolved: [Int?]) throws -> ImportedValue {
+    /// `value` (tensor or pending flatten) given ONNX shape `resolved`, values in ONNX's order;
+    /// `batchAxis`, when the operation says where the batch lands (Squeeze, Unsqueeze), its axis.
+    func reshapeTensor(_ node: Onnx_NodeProto, _ value: ImportedValue, _ resolved: [Int?], batchAxis: Int? = nil) throws -> ImportedValue {
         let current = currentShape(value)
         if resolved == current { return value }
         let text = Self.text(resolved)
-        if case .tensor(let tensor) = value, !tensor.isBatchFirst {
-            return .tensor(try reshapeMovingBatch(node, tensor, resolved, batchAxis: nil))
+        if case .tensor(let tensor) = value, !tensor.isBatchFirst || (batchAxis ?? 0) != 0 {
+            return .tensor(try reshapeMovingBatch(node, tensor, resolved, batchAxis: tensor.batchFold == nil ? batchAxis : nil))
         }
-        if resolved.first != 1 {
+        if resolved.first != 1 || (batchAxis ?? 0) != 0 {
             let tensor: ComputedTensor
             switch value {
             case .flat(let flat): tensor = try writeFlatten(flat, node)
             case .tensor(let t): tensor = t
             default: throw fail(node, "cannot reshape this value")
             }
-            return .tensor(try reshapeMovingBatch(node, tensor, resolved, batchAxis: nil))
+            return .tensor(try reshapeMovingBatch(node, tensor, resolved, batchAxis: batchAxis))
         }
         guard resolved.count <= Shape.maximumRank else { throw fail(node, "reshaping \(Self.text(current)) to \(text): Anvil's tensors have rank \(Shape.maximumRank) at most") }
         var tensor: ComputedTensor
@@ -84,6 +85,13 @@ extension ONNXConverter {
             throw fail(node, "reshaping \(current) to \(text): Anvil's tensors have rank \(Shape.maximumRank) at most, the batch included")
         }
         let target = resolved.map { $0! }
+        if tensor.batchFold?.wholeItem == true, !target.isEmpty {
+            // One item: the whole tensor after a batch axis of 1, reshaped as ONNX reshapes it.
+            let source = try toONNXOrder(node, try exact(node, tensor))
+            let name = source.shape == target.map({ $0 }) ? source.name : try add(node, "Reshape", [source.name], ["shape": target])
+            return ComputedTensor(name, target.map { $0 }, permutation: (0 ..< target.count).map { $0 + 1 },
+                                  batchFold: BatchFold(axis: 0, inner: target[0], wholeItem: true))
+        }
         // after[r]: the values after axis r in row-major order.
         var after = [Int](repeating: 1, count: target.count)
         for r in stride(from: target.count - 2, through: 0, by: -1) { after[r] = after[r + 1] * target[r + 1] }
@@ -127,7 +135,7 @@ extension ONNXConverter {
         }
         let name = source.shape == target.map({ $0 }) ? source.name : try add(node, "Reshape", [source.name], ["shape": target])
         return ComputedTensor(name, target.map { $0 }, permutation: (0 ..< target.count).map { $0 + 1 },
-                              batchFold: BatchFold(axis: place.axis, inner: place.inner))
+                              batchFold: BatchFold(axis: place.axis, inner: place.inner, wholeItem: source.batchFold?.wholeItem ?? false))
     }
 
     /// Reshape's target with 0 (copy, unless allowzero) and -1 (inferred) resolved.
@@ -167,7 +175,7 @@ extension ONNXConverter {
             let perm = permutation ?? Array((0 ..< rank).reversed())
             guard perm.sorted() == Array(0 ..< rank) else { throw fail(node, "perm \(perm) is not a permutation of \(rank) axes") }
             // Only the labels move (the batch's among them); each item's values stay where they are.
-            let fold = tensor.batchFold.map { BatchFold(axis: perm.firstIndex(of: $0.axis)!, inner: $0.inner) }
+            let fold = tensor.batchFold.map { BatchFold(axis: perm.firstIndex(of: $0.axis)!, inner: $0.inner, wholeItem: $0.wholeItem) }
             try set(node, ComputedTensor(tensor.name, tensor.shape, permutation: perm.map { tensor.permutation[$0] }, anvilRank: tensor.anvilRank,
                                          batchFold: fold))
         }
@@ -290,7 +298,8 @@ extension ONNXConverter {
         let axes = requested.isEmpty ? shape.indices.filter { shape[$0] == 1 && !batch($0) } : requested.map { (($0 % shape.count) + shape.count) % shape.count }.sorted()
         if axes.contains(where: batch) { throw fail(node, "squeezing the batch axis is not supported") }
         if axes.contains(where: { shape[$0] != 1 }) { throw fail(node, "axes \(axes) of \(Self.text(shape)) are not all of extent 1") }
-        try set(node, try reshapeTensor(node, value, shape.indices.filter { !axes.contains($0) }.map { shape[$0] }))
+        let batchAxis: Int? = { if case .tensor(let t) = value { return t.batchAxis.map { b in b - axes.filter { $0 < b }.count } }; return 0 }()
+        try set(node, try reshapeTensor(node, value, shape.indices.filter { !axes.contains($0) }.map { shape[$0] }, batchAxis: batchAxis))
     }
 
     /// `Unsqueeze`: of a constant, a constant; of a tensor, a Reshape inserting axes of extent 1.
@@ -321,11 +330,14 @@ extension ONNXConverter {
         let rank = shape.count + requested.count
         let positions = requested.map { (($0 % rank) + rank) % rank }.sorted()
         var result = shape
+        // The batch's axis (nil: folded), followed through the insertions.
+        var batchAxis: Int? = { if case .tensor(let t) = value { return t.batchAxis }; return 0 }()
         for p in positions {
             guard p <= result.count else { throw ImportFailure("axis \(p) is out of range") }
             result.insert(1, at: p)
+            if let b = batchAxis, p <= b { batchAxis = b + 1 }
         }
-        try set(node, try reshapeTensor(node, value, result))
+        try set(node, try reshapeTensor(node, value, result, batchAxis: batchAxis))
     }
 
     /// Python's `len(range(*slice(start, end, step).indices(extent)))` and the normalised bounds.

@@ -7,6 +7,9 @@ struct BatchFold: Equatable {
     var axis: Int
     /// The extent of that axis's part inside the batch factor (1: the batch is its innermost part).
     var inner: Int
+    /// Whether the graph is converted as one item (``ONNXConverter/isUnbatched``): each batch item
+    /// is a whole evaluation of the graph, so an operation along this axis stays within the item.
+    var wholeItem = false
 }
 
 /// A computed tensor (the Python converter's `Act`): its Anvil name, its Anvil shape (the axes
@@ -67,7 +70,7 @@ struct ComputedTensor {
     /// Whether ONNX axis `axis` holds the batch (as itself or folded into it).
     func holdsBatch(_ axis: Int) -> Bool {
         let axis = ((axis % onnxRank) + onnxRank) % onnxRank
-        return batchFold.map { $0.axis == axis } ?? (permutation[axis] == 0)
+        return batchFold.map { !$0.wholeItem && $0.axis == axis } ?? (permutation[axis] == 0)
     }
 
     /// Where ONNX's axes sit in Anvil's channels-last layout for a tensor converted as is.

@@ -47,15 +47,21 @@ struct ModelDocumentWriter {
         names.insert(name)
     }
 
-    /// A graph input; every axis but the channels may be open.
+    /// A graph input: its axes after the batch axis (0 to 7), any of them open.
     mutating func addInput(_ name: String, shape: [Int?]) throws {
         guard !names.contains(name) else { throw ImportFailure("the name '\(name)' is used twice") }
-        guard (1 ... 3).contains(shape.count), shape.last! != nil, !shape.contains(where: { $0 != nil && $0! <= 0 }),
-              !(shape.count == 1 && shape[0] == nil) else {
-            throw ImportFailure("input '\(name)' needs a positive [height, width, channels], [length, channels] or [features] shape (all but the channels may be None: open), got \(shape.map { $0.map(String.init) ?? "None" })")
+        guard shape.count < Shape.maximumRank, !shape.contains(where: { $0 != nil && $0! <= 0 }) else {
+            throw ImportFailure("input '\(name)' needs 0 to \(Shape.maximumRank - 1) positive axes after the batch axis (any may be None: open), got \(shape.map { $0.map(String.init) ?? "None" })")
         }
         names.insert(name)
         inputs.append((name, shape))
+    }
+
+    /// The format version the document needs: 1 (what the Python writer writes) while every
+    /// input is an image, a sequence or a vector with known channels, else 2.
+    var version: Int {
+        let versionOne = inputs.allSatisfy { (1 ... 3).contains($0.shape.count) && $0.shape.last! != nil && !($0.shape.count == 1 && $0.shape[0] == nil) }
+        return versionOne ? 1 : ModelFile.version
     }
 
     /// A layer with its options (in order; nil options left out).
@@ -122,7 +128,7 @@ struct ModelDocumentWriter {
             offset += values.count
         }
         var root: [(String, JSONValue)] = [
-            ("format", .string("anvil.model")), ("version", .int(1)), ("name", .string(name)),
+            ("format", .string("anvil.model")), ("version", .int(version)), ("name", .string(name)),
             ("inputs", .array(inputs.map { .object([("name", .string($0.name)), ("shape", .array($0.shape.map { $0.map(JSONValue.int) ?? .null }))]) })),
             ("layers", .array(layers.map { .object($0) })),
             ("outputs", .array(outputs.map { .string($0) })),
