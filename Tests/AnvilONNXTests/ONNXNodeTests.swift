@@ -11,9 +11,10 @@ import Testing
 /// `ANVIL_NODE_TEST_UPDATE=1` rewrites the list from this run (with the reason of each);
 /// `ANVIL_NODE_TEST_ONLY=test_a,test_b` runs only those tests.
 @Suite struct ONNXNodeTests {
-    /// The pending list: test name → what stopped it when the list was written.
-    static var pendingURL: URL { ONNXSupport.fixtures.appendingPathComponent("node-tests-pending.tsv") }
+    /// The pending list, read from the source tree (so that `ANVIL_NODE_TEST_UPDATE` rewrites it).
+    static var pendingURL: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/node-tests-pending.tsv") }
 
+    /// The pending list: test name → what stopped it when the list was written.
     static func pending() throws -> [String: String] {
         let text = try String(contentsOf: pendingURL, encoding: .utf8)
         var result: [String: String] = [:]
@@ -60,8 +61,7 @@ import Testing
         }
         if environment["ANVIL_NODE_TEST_UPDATE"] == "1", only == nil {
             let header = "# ONNX node tests in scope that do not pass yet, with what stops each (written by ONNXNodeTests with ANVIL_NODE_TEST_UPDATE=1).\n"
-            let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/node-tests-pending.tsv")
-            try (header + stillPending.map { "\($0.0)\t\($0.1)" }.joined(separator: "\n") + "\n").write(to: source, atomically: true, encoding: .utf8)
+            try (header + stillPending.map { "\($0.0)\t\($0.1)" }.joined(separator: "\n") + "\n").write(to: Self.pendingURL, atomically: true, encoding: .utf8)
         }
         let summary = excluded.sorted { $0.value > $1.value }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
         print("ONNX node tests: \(passed) pass, \(stillPending.count) pending, \(excluded.values.reduce(0, +)) out of scope (\(summary))")

@@ -347,11 +347,32 @@ final class ONNXConverter {
             case .flat(let flat)?: tensor = try flat.written ?? writeFlatten(flat, graph.node.last ?? Onnx_NodeProto())
             case .blocked?: continue
             case .tensor?: continue
+            case .constant(let constant)?:
+                // A value the graph computes from shapes and constants only: written as a Constant,
+                // the whole tensor one item (each batch item holds it).
+                let node = producer(output.name) ?? Onnx_NodeProto()
+                do {
+                    tensor = try wholeItem(writeConstant(node, constant), constant.shape)
+                } catch let failure as ImportFailure {
+                    blockers.append(failure.message)
+                    continue
+                }
+            case .planned(let plan)?:
+                let node = producer(output.name) ?? Onnx_NodeProto()
+                do {
+                    guard !plan.shape.contains(where: { $0 == nil }) else {
+                        throw fail(node, "its graph output '\(output.name)' is a shape computation of open rank")
+                    }
+                    tensor = try wholeItem(engineName(node, plan, what: "its graph output '\(output.name)'"), plan.shape.map { $0! })
+                } catch let failure as ImportFailure {
+                    blockers.append(failure.message)
+                    continue
+                }
             default:
-                blockers.append("graph output '\(output.name)' is a constant or was never computed")
+                blockers.append("graph output '\(output.name)' was never computed")
                 continue
             }
-            if isUnbatched && tensor.batchFold != nil {
+            if tensor.batchFold?.wholeItem == true || (tensor.onnxRank == 0 && tensor.rank == 1) {
                 // One item: the tensor after its batch axis of 1 is ONNX's, in ONNX's order.
                 outputs.append(tensor.name)
                 outputTensors[output.name] = tensor
@@ -495,6 +516,12 @@ final class ONNXConverter {
         }
         guard !uses.isEmpty else { return nil }
         return "input '\(name)' is a weight fed as a graph input (read as \(uses.joined(separator: ", ")), which must be a constant): export with the parameters stored in the file (torch.onnx.export(..., export_params=True)), or make it an initializer: append numpy_helper.from_array(value, '\(name)') to graph.initializer and remove '\(name)' from graph.input"
+    }
+
+    /// The Anvil tensor `name` holding an ONNX tensor of `shape` whole after a batch axis of 1.
+    func wholeItem(_ name: String, _ shape: [Int]) -> ComputedTensor {
+        ComputedTensor(name, shape.map { $0 }, permutation: Array(shape.indices).map { $0 + 1 }, anvilRank: shape.count + 1,
+                       batchFold: shape.isEmpty ? nil : BatchFold(axis: 0, inner: shape[0], wholeItem: true))
     }
 
     /// The data inputs (tensors not given by initializers): name and ONNX shape (nil: open).

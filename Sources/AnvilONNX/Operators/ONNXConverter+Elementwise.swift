@@ -320,6 +320,17 @@ extension ONNXConverter {
                                constantFirst: Bool) throws {
         let tensors = try inputs.map { try toONNXOrder(node, try exact(node, $0)) }
         let first = tensors[0]
+        if tensors.allSatisfy({ $0.batchFold?.wholeItem == true }) {
+            // Whole items: each tensor after its batch axis is ONNX's; they broadcast as ONNX's do.
+            let constantShape = constant.map { $0.shape.isEmpty ? [1] : $0.shape }
+            let shapes: [[Int?]] = tensors.map(\.shape) + (constantShape.map { [$0.map { $0 }] } ?? [])
+            let output = try broadcastShapes(node, shapes, tensors.map { Self.text($0.onnxShape) } + (constant.map { ["\($0.shape)"] } ?? []))
+            let name = try add(node, "Elementwise", tensors.map(\.name), parameters: constant.map { [("constant", $0.floats)] } ?? [],
+                               ["operation": Self.operations[op]!, "constant": constantShape,
+                                "constantFirst": (constant != nil && constantFirst && Self.binaryOnly.contains(op)) ? true : nil])
+            guard !output.contains(where: { $0 == nil }) else { throw fail(node, "broadcasts tensors of open size as one item") }
+            return try set(node, wholeItem(name, output.map { $0! }))
+        }
         guard tensors.allSatisfy({ $0.permutation == first.permutation && $0.batchFold == first.batchFold }) else {
             throw fail(node, "combines \(tensors.map { Self.text($0.onnxShape) }.joined(separator: " and ")), which hold the batch in different axes")
         }

@@ -259,8 +259,15 @@ extension ONNXConverter {
         let value = try actOrFlat(node)
         let shape = currentShape(value)
         if axis < 0 { axis += shape.count }
-        guard axis >= 1, axis <= shape.count, !shape[1 ..< axis].contains(where: { $0 == nil }), shape[1 ..< axis].reduce(1, { $0 * $1! }) == 1 else {
-            throw fail(node, "axis \(axis) of \(Self.text(shape)) would merge axes into the batch axis; Anvil keeps it (axis 1, or a later one after axes of extent 1)")
+        guard axis >= 0, axis <= shape.count else { throw fail(node, "axis \(axis) is out of range for \(Self.text(shape))") }
+        let batchFirst: Bool = { if case .tensor(let t) = value { return t.isBatchFirst }; return true }()
+        guard batchFirst, axis >= 1, !shape[1 ..< axis].contains(where: { $0 == nil }), shape[1 ..< axis].reduce(1, { $0 * $1! }) == 1 else {
+            // The batch joins another axis (or has moved): a Reshape that follows where it goes.
+            guard !shape.contains(where: { $0 == nil }) else {
+                throw fail(node, "axis \(axis) of \(Self.text(shape)) would merge axes of open size into the batch axis; pass --input-shape C,H,W")
+            }
+            let outer = shape[..<axis].reduce(1) { $0 * $1! }, inner = shape[axis...].reduce(1) { $0 * $1! }
+            return try set(node, try reshapeTensor(node, value, [outer, inner]))
         }
         if case .tensor(let t) = value { try set(node, flattened(t)) } else { try set(node, value) }
     }
