@@ -92,6 +92,14 @@ extension Elementwise {
             guard b != 0 else { throw AnvilError(.invalidShape, "integer remainder of a division by zero (\(a) % 0)") }
             let r = b == -1 ? 0 : a % b
             return operation == .remainder && r != 0 && (r < 0) != (b < 0) ? r + b : r
+        case .less: return a < b ? 1 : 0
+        case .lessOrEqual: return a <= b ? 1 : 0
+        case .greater: return a > b ? 1 : 0
+        case .greaterOrEqual: return a >= b ? 1 : 0
+        case .equal: return a == b ? 1 : 0
+        case .and: return a != 0 && b != 0 ? 1 : 0
+        case .or: return a != 0 || b != 0 ? 1 : 0
+        case .xor: return (a != 0) != (b != 0) ? 1 : 0
         }
     }
 
@@ -108,6 +116,14 @@ extension Elementwise {
         case .remainder:
             { (r: Float) in r != 0 && (r < 0) != (b < 0) ? r + b : r }(fmodf(a, b))
         case .fmod: fmodf(a, b)
+        case .less: a < b ? 1 : 0
+        case .lessOrEqual: a <= b ? 1 : 0
+        case .greater: a > b ? 1 : 0
+        case .greaterOrEqual: a >= b ? 1 : 0
+        case .equal: a == b ? 1 : 0
+        case .and: a != 0 && b != 0 ? 1 : 0
+        case .or: a != 0 || b != 0 ? 1 : 0
+        case .xor: (a != 0) != (b != 0) ? 1 : 0
         }
     }
 }

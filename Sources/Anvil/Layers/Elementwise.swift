@@ -20,9 +20,27 @@ public enum ElementwiseOperation: String, Sendable, CaseIterable, CustomStringCo
     case fmod
     /// The mean of two or more operands (ONNX `Mean`).
     case mean
+    /// 1 where `a < b`, else 0 (ONNX `Less`; a mask, false where either is NaN).
+    case less
+    /// 1 where `a ≤ b`, else 0 (ONNX `LessOrEqual`).
+    case lessOrEqual
+    /// 1 where `a > b`, else 0 (ONNX `Greater`).
+    case greater
+    /// 1 where `a ≥ b`, else 0 (ONNX `GreaterOrEqual`).
+    case greaterOrEqual
+    /// 1 where `a = b`, else 0 (ONNX `Equal`).
+    case equal
+    /// 1 where both operands are non-zero, else 0 (ONNX `And` on masks).
+    case and
+    /// 1 where either operand is non-zero, else 0 (ONNX `Or` on masks).
+    case or
+    /// 1 where exactly one operand is non-zero, else 0 (ONNX `Xor` on masks).
+    case xor
 
     /// Whether the operation takes exactly two operands (the others take two or more).
-    public var isBinary: Bool { [.subtract, .divide, .power, .remainder, .fmod].contains(self) }
+    public var isBinary: Bool {
+        [.subtract, .divide, .power, .remainder, .fmod, .less, .lessOrEqual, .greater, .greaterOrEqual, .equal, .and, .or, .xor].contains(self)
+    }
 
     /// The name used in summaries and model files (`"add"`, `"multiply"`, …).
     public var description: String { rawValue }

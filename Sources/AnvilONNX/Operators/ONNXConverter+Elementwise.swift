@@ -56,8 +56,11 @@ extension ONNXConverter {
 
     static let operations = ["Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Max": "maximum",
                              "Min": "minimum", "Pow": "power", "Sum": "add", "Mean": "mean",
-                             "Mod": "remainder", "FMod": "fmod"]
-    static let binaryOnly: Set<String> = ["Sub", "Div", "Pow", "Mod", "FMod"]
+                             "Mod": "remainder", "FMod": "fmod", "Less": "less", "LessOrEqual": "lessOrEqual",
+                             "Greater": "greater", "GreaterOrEqual": "greaterOrEqual", "Equal": "equal",
+                             "And": "and", "Or": "or", "Xor": "xor"]
+    static let binaryOnly: Set<String> = ["Sub", "Div", "Pow", "Mod", "FMod", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+                                          "Equal", "And", "Or", "Xor"]
 
     /// Folds two constants with `op` (NumPy's semantics; integer division truncates as ONNX's).
     static func fold(_ op: String, _ a: ConstantTensor, _ b: ConstantTensor) throws -> ConstantTensor {

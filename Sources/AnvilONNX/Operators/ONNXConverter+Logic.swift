@@ -1,8 +1,9 @@
 import Foundation
 
-/// Comparisons, logic and `Where` on constants — the masks exporters compute from shapes
-/// (torchvision's ViT builds the class token's `Expand` target with `Equal` and `Where`).
-/// Booleans are integer constants 0 and 1.
+/// Comparisons, logic and `Where`: on constants, folded — the masks exporters compute from shapes
+/// (torchvision's ViT builds the class token's `Expand` target with `Equal` and `Where`); on
+/// computed tensors, the engine's `Elementwise` comparisons, masks of 1 and 0. Booleans are
+/// integer constants 0 and 1.
 extension ONNXConverter {
     static func registerLogicOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
         let comparisons: [(String, (Double, Double) -> Bool)] = [
@@ -14,6 +15,12 @@ extension ONNXConverter {
             table[op] = { c in { node, _ in try c.compare(node, compare) } }
         }
         table["Not"] = { c in { node, _ in
+            if case .tensor? = try c.value(node, 0) {
+                // A mask of 1 and 0: 1 − x.
+                let tensor = try c.act(node, anyLayout: true)
+                let name = try c.add(node, "Activation", [tensor.name], ["function": activationJSON("linear", ["a": -1.0, "b": 1.0])])
+                return try c.set(node, tensor.like(name))
+            }
             let x = try c.foldedInput(node, 0)
             try c.set(node, .constant(ConstantTensor(shape: x.shape, integers: x.doubles.map { $0 == 0 ? 1 : 0 })))
         } }
@@ -31,9 +38,17 @@ extension ONNXConverter {
         }
     }
 
-    /// A comparison or logical operator of two constants, with NumPy broadcasting.
+    /// A comparison or logical operator of two constants, with NumPy broadcasting; of a computed
+    /// tensor, the engine's element-wise form.
     func compare(_ node: Onnx_NodeProto, _ compare: (Double, Double) -> Bool) throws {
         guard node.input.count == 2 else { throw fail(node, "takes 2 inputs, got \(node.input.count)") }
+        let reads: (Int) throws -> Bool = { index in
+            switch try self.value(node, index) {
+            case .tensor?, .flat?: return true
+            default: return false
+            }
+        }
+        if try reads(0) || reads(1) { return try elementwise(node, node.opType) }
         let a = try foldedInput(node, 0), b = try foldedInput(node, 1)
         let shape = try ConstantTensor.broadcastShape(a.shape, b.shape)
         let x = try a.broadcast(to: shape).doubles, y = try b.broadcast(to: shape).doubles

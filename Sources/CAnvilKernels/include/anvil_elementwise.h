@@ -19,6 +19,14 @@ typedef enum {
     ANVIL_BINARY_POWER = 6,    ///< powf(a, b)
     ANVIL_BINARY_REMAINDER = 7, ///< a − b·⌊a / b⌋: fmodf(a, b), moved to the sign of b (NumPy's mod)
     ANVIL_BINARY_FMOD = 8,     ///< fmodf(a, b): the sign of a (C's fmod)
+    ANVIL_BINARY_LESS = 9,     ///< a < b ? 1 : 0 (0 when either is NaN, as are the other comparisons)
+    ANVIL_BINARY_LESS_OR_EQUAL = 10,    ///< a ≤ b ? 1 : 0
+    ANVIL_BINARY_GREATER = 11,          ///< a > b ? 1 : 0
+    ANVIL_BINARY_GREATER_OR_EQUAL = 12, ///< a ≥ b ? 1 : 0
+    ANVIL_BINARY_EQUAL = 13,            ///< a = b ? 1 : 0
+    ANVIL_BINARY_AND = 14,     ///< a ≠ 0 and b ≠ 0 ? 1 : 0 (masks)
+    ANVIL_BINARY_OR = 15,      ///< a ≠ 0 or b ≠ 0 ? 1 : 0
+    ANVIL_BINARY_XOR = 16,     ///< exactly one of a, b ≠ 0 ? 1 : 0
 } anvil_binary_op;
 
 /// How two operands broadcast to an output of `batch × height × width × channels` floats

@@ -20,6 +20,14 @@ ANVIL_INLINE float anvil_binary_scalar_op(const anvil_binary_op op, float a, flo
         return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     }
     case ANVIL_BINARY_FMOD: return fmodf(a, b);
+    case ANVIL_BINARY_LESS: return a < b ? 1.0f : 0.0f;
+    case ANVIL_BINARY_LESS_OR_EQUAL: return a <= b ? 1.0f : 0.0f;
+    case ANVIL_BINARY_GREATER: return a > b ? 1.0f : 0.0f;
+    case ANVIL_BINARY_GREATER_OR_EQUAL: return a >= b ? 1.0f : 0.0f;
+    case ANVIL_BINARY_EQUAL: return a == b ? 1.0f : 0.0f;
+    case ANVIL_BINARY_AND: return (a != 0 && b != 0) ? 1.0f : 0.0f;
+    case ANVIL_BINARY_OR: return (a != 0 || b != 0) ? 1.0f : 0.0f;
+    case ANVIL_BINARY_XOR: return ((a != 0) != (b != 0)) ? 1.0f : 0.0f;
     }
     return a;
 }

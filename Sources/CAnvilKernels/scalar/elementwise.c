@@ -14,6 +14,8 @@ static void span_scalar(anvil_binary_op op, const float *a, long sa, const float
     case ANVIL_BINARY_POWER: anvil_binary_span_scalar(ANVIL_BINARY_POWER, a, sa, b, sb, out, n); break;
     case ANVIL_BINARY_REMAINDER: anvil_binary_span_scalar(ANVIL_BINARY_REMAINDER, a, sa, b, sb, out, n); break;
     case ANVIL_BINARY_FMOD: anvil_binary_span_scalar(ANVIL_BINARY_FMOD, a, sa, b, sb, out, n); break;
+    // (Comparisons and logic: one loop each is not worth it; the switch per element is.)
+    default: anvil_binary_span_scalar(op, a, sa, b, sb, out, n); break;
     }
 }
 

@@ -3,7 +3,7 @@
 
 // Element-wise binary operations with broadcasting, AVX2: 8 floats a step, 32 in the unrolled
 // loop; a broadcast operand is one register. Power and the remainders have no vector form here:
-// powf or fmodf per element.
+// powf or fmodf per element; nor have the mask logic operations (and, or, xor).
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 
@@ -15,9 +15,13 @@ ANVIL_INLINE __m256 op_avx2(const anvil_binary_op op, __m256 a, __m256 b) {
     case ANVIL_BINARY_DIVIDE: return _mm256_div_ps(a, b);
     case ANVIL_BINARY_MAXIMUM: return _mm256_max_ps(a, b);
     case ANVIL_BINARY_MINIMUM: return _mm256_min_ps(a, b);
-    case ANVIL_BINARY_POWER:
-    case ANVIL_BINARY_REMAINDER:
-    case ANVIL_BINARY_FMOD: break;
+    // Comparisons: an ordered predicate's all-ones lanes masked to 1.0f (NaN compares false).
+    case ANVIL_BINARY_LESS: return _mm256_and_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ), _mm256_set1_ps(1.0f));
+    case ANVIL_BINARY_LESS_OR_EQUAL: return _mm256_and_ps(_mm256_cmp_ps(a, b, _CMP_LE_OQ), _mm256_set1_ps(1.0f));
+    case ANVIL_BINARY_GREATER: return _mm256_and_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), _mm256_set1_ps(1.0f));
+    case ANVIL_BINARY_GREATER_OR_EQUAL: return _mm256_and_ps(_mm256_cmp_ps(a, b, _CMP_GE_OQ), _mm256_set1_ps(1.0f));
+    case ANVIL_BINARY_EQUAL: return _mm256_and_ps(_mm256_cmp_ps(a, b, _CMP_EQ_OQ), _mm256_set1_ps(1.0f));
+    default: break;
     }
     return a;
 }
@@ -28,7 +32,8 @@ ANVIL_INLINE __m256 load_or_splat(const float *p, long stride, long i) {
 
 ANVIL_INLINE void span_op(const anvil_binary_op op, const float *a, long sa, const float *b, long sb, float *out,
                           long n) {
-    if (op == ANVIL_BINARY_POWER || op == ANVIL_BINARY_REMAINDER || op == ANVIL_BINARY_FMOD || (!sa && !sb)) {
+    if (op == ANVIL_BINARY_POWER || op == ANVIL_BINARY_REMAINDER || op == ANVIL_BINARY_FMOD || op == ANVIL_BINARY_AND ||
+        op == ANVIL_BINARY_OR || op == ANVIL_BINARY_XOR || (!sa && !sb)) {
         anvil_binary_span_scalar(op, a, sa, b, sb, out, n);
         return;
     }
@@ -65,6 +70,12 @@ static void span_avx2(anvil_binary_op op, const float *a, long sa, const float *
     case ANVIL_BINARY_POWER: anvil_binary_span_scalar(ANVIL_BINARY_POWER, a, sa, b, sb, out, n); break;
     case ANVIL_BINARY_REMAINDER: anvil_binary_span_scalar(ANVIL_BINARY_REMAINDER, a, sa, b, sb, out, n); break;
     case ANVIL_BINARY_FMOD: anvil_binary_span_scalar(ANVIL_BINARY_FMOD, a, sa, b, sb, out, n); break;
+    case ANVIL_BINARY_LESS: span_strides(ANVIL_BINARY_LESS, a, sa, b, sb, out, n); break;
+    case ANVIL_BINARY_LESS_OR_EQUAL: span_strides(ANVIL_BINARY_LESS_OR_EQUAL, a, sa, b, sb, out, n); break;
+    case ANVIL_BINARY_GREATER: span_strides(ANVIL_BINARY_GREATER, a, sa, b, sb, out, n); break;
+    case ANVIL_BINARY_GREATER_OR_EQUAL: span_strides(ANVIL_BINARY_GREATER_OR_EQUAL, a, sa, b, sb, out, n); break;
+    case ANVIL_BINARY_EQUAL: span_strides(ANVIL_BINARY_EQUAL, a, sa, b, sb, out, n); break;
+    default: anvil_binary_span_scalar(op, a, sa, b, sb, out, n); break;
     }
 }
 

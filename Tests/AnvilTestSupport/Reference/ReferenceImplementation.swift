@@ -478,6 +478,14 @@ enum Naive {
                 case .power: r = Foundation.pow(r, v)
                 case .remainder: r -= v * (r / v).rounded(.down)
                 case .fmod: r -= v * (r / v).rounded(.towardZero)
+                case .less: r = r < v ? 1 : 0
+                case .lessOrEqual: r = r <= v ? 1 : 0
+                case .greater: r = r > v ? 1 : 0
+                case .greaterOrEqual: r = r >= v ? 1 : 0
+                case .equal: r = r == v ? 1 : 0
+                case .and: r = r != 0 && v != 0 ? 1 : 0
+                case .or: r = r != 0 || v != 0 ? 1 : 0
+                case .xor: r = (r != 0) != (v != 0) ? 1 : 0
                 }
             }
             if op == .mean { r /= Double(values.count) }

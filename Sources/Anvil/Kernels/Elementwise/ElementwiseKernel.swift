@@ -46,6 +46,14 @@ struct ElementwiseKernel: RangeKernel, EpilogueReportingKernel {
         case .power: op = ANVIL_BINARY_POWER
         case .remainder: op = ANVIL_BINARY_REMAINDER
         case .fmod: op = ANVIL_BINARY_FMOD
+        case .less: op = ANVIL_BINARY_LESS
+        case .lessOrEqual: op = ANVIL_BINARY_LESS_OR_EQUAL
+        case .greater: op = ANVIL_BINARY_GREATER
+        case .greaterOrEqual: op = ANVIL_BINARY_GREATER_OR_EQUAL
+        case .equal: op = ANVIL_BINARY_EQUAL
+        case .and: op = ANVIL_BINARY_AND
+        case .or: op = ANVIL_BINARY_OR
+        case .xor: op = ANVIL_BINARY_XOR
         }
         var steps: [Step] = []
         let imageStride = { (index: Int) in index == constantIndex ? 0 : operands[index].count }
