@@ -17,8 +17,10 @@ public enum ParameterKind: String, CaseIterable, Sendable, Hashable {
     /// The constant operand of an ``Elementwise`` layer (`x * 0.5`, a layer scale), in its
     /// channels-last shape.
     case constant
+    /// The positions a ``Take`` layer copies, one per output value (float32 integers; −1: a zero).
+    case indices
 
-    /// The suffix used in tensor names: `W`, `b`, `gamma`, `beta`, `mean`, `variance`, `slopes`, `constant`.
+    /// The suffix used in tensor names: `W`, `b`, `gamma`, `beta`, `mean`, `variance`, `slopes`, `constant`, `indices`.
     public var suffix: String {
         switch self {
         case .weights: return "W"

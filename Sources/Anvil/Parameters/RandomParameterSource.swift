@@ -33,6 +33,8 @@ public struct RandomParameterSource: ParameterSource {
         case .variance: values = (0 ..< request.count).map { _ in 1 + next() * 0.5 }
         case .slopes: values = (0 ..< request.count).map { _ in 0.25 + next() * 0.05 }
         case .constant: values = (0 ..< request.count).map { _ in 1 + next() * 0.1 }
+        // (The first value of the item: valid for every input; the source does not know its size.)
+        case .indices: values = [Float](repeating: 0, count: request.count)
         }
         return ParameterData(values)
     }

@@ -85,13 +85,15 @@ public struct SafetensorsParameterSource: ParameterSource {
         /// directory and blob sources.
         public static let anvil = Naming { $0.tensorName }
 
-        /// The PyTorch attribute holding a kind of tensor: `weight`, `bias`, `running_mean`, `running_var`.
+        /// The PyTorch attribute holding a kind of tensor: `weight`, `bias`, `running_mean`, `running_var`
+        /// (`indices` for a ``Take`` layer's positions, which PyTorch modules do not hold).
         public static func pytorchSuffix(_ kind: ParameterKind) -> String {
             switch kind {
             case .weights, .gamma, .slopes, .constant: return "weight"
             case .biases, .beta: return "bias"
             case .mean: return "running_mean"
             case .variance: return "running_var"
+            case .indices: return "indices"
             }
         }
     }

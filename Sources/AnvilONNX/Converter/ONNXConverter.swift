@@ -640,6 +640,7 @@ final class ONNXConverter {
         registerLogicOperators(&table)
         registerReductionOperators(&table)
         registerEinsumOperators(&table)
+        registerIndexingOperators(&table)
         return table
     }()
 }

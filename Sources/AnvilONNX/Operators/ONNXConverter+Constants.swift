@@ -90,10 +90,11 @@ extension ONNXConverter {
     /// `Gather` of one index from a computed tensor (`x[:, 0]`, the class token; attention's
     /// q, k, v from one projection): a Slice of that axis, squeezed for a scalar index.
     func gatherOfTensor(_ node: Onnx_NodeProto) throws {
-        let tensor = try act(node, anyLayout: true)
-        guard case .constant(let indices)? = try value(node, 1), indices.count == 1, indices.rank <= 1 else {
-            throw fail(node, "gathers from a computed tensor with indices that are not one constant (Anvil slices one index)")
+        guard case .constant(let indices)? = try value(node, 1) else {
+            throw fail(node, "gathers from a computed tensor with indices computed at predict (Anvil gathers constant indices)")
         }
+        if indices.count != 1 || indices.rank > 1 { return try gatherArray(node, indices) }
+        let tensor = try act(node, anyLayout: true)
         let rank = tensor.onnxRank
         var axis = try NodeAttributes(node).int("axis", 0)
         guard -rank <= axis, axis < rank else { throw fail(node, "axis \(axis) is out of range for rank \(rank)") }

@@ -1,0 +1,234 @@
+import Anvil
+
+/// Searching, running sums and indexing of computed tensors: `ArgMax`/`ArgMin` (the engine's
+/// `ArgReduce`), `CumSum`/`CumProd` (`Cumulative`), `TopK`, and the indexing operators whose
+/// indices are constants — `GatherElements`, `GatherND`, `Gather` with an array of indices,
+/// `Tile`, `Trilu` — as one `Take` whose positions are worked out here.
+extension ONNXConverter {
+    static func registerIndexingOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
+        table["ArgMax"] = { c in { node, _ in try c.argReduce(node, .argMax) } }
+        table["ArgMin"] = { c in { node, _ in try c.argReduce(node, .argMin) } }
+        table["CumSum"] = { c in { node, _ in try c.cumulative(node, .sum) } }
+        table["CumProd"] = { c in { node, _ in try c.cumulative(node, .product) } }
+        table["TopK"] = { $0.opTopK }
+        table["GatherElements"] = { $0.opGatherElements }
+        table["GatherND"] = { $0.opGatherND }
+        table["Tile"] = { $0.opTile }
+        table["Trilu"] = { $0.opTrilu }
+    }
+
+    /// ONNX axis `axis` of a rank-`rank` tensor, resolved; an error when out of range.
+    func resolvedAxis(_ node: Onnx_NodeProto, _ axis: Int, rank: Int) throws -> Int {
+        guard -rank <= axis, axis < rank else { throw fail(node, "axis \(axis) is out of range for a rank-\(rank) input") }
+        return (axis + rank) % rank
+    }
+
+    /// Input 0 as a computed tensor whose ONNX axis `axis` does not hold the batch, with Anvil's
+    /// rank (its layout unchanged).
+    func tensorAlong(_ node: Onnx_NodeProto, axis: Int) throws -> (ComputedTensor, Int) {
+        let tensor = try exact(node, try act(node, anyLayout: true))
+        let resolved = try resolvedAxis(node, axis, rank: tensor.onnxRank)
+        guard !tensor.holdsBatch(resolved) else { throw fail(node, "runs along axis \(resolved), which holds the batch; Anvil keeps each item apart") }
+        return (tensor, resolved)
+    }
+
+    /// `ArgMax` / `ArgMin` (`axis` 0, `keepdims` 1, `select_last_index` 0): positions as float32.
+    func argReduce(_ node: Onnx_NodeProto, _ operation: ArgReduceOperation) throws {
+        let a = NodeAttributes(node)
+        if case .constant? = try value(node, 0) { throw fail(node, "\(node.opType) of a constant is not folded") }
+        let (tensor, axis) = try tensorAlong(node, axis: try a.int("axis", 0))
+        let keep = try a.int("keepdims", 1) != 0
+        let name = try add(node, "ArgReduce", [tensor.name], ["operation": operation.rawValue, "axis": tensor.permutation[axis],
+                                                             "keepDimensions": true, "selectLastIndex": try a.int("select_last_index", 0) != 0])
+        var shape = tensor.shape
+        shape[tensor.permutation[axis] - 1] = 1
+        let reduced = ComputedTensor(name, shape, permutation: tensor.permutation, batchFold: tensor.batchFold)
+        if keep { return try set(node, reduced) }
+        let onnx = reduced.onnxShape
+        try set(node, try reshapeTensor(node, .tensor(reduced), onnx.indices.filter { $0 != axis }.map { onnx[$0] }))
+    }
+
+    /// `CumSum` / `CumProd` (`exclusive`, `reverse`; the axis a constant input).
+    func cumulative(_ node: Onnx_NodeProto, _ operation: CumulativeOperation) throws {
+        let a = NodeAttributes(node)
+        guard let axisTensor = try const(node, 1), axisTensor.count == 1 else { throw fail(node, "needs its axis as one constant") }
+        let (tensor, axis) = try tensorAlong(node, axis: try axisTensor.integers()[0])
+        let name = try add(node, "Cumulative", [tensor.name], ["operation": operation.rawValue, "axis": tensor.permutation[axis],
+                                                              "exclusive": try a.int("exclusive", 0) != 0, "reverse": try a.int("reverse", 0) != 0])
+        try set(node, tensor.like(name))
+    }
+
+    /// `TopK` (`axis` -1, `largest` 1, `sorted` 1; K a constant): the values and the indices, each
+    /// a layer of its own (sorted either way).
+    func opTopK(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let a = NodeAttributes(node)
+        guard let kTensor = try const(node, 1), kTensor.count == 1 else { throw fail(node, "needs K as one constant") }
+        let k = try kTensor.integers()[0]
+        let (tensor, axis) = try tensorAlong(node, axis: try a.int("axis", -1))
+        guard let extent = tensor.onnxShape[axis], k >= 1, k <= extent else {
+            throw fail(node, "K \(k) must be in 1...\(tensor.onnxShape[axis].map(String.init) ?? "the axis's extent") (axis \(axis) of \(Self.text(tensor.onnxShape)))")
+        }
+        var shape = tensor.shape
+        shape[tensor.permutation[axis] - 1] = k
+        var results: [ComputedTensor] = []
+        for (position, result) in [TopKResult.values, .indices].enumerated() where position < node.output.count && !node.output[position].isEmpty {
+            let name = try add(node, "TopK", [tensor.name], suffix: position == 0 ? "" : "_indices",
+                               ["k": k, "axis": tensor.permutation[axis], "largest": try a.int("largest", 1) != 0, "result": result.rawValue])
+            results.append(ComputedTensor(name, shape, permutation: tensor.permutation, batchFold: tensor.batchFold))
+        }
+        for (position, result) in results.enumerated() { values[node.output[position]] = .tensor(result) }
+    }
+
+    // MARK: Take
+
+    /// A `Take` of `source` giving an ONNX tensor of `outputShape` (ONNX's view, batch 1 where the
+    /// batch is): `position(i)` is the ONNX row-major position in the source of output value i
+    /// (-1: zero). The source must hold the batch first, or be a whole item.
+    func take(_ node: Onnx_NodeProto, _ source: ComputedTensor, outputShape: [Int], position: (Int) throws -> Int) throws -> ComputedTensor {
+        let whole = source.batchFold?.wholeItem == true
+        guard whole || source.isBatchFirst else {
+            throw fail(node, "indexes a tensor whose batch a Transpose or Reshape moved (\(Self.text(source.onnxShape))); Anvil indexes batch-first tensors")
+        }
+        guard !source.isOpen else { throw fail(node, "indexes a tensor of open size \(Self.text(source.onnxShape)); pass --input-shape C,H,W") }
+        if !whole && outputShape.first != 1 {
+            throw fail(node, "its output \(outputShape) does not keep the batch first with extent 1; Anvil keeps each item apart")
+        }
+        let ordered = try toONNXOrder(node, source)
+        let inputCount = ordered.shape.reduce(1) { $0 * $1! }
+        guard inputCount < 1 << 24 else { throw fail(node, "indexes a tensor of \(inputCount) values per item (at most \(1 << 24))") }
+        let count = outputShape.reduce(1, *)
+        guard count >= 1 else { throw fail(node, "gives an empty tensor \(outputShape)") }
+        var positions = [Float](repeating: 0, count: count)
+        for i in 0 ..< count {
+            let p = try position(i)
+            guard p >= -1, p < inputCount else { throw fail(node, "an index points outside the input \(Self.text(source.onnxShape))") }
+            positions[i] = Float(p)
+        }
+        let shape = whole ? outputShape : Array(outputShape.dropFirst())
+        let name = try add(node, "Take", [ordered.name], parameters: [("indices", positions)], ["shape": shape])
+        return whole ? wholeItem(name, outputShape) : ComputedTensor(name, shape.map { $0 }, permutation: Array(0 ..< outputShape.count))
+    }
+
+    /// The multi-index of row-major position `flat` in `shape`.
+    static func multiIndex(_ flat: Int, _ shape: [Int]) -> [Int] {
+        var rest = flat, index = [Int](repeating: 0, count: shape.count)
+        for axis in shape.indices.reversed() {
+            index[axis] = rest % shape[axis]
+            rest /= shape[axis]
+        }
+        return index
+    }
+
+    /// The row-major position of `index` in `shape`.
+    static func flatPosition(_ index: [Int], _ shape: [Int]) -> Int {
+        zip(index, shape).reduce(0) { $0 * $1.1 + $1.0 }
+    }
+
+    /// A constant index along an axis of `extent`, negative from the end; an error when outside.
+    func wrapped(_ node: Onnx_NodeProto, _ index: Int, extent: Int) throws -> Int {
+        guard -extent <= index, index < extent else { throw fail(node, "index \(index) is out of range for an axis of extent \(extent)") }
+        return index < 0 ? index + extent : index
+    }
+
+    /// The source tensor and its ONNX shape at batch 1 (every extent known).
+    func indexedSource(_ node: Onnx_NodeProto) throws -> (ComputedTensor, [Int]) {
+        let source = try exact(node, try act(node, anyLayout: true))
+        guard !source.isOpen else { throw fail(node, "indexes a tensor of open size \(Self.text(source.onnxShape)); pass --input-shape C,H,W") }
+        return (source, source.onnxShape.map { $0! })
+    }
+
+    /// `GatherElements(data, indices)` with constant indices (`axis` 0).
+    func opGatherElements(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let (source, shape) = try indexedSource(node)
+        guard let indices = try const(node, 1) else { throw fail(node, "needs constant indices") }
+        let axis = try resolvedAxis(node, try NodeAttributes(node).int("axis", 0), rank: shape.count)
+        guard indices.rank == shape.count else { throw fail(node, "indices of rank \(indices.rank) for data of rank \(shape.count)") }
+        let values = try indices.integers()
+        try set(node, try take(node, source, outputShape: indices.shape) { i in
+            var at = Self.multiIndex(i, indices.shape)
+            guard zip(at, shape).allSatisfy({ $0 < $1 }) else { throw self.fail(node, "indices \(indices.shape) exceed data \(shape)") }
+            at[axis] = try self.wrapped(node, values[i], extent: shape[axis])
+            return Self.flatPosition(at, shape)
+        })
+    }
+
+    /// `GatherND(data, indices)` with constant indices (`batch_dims` 0 or more).
+    func opGatherND(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let (source, shape) = try indexedSource(node)
+        guard let indices = try const(node, 1), indices.rank >= 1, let depth = indices.shape.last else { throw fail(node, "needs constant indices") }
+        let b = try NodeAttributes(node).int("batch_dims", 0)
+        guard b >= 0, b < indices.rank, b + depth <= shape.count, Array(indices.shape.prefix(b)) == Array(shape.prefix(b)) else {
+            throw fail(node, "indices \(indices.shape) with batch_dims \(b) do not index data \(shape)")
+        }
+        let tuples = Array(indices.shape.dropLast()), slice = Array(shape[(b + depth)...])
+        let outputShape = tuples + slice
+        let sliceCount = slice.reduce(1, *)
+        let values = try indices.integers()
+        try set(node, try take(node, source, outputShape: outputShape) { i in
+            let tuple = i / sliceCount, within = i % sliceCount
+            let tupleIndex = Self.multiIndex(tuple, tuples)
+            var at = Array(tupleIndex.prefix(b))
+            for d in 0 ..< depth { at.append(try self.wrapped(node, values[tuple * depth + d], extent: shape[b + d])) }
+            at += Self.multiIndex(within, slice)
+            return Self.flatPosition(at, shape)
+        })
+    }
+
+    /// `Gather` of an array of constant indices from a computed tensor.
+    func gatherArray(_ node: Onnx_NodeProto, _ indices: ConstantTensor) throws {
+        let (source, shape) = try indexedSource(node)
+        let axis = try resolvedAxis(node, try NodeAttributes(node).int("axis", 0), rank: shape.count)
+        guard !source.holdsBatch(axis) else { throw fail(node, "gathers along the batch axis; Anvil keeps every item") }
+        let outer = Array(shape[..<axis]), inner = Array(shape[(axis + 1)...])
+        let outputShape = outer + indices.shape + inner
+        let values = try indices.integers()
+        try set(node, try take(node, source, outputShape: outputShape) { i in
+            let at = Self.multiIndex(i, outputShape)
+            let k = Self.flatPosition(Array(at[axis ..< axis + indices.rank]), indices.shape)
+            let source = Array(at[..<axis]) + [try self.wrapped(node, values[k], extent: shape[axis])] + Array(at[(axis + indices.rank)...])
+            return Self.flatPosition(source, shape)
+        })
+    }
+
+    /// `Tile(input, repeats)` with constant repeats of a computed tensor (1 along the batch).
+    func opTile(_ node: Onnx_NodeProto, _ index: Int) throws {
+        if case .constant(let c)? = try value(node, 0), let repeats = try const(node, 1) {
+            let counts = try repeats.integers()
+            guard counts.count == c.rank, counts.allSatisfy({ $0 >= 0 }) else { throw fail(node, "repeats \(counts) do not fit \(c.shape)") }
+            let shape = zip(c.shape, counts).map { $0 * $1 }
+            let source = (0 ..< shape.reduce(1, *)).map { Self.flatPosition(zip(Self.multiIndex($0, shape), c.shape).map { $0 % $1 }, c.shape) }
+            let tiled = c.isInteger ? ConstantTensor(shape: shape, integers: try c.integers().map(Int64.init).pick(source))
+                                    : ConstantTensor(shape: shape, floats: c.floats.pick(source))
+            return try set(node, .constant(tiled))
+        }
+        let (source, shape) = try indexedSource(node)
+        guard let repeatsTensor = try const(node, 1) else { throw fail(node, "needs constant repeats") }
+        let repeats = try repeatsTensor.integers()
+        guard repeats.count == shape.count, repeats.allSatisfy({ $0 >= 1 }) else {
+            throw fail(node, "repeats \(repeats) must be one positive count per axis of \(shape)")
+        }
+        let outputShape = zip(shape, repeats).map { $0 * $1 }
+        try set(node, try take(node, source, outputShape: outputShape) { i in
+            Self.flatPosition(zip(Self.multiIndex(i, outputShape), shape).map { $0 % $1 }, shape)
+        })
+    }
+
+    /// `Trilu(input, k)` (`upper` 1; k a constant, 0 when absent): the last two axes' triangle kept, the rest zero.
+    func opTrilu(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let (source, shape) = try indexedSource(node)
+        guard shape.count >= 2 else { throw fail(node, "needs a tensor of rank 2 or more, got \(shape)") }
+        let k = try const(node, 1, required: false).map { try $0.integers()[0] } ?? 0
+        let upper = try NodeAttributes(node).int("upper", 1) != 0
+        let rows = shape[shape.count - 2], columns = shape[shape.count - 1]
+        try set(node, try take(node, source, outputShape: shape) { i in
+            let (row, column) = ((i / columns) % rows, i % columns)
+            let kept = upper ? column - row >= k : column - row <= k
+            return kept ? i : -1
+        })
+    }
+}
+
+extension Array {
+    /// The elements at `positions`, in that order.
+    fileprivate func pick(_ positions: [Int]) -> [Element] { positions.map { self[$0] } }
+}
