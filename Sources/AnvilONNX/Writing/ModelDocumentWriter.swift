@@ -110,7 +110,7 @@ struct ModelDocumentWriter {
         }
         let dropped = Set(layers.map(layerName).filter { !needed.contains($0) })
         layers.removeAll { dropped.contains(layerName($0)) }
-        let droppedTensors = Set(dropped.flatMap { name in ["W", "b", "gamma", "beta", "mean", "variance", "slopes"].map { "\(name)_\($0)" } })
+        let droppedTensors = Set(dropped.flatMap { name in ParameterKind.allCases.map(\.suffix).map { "\(name)_\($0)" } })
         tensors.removeAll { droppedTensors.contains($0.name) }
         let unused = inputs.map(\.name).filter { !needed.contains($0) }
         if !unused.isEmpty {
