@@ -68,6 +68,10 @@ struct NodeTestCase {
         } catch let error as ONNXImportError {
             return .refused(error.blockers.first ?? error.message)
         }
+        if let dump = ProcessInfo.processInfo.environment["ANVIL_NODE_TEST_DUMP"] {
+            // (For a look at what the importer wrote: model.json and weights.bin.)
+            try conversion.write(to: URL(fileURLWithPath: dump).appendingPathComponent(name))
+        }
         do {
             var inputs: [Tensor] = []
             for feed in runtimeInputs {

@@ -38,7 +38,8 @@ extension ONNXConverter {
     /// `batchAxis`, when the operation says where the batch lands (Squeeze, Unsqueeze), its axis.
     func reshapeTensor(_ node: Onnx_NodeProto, _ value: ImportedValue, _ resolved: [Int?], batchAxis: Int? = nil) throws -> ImportedValue {
         let current = currentShape(value)
-        if resolved == current { return value }
+        let currentBatchAxis: Int? = { if case .tensor(let t) = value { return t.batchFold == nil ? t.batchAxis : nil }; return 0 }()
+        if resolved == current && (batchAxis == nil || batchAxis == currentBatchAxis) { return value }
         let text = Self.text(resolved)
         if case .tensor(let tensor) = value, !tensor.isBatchFirst || (batchAxis ?? 0) != 0 {
             return .tensor(try reshapeMovingBatch(node, tensor, resolved, batchAxis: tensor.batchFold == nil ? batchAxis : nil))
@@ -267,7 +268,9 @@ extension ONNXConverter {
                 throw fail(node, "axis \(axis) of \(Self.text(shape)) would merge axes of open size into the batch axis; pass --input-shape C,H,W")
             }
             let outer = shape[..<axis].reduce(1) { $0 * $1! }, inner = shape[axis...].reduce(1) { $0 * $1! }
-            return try set(node, try reshapeTensor(node, value, [outer, inner]))
+            // A batch-first tensor's batch is the outermost part of axis 0 of the result, or of
+            // axis 1 when axis 0 flattens everything (`[1, B·rest]`).
+            return try set(node, try reshapeTensor(node, value, [outer, inner], batchAxis: batchFirst ? (axis == 0 ? 1 : 0) : nil))
         }
         if case .tensor(let t) = value { try set(node, flattened(t)) } else { try set(node, value) }
     }
