@@ -641,6 +641,7 @@ final class ONNXConverter {
         registerReductionOperators(&table)
         registerEinsumOperators(&table)
         registerIndexingOperators(&table)
+        registerFunctionOperators(&table)
         return table
     }()
 }

@@ -146,7 +146,8 @@ extension ONNXConverter {
                 try set(node, .constant(ConstantTensor(shape: c.shape, integers: try c.integers().map { Int64($0) })))
             }
         case let other?:
-            guard to == 1 else {
+            // A cast to double (exporters widen a reduction's accumulator) computes on in float32.
+            guard to == 1 || to == 11 else {
                 throw fail(node, "casts a computed tensor to \(TensorDecoding.typeName(Int32(clamping: to))); Anvil computes float32 only (a cast to float is the identity)")
             }
             try set(node, other)
