@@ -4,12 +4,12 @@
 # converters' Python tests (Scripts/tests, pytest; a test whose framework - torch, keras, onnx - is
 # not installed is skipped with the reason; every model they write must load in the anvil just
 # built), then the whole Swift test suite. Extra arguments go to
-# `swift test` (e.g. --filter OnnxConformance).
+# `swift test` (e.g. --filter ONNXNodeTests).
 #
 # With no arguments it then runs the suites whose layers go through OpenBLAS again with other
 # OpenBLAS kernels forced (Prescott: SSE3, no FMA; Sandybridge: AVX, no FMA): results must not
 # depend on which BLAS kernel the CPU happens to get (Zen 3 and Zen 4 get different ones).
-# Those suites: GemmTests, MatMulTests, ReferenceLayerTests, OnnxConformanceTests (AnvilTests) and ZooTests
+# Those suites: GemmTests, MatMulTests, ReferenceLayerTests (AnvilTests), ONNXNodeTests (AnvilONNXTests) and ZooTests
 # (AnvilModelsTests); the filter matches suite names whatever target or folder they are in.
 set -euo pipefail
 
@@ -29,6 +29,6 @@ swift test --skip-build "$@"
 if [ $# -eq 0 ] && [ "$(uname -m)" = x86_64 ]; then
   for core in Prescott Sandybridge; do
     echo "test: OpenBLAS-dependent suites again with OPENBLAS_CORETYPE=$core"
-    OPENBLAS_CORETYPE=$core swift test --skip-build --filter "GemmTests|MatMulTests|ReferenceLayerTests|OnnxConformanceTests|ZooTests"
+    OPENBLAS_CORETYPE=$core swift test --skip-build --filter "GemmTests|MatMulTests|ReferenceLayerTests|ONNXNodeTests|ZooTests"
   done
 fi

@@ -29,18 +29,6 @@ from .writer import WRITTEN_LOG, ConversionError, ModelWriter
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FLOAT_MAX = 3.4028234663852886e38
 
-# ONNX operator -> the input positions that must be constants (weights, statistics, shapes,
-# bounds). The importer's own table is ONNXConverter.constantInputs (Swift); this copy is for
-# Scripts/fixtures/import_onnx_tests.py, which turns those operands of the node tests into
-# initializers before converting.
-CONSTANT_INPUTS = {
-    "Conv": (1, 2), "ConvTranspose": (1, 2), "Gemm": (1, 2), "MatMul": (1,),
-    "BatchNormalization": (1, 2, 3, 4), "InstanceNormalization": (1, 2), "LayerNormalization": (1, 2),
-    "GroupNormalization": (1, 2), "PRelu": (1,), "Clip": (1, 2), "Resize": (1, 2, 3), "Upsample": (1,),
-    "Reshape": (1,), "Pad": (1, 2, 3), "Slice": (1, 2, 3, 4), "Split": (1,), "Squeeze": (1,),
-    "Unsqueeze": (1,), "Expand": (1,), "Tile": (1,),
-}
-
 
 def standard_perm(rank):
     """Where ONNX's axes sit in Anvil's channels-last layout for a tensor converted as is:

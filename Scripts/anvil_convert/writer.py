@@ -1,8 +1,7 @@
 """Writes Anvil model files (docs/model-format.md): a JSON graph plus one float32 blob.
 
-The one writer of the format: every converter in this package (from_pytorch, from_keras,
-from_caffe, from_onnx) and the fixture scripts (Scripts/fixtures/import_onnx_tests.py) build
-a ModelWriter and call `write`. Only numpy is needed.
+The Python converters of this package (from_pytorch, from_keras, from_caffe) build a ModelWriter
+and call `write` (from_onnx returns one holding what `anvil convert` wrote). Only numpy is needed.
 
     writer = ModelWriter("tiny", layout="pytorch")
     writer.add_input("image", (32, 32, 3))

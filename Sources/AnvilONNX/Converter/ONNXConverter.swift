@@ -575,15 +575,13 @@ final class ONNXConverter {
             throw ImportFailure("input '\(input.name)' holds \(TensorDecoding.typeName(tensorType.elemType)) values; Anvil's inputs are floating point")
         }
         let dims: [Int?] = try tensorType.shape.dim.map { dim in
-            // paddle2onnx and some TensorFlow exporters write an open dimension as -1.
-            guard let value = dim.knownValue, value != -1 else { return nil }
-            guard value >= 0, value <= 1 << 24 else {
+            // paddle2onnx and some TensorFlow exporters write an open dimension as -1, others as 0
+            // (an input of no values has nothing to infer on).
+            guard let value = dim.knownValue, value != -1, value != 0 else { return nil }
+            guard value > 0, value <= 1 << 24 else {
                 throw ImportFailure("input '\(input.name)' has dimension \(value) in its shape (at most \(1 << 24))")
             }
             return Int(value)
-        }
-        if dims.dropFirst().contains(0) {
-            throw ImportFailure("input '\(input.name)' has shape \(Self.text(dims)), an empty tensor (an axis of extent 0); Anvil's tensors hold at least one value")
         }
         let name = writer.uniqueName(input.name)
         if isUnbatched, !dims.isEmpty, !dims.contains(where: { $0 == nil }) {

@@ -326,6 +326,14 @@ extension ONNXConverter {
             t.onnxShape.enumerated().filter { t.batchFold != nil || t.permutation[$0.offset] != 0 }.map(\.element)
         }
         let x = itemShape(a), y = itemShape(b)
+        if let k = x[x.count - 1], let l = y[y.count - 2], k != l {
+            throw fail(node, "multiplies \(Self.text(a.onnxShape)) by \(Self.text(b.onnxShape)): the first's columns (\(k)) are not the second's rows (\(l))")
+        }
+        for (p, q) in zip(x.dropLast(2), y.dropLast(2)) {
+            if let p, let q, p != q, p != 1, q != 1 {
+                throw fail(node, "multiplies \(Self.text(a.onnxShape)) by \(Self.text(b.onnxShape)), whose leading axes do not broadcast (\(p) and \(q))")
+            }
+        }
         let m = x[x.count - 2], n = y[y.count - 1]
         let leading: [Int?] = zip(x.dropLast(2), y.dropLast(2)).map { p, q in p == 1 ? q : p }
         let shape = leading + [m, n]
