@@ -128,9 +128,11 @@ final class ONNXConverter {
 
     /// Writes one layer for `node` with options built at run time, in order; returns the Anvil name.
     @discardableResult
-    func add(_ node: Onnx_NodeProto, _ type: String, _ inputs: [String], orderedOptions: [(String, any OptionValue)]) throws -> String {
+    func add(_ node: Onnx_NodeProto, _ type: String, _ inputs: [String], parameters: [(String, [Float])] = [],
+             orderedOptions: [(String, any OptionValue)]) throws -> String {
         let name = layerName(node, suffix: "")
         try writer.addLayer(name, type: type, inputs: inputs, options: orderedOptions.compactMap { key, value in value.optionJSON.map { (key, $0) } })
+        for (key, values) in parameters { try writer.addTensor("\(name)_\(key)", values) }
         return name
     }
 

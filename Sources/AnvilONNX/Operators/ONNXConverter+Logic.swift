@@ -55,9 +55,17 @@ extension ONNXConverter {
         try set(node, .constant(ConstantTensor(shape: shape, integers: zip(x, y).map { compare($0, $1) ? 1 : 0 })))
     }
 
-    /// `Where(condition, x, y)` of constants, with NumPy broadcasting.
+    /// `Where(condition, x, y)` of constants, with NumPy broadcasting; with computed operands, the
+    /// engine's `Select` (at most one constant among the three).
     func opWhere(_ node: Onnx_NodeProto, _ index: Int) throws {
         guard node.input.count == 3 else { throw fail(node, "takes 3 inputs, got \(node.input.count)") }
+        let computed = try (0 ..< 3).filter { position in
+            switch try value(node, position) {
+            case .tensor?, .flat?: return true
+            default: return false
+            }
+        }
+        if !computed.isEmpty { return try whereOfTensors(node, computed: computed) }
         let condition = try foldedInput(node, 0), x = try foldedInput(node, 1), y = try foldedInput(node, 2)
         let shape = try ConstantTensor.broadcastShape(try ConstantTensor.broadcastShape(condition.shape, x.shape), y.shape)
         let pick = try condition.broadcast(to: shape).doubles.map { $0 != 0 }
@@ -69,6 +77,41 @@ extension ONNXConverter {
             let (p, q) = (a.floats, b.floats)
             try set(node, .constant(ConstantTensor(shape: shape, floats: pick.indices.map { pick[$0] ? p[$0] : q[$0] })))
         }
+    }
+
+    /// `Where` with computed operands (`computed`: their positions): each held in ONNX's order,
+    /// batch first (of one rank) or the graph one item; a constant among them is `Select`'s.
+    func whereOfTensors(_ node: Onnx_NodeProto, computed: [Int]) throws {
+        guard computed.count >= 2 else { throw fail(node, "Where with two constant operands of a computed one is not supported") }
+        let tensors = try computed.map { try toONNXOrder(node, try exact(node, try act(node, $0, anyLayout: true))) }
+        let whole = tensors.allSatisfy { $0.batchFold?.wholeItem == true }
+        guard whole || (tensors.allSatisfy(\.isBatchFirst) && Set(tensors.map(\.onnxRank)).count == 1) else {
+            throw fail(node, "selects among \(tensors.map { Self.text($0.onnxShape) }.joined(separator: ", ")), which are not batch-first tensors of one rank")
+        }
+        let rank = tensors[0].onnxRank
+        var options: [(String, any OptionValue)] = []
+        var parameters: [(String, [Float])] = []
+        if let position = (0 ..< 3).first(where: { !computed.contains($0) }) {
+            guard let constant = try const(node, position) else { throw fail(node, "input \(position) is missing") }
+            var shape = constant.shape
+            if !whole {
+                guard shape.count <= rank, shape.count < rank || shape.first == 1 else {
+                    throw fail(node, "a constant of shape \(constant.shape) varies along the batch axis of \(Self.text(tensors[0].onnxShape))")
+                }
+                if shape.count == rank { shape.removeFirst() }
+            }
+            options = [("constant", shape.isEmpty ? [1] : shape), ("constantPosition", position)]
+            parameters = [("constant", constant.doubles.map { Float($0) })]
+        }
+        var shapes: [[Int?]] = tensors.map(\.shape)
+        if case let constantShape as [Int] = options.first?.1 { shapes.append(constantShape.map { $0 }) }
+        let output = try broadcastShapes(node, shapes, tensors.map { Self.text($0.onnxShape) })
+        let name = try add(node, "Select", tensors.map(\.name), parameters: parameters, orderedOptions: options)
+        if whole {
+            guard !output.contains(where: { $0 == nil }) else { throw fail(node, "selects among tensors of open size as one item") }
+            return try set(node, wholeItem(name, output.map { $0! }))
+        }
+        try set(node, ComputedTensor(name, output, permutation: Array(0 ..< rank)))
     }
 
     /// `ScatterND` of constants (Swin's shifted-window mask, built by writing regions of a zero
