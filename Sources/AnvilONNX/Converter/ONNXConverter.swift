@@ -589,8 +589,7 @@ final class ONNXConverter {
         if isUnbatched, !dims.isEmpty, !dims.contains(where: { $0 == nil }) {
             let whole = dims.map { $0! }
             try writer.addInput(name, shape: whole)
-            values[input.name] = .tensor(ComputedTensor(name, whole, permutation: Array(1 ... whole.count), anvilRank: whole.count + 1,
-                                                        batchFold: BatchFold(axis: 0, inner: whole[0], wholeItem: true)))
+            values[input.name] = .tensor(wholeItem(name, whole))
             return
         }
         switch dims.count {
