@@ -10,6 +10,30 @@ extension ONNXConverter {
         table["ReduceLogSum"] = { $0.opReduceLogSum }
     }
 
+    /// `LayerNormalization` whose `Mean` or `InvStdDev` output is read: its function body, which
+    /// computes them (`axis` -1, `epsilon` 1e-5; float statistics).
+    func layerNormalizationBody(_ node: Onnx_NodeProto) throws {
+        let a = NodeAttributes(node)
+        let rank = try inputRank(node)
+        let axis = try resolvedAxis(node, try a.int("axis", -1), rank: rank)
+        let axes = Array(axis ..< rank)
+        guard node.input.count >= 2 else { throw fail(node, "needs X and Scale") }
+        var body = [
+            BodyNode(op: "ReduceMean", inputs: [node.input[0]], output: "mean", ints: ["keepdims": 1], intLists: ["axes": axes]),
+            BodyNode(op: "Sub", inputs: [node.input[0], "mean"], output: "deviation"),
+            BodyNode(op: "Mul", inputs: ["deviation", "deviation"], output: "square"),
+            BodyNode(op: "ReduceMean", inputs: ["square"], output: "variance", ints: ["keepdims": 1], intLists: ["axes": axes]),
+            BodyNode(op: "Add", inputs: ["variance", "epsilon"], output: "shifted"),
+            BodyNode(op: "Sqrt", inputs: ["shifted"], output: "deviationScale"),
+            BodyNode(op: "Reciprocal", inputs: ["deviationScale"], output: "inverse"),
+            BodyNode(op: "Mul", inputs: ["deviation", "inverse"], output: "normalized"),
+            BodyNode(op: "Mul", inputs: ["normalized", node.input[1]], output: "scaled"),
+        ]
+        if node.input.count > 2 && !node.input[2].isEmpty { body.append(BodyNode(op: "Add", inputs: ["scaled", node.input[2]], output: "biased")) }
+        try expand(node, body, constants: ["epsilon": ConstantTensor(shape: [], floats: [Float(try a.float("epsilon", 1e-5))])],
+                   results: ["mean": 1, "inverse": 2])
+    }
+
     /// One node of a function body: its operator, inputs, output and integer attributes.
     struct BodyNode {
         let op: String
@@ -20,11 +44,15 @@ extension ONNXConverter {
     }
 
     /// Converts `body` in place of `node`: names local to the body get the node's output as a
-    /// prefix, `constants` are bound first, the last body node writes the node's output.
-    func expand(_ node: Onnx_NodeProto, _ body: [BodyNode], constants: [String: ConstantTensor] = [:]) throws {
+    /// prefix, `constants` are bound first, the last body node writes the node's output, and
+    /// `results` names the local values that are its other outputs (by output position).
+    func expand(_ node: Onnx_NodeProto, _ body: [BodyNode], constants: [String: ConstantTensor] = [:], results: [String: Int] = [:]) throws {
         let prefix = node.output[0] + "::"
         let external = Set(node.input)
-        let local: (String) -> String = { name in external.contains(name) ? name : prefix + name }
+        let local: (String) -> String = { name in
+            if let position = results[name], position < node.output.count, !node.output[position].isEmpty { return node.output[position] }
+            return external.contains(name) ? name : prefix + name
+        }
         for (name, value) in constants { values[prefix + name] = .constant(value) }
         for (position, part) in body.enumerated() {
             var synthetic = Onnx_NodeProto()

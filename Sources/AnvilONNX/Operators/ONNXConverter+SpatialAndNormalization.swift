@@ -327,6 +327,9 @@ extension ONNXConverter {
 
     /// `LayerNormalization` over ONNX axes `axis` … last.
     func opLayerNormalization(_ node: Onnx_NodeProto, _ index: Int) throws {
+        if node.output.count > 1 && node.output.dropFirst().contains(where: { !$0.isEmpty && !(consumers[$0] ?? []).isEmpty }) {
+            return try layerNormalizationBody(node)
+        }
         var tensor = try act(node, anyLayout: true)
         try requireBatchFirst(node, tensor)
         let a = NodeAttributes(node)
@@ -335,9 +338,6 @@ extension ONNXConverter {
         guard -rank <= axis, axis < rank else { throw fail(node, "axis \(axis) is out of range for a rank-\(rank) input") }
         axis = (axis + rank) % rank
         if try a.int("stash_type", 1) != 1 { throw fail(node, "stash_type other than float is not supported") }
-        if node.output.count > 1 && node.output.dropFirst().contains(where: { !$0.isEmpty && !(consumers[$0] ?? []).isEmpty }) {
-            throw fail(node, "its Mean / InvStdDev outputs are used (training only)")
-        }
         if axis == 0 {
             throw fail(node, "axis 0 normalises the batch axis too (input shape \(Self.text(tensor.onnxShape))); Anvil normalises within each item")
         }
