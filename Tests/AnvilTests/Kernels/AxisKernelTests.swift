@@ -11,17 +11,7 @@ struct AxisKernelTests {
     /// Runs `layer` on `batch` items of `values` (each of `shape`) with `parameters` and returns the output.
     static func run(_ layer: any Layer, _ values: [Float], batch: Int, shape: Shape,
                     parameters: [ParameterKind: ParameterData] = [:]) throws -> Tensor {
-        let output = try layer.outputShape(for: [shape])
-        let kernel = try layer.makeKernel(KernelContext(layerName: "k", inputShapes: [shape], outputShape: output,
-                                                        layout: .forge, parameters: parameters))
-        var result = [Float](repeating: .nan, count: batch * output.count)
-        values.withUnsafeBufferPointer { x in
-            result.withUnsafeMutableBufferPointer { y in
-                kernel.run(KernelIO(inputs: [x.baseAddress!], output: y.baseAddress!, scratch: y.baseAddress!,
-                                    batch: batch, inputShapes: [shape], outputShape: output))
-            }
-        }
-        return try Tensor(batch: batch, shape: output, values: result)
+        try runLayerKernel(layer, [values], batch: batch, shapes: [shape], parameters: parameters)
     }
 
     /// The values of one item along `axis` (0-based over the item's axes) through the position `at`.

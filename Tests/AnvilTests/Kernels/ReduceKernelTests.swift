@@ -35,17 +35,7 @@ struct ReduceKernelTests {
 
     /// Runs `layer` on `batch` items of `values` and returns the output tensor.
     static func run(_ layer: Reduce, _ values: [Float], batch: Int, shape: Shape) throws -> Tensor {
-        let output = try layer.outputShape(for: [shape])
-        let kernel = try layer.makeKernel(KernelContext(layerName: "r", inputShapes: [shape], outputShape: output,
-                                                        layout: .forge, parameters: [:]))
-        var result = [Float](repeating: .nan, count: batch * output.count)
-        values.withUnsafeBufferPointer { x in
-            result.withUnsafeMutableBufferPointer { y in
-                kernel.run(KernelIO(inputs: [x.baseAddress!], output: y.baseAddress!, scratch: y.baseAddress!,
-                                    batch: batch, inputShapes: [shape], outputShape: output))
-            }
-        }
-        return try Tensor(batch: batch, shape: output, values: result)
+        try runLayerKernel(layer, [values], batch: batch, shapes: [shape])
     }
 
     @Test("Every operation over random axes of ranks 1 to 6, kept or dropped, against float64")

@@ -35,20 +35,8 @@ struct SelectKernelTests {
             let inputShapes = inputIndices.map { Shape(unchecked: dims[$0]) }
             let output = try layer.outputShape(for: inputShapes)
             let parameters: [ParameterKind: ParameterData] = constantPosition.map { [.constant: ParameterData(operandValues[$0])] } ?? [:]
-            let kernel = try layer.makeKernel(KernelContext(layerName: "s", inputShapes: inputShapes, outputShape: output,
-                                                            layout: .forge, parameters: parameters))
-            var result = [Float](repeating: .nan, count: batch * output.count)
-            // The inputs (two or three) copied to buffers of their own for the kernel's pointers.
-            let buffers = inputIndices.map { k in
-                let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: operandValues[k].count)
-                _ = buffer.initialize(from: operandValues[k])
-                return buffer
-            }
-            defer { buffers.forEach { $0.deallocate() } }
-            result.withUnsafeMutableBufferPointer { y in
-                kernel.run(KernelIO(inputs: buffers.map { UnsafePointer($0.baseAddress!) }, output: y.baseAddress!, scratch: y.baseAddress!,
-                                    batch: batch, inputShapes: inputShapes, outputShape: output))
-            }
+            let result = try runLayerKernel(layer, inputIndices.map { operandValues[$0] }, batch: batch, shapes: inputShapes,
+                                            parameters: parameters).values
             var expected: [Float] = []
             let full = output.dimensions
             var indices: [[Int]] = [[]]
