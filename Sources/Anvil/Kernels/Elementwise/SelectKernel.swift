@@ -24,15 +24,17 @@ struct SelectKernel: RangeKernel {
         constant.withUnsafeBufferPointer { constant in
             for row in range {
                 let item = row / perItem, start = (row % perItem) * Self.rowLength
+                // The operands' item bases, without an array (nothing allocates while predicting).
                 var next = 0
-                let bases: [UnsafePointer<Float>] = (0 ..< 3).map { k in
+                func base(_ k: Int) -> UnsafePointer<Float> {
                     if k == constantPosition { return constant.baseAddress ?? UnsafePointer(io.output) }
                     defer { next += 1 }
                     return io.inputs[next] + item * itemCounts[k]
                 }
+                let (condition, x, y) = (base(0), base(1), base(2))
                 let output = io.output + item * count
                 for j in start ..< min(start + Self.rowLength, count) {
-                    output[j] = bases[0][Int(positions[0][j])] != 0 ? bases[1][Int(positions[1][j])] : bases[2][Int(positions[2][j])]
+                    output[j] = condition[Int(positions[0][j])] != 0 ? x[Int(positions[1][j])] : y[Int(positions[2][j])]
                 }
             }
         }
