@@ -7,11 +7,13 @@ import Testing
 /// One ONNX node test (`onnx/backend/test/data/node/<name>`: `model.onnx` and
 /// `test_data_set_0/{input,output}_<i>.pb`) run through the importer as a user's file would be.
 ///
-/// Graph inputs that the importer takes only as constants (a weight, a shape, axes; the
-/// importer's `constantInputs` table, and integer or boolean tensors: Anvil's graph inputs are
-/// float32) become initializers holding the test's values, as a user freezing the file would do.
-/// The converted model runs on the remaining inputs, each placed by the importer's
-/// ``ONNXTensorLayout``, and every output is compared, in ONNX's order, with the stored one.
+/// Graph inputs that the importer takes only as constants (a weight, a shape, axes: the
+/// importer's `constantInputs` table) become initializers holding the test's values, as a user
+/// freezing the file would do. Integer and truth inputs stay graph inputs (typed tensors at
+/// `predict`); when the importer refuses the file so, they are frozen too (indices, shapes and
+/// counts that Anvil takes as constants) and the file converted again. The converted model runs
+/// on the remaining inputs, each placed by the importer's ``ONNXTensorLayout``, and every output
+/// is compared, in ONNX's order, with the stored one.
 struct NodeTestCase {
     /// What running one test gave.
     enum Outcome: Equatable {
@@ -53,20 +55,34 @@ struct NodeTestCase {
             tensor.name = input.name
             feeds.append((input.name, tensor))
         }
-        var runtimeInputs: [(name: String, tensor: Onnx_TensorProto)] = []
-        for feed in feeds {
-            if Self.readAsConstant(feed.name, elementType: feed.tensor.dataType, in: model.graph) {
-                model.graph.initializer.append(feed.tensor)
-                model.graph.input.removeAll { $0.name == feed.name }
-            } else {
-                runtimeInputs.append(feed)
+        let original = model
+        /// The model with the feeds `frozen` says as initializers, and the feeds left as inputs.
+        func freezing(_ frozen: (Onnx_TensorProto) -> Bool) -> (Onnx_ModelProto, [(name: String, tensor: Onnx_TensorProto)]) {
+            var model = original, runtime: [(name: String, tensor: Onnx_TensorProto)] = []
+            for feed in feeds {
+                if Self.readAsConstant(feed.name, in: model.graph) || frozen(feed.tensor) {
+                    model.graph.initializer.append(feed.tensor)
+                    model.graph.input.removeAll { $0.name == feed.name }
+                } else {
+                    runtime.append(feed)
+                }
             }
+            return (model, runtime)
         }
-        let conversion: ONNXConversion
+        var runtimeInputs: [(name: String, tensor: Onnx_TensorProto)]
+        (model, runtimeInputs) = freezing { _ in false }
+        var conversion: ONNXConversion
         do {
             conversion = try ONNXConversion(serialized: try model.serializedData(), directory: directory)
-        } catch let error as ONNXImportError {
-            return .refused(error.blockers.first ?? error.message)
+        } catch let first as ONNXImportError {
+            let isTyped = { (tensor: Onnx_TensorProto) in !TensorDecoding.floatTypes.contains(tensor.dataType) }
+            guard runtimeInputs.contains(where: { isTyped($0.tensor) }) else { return .refused(first.blockers.first ?? first.message) }
+            (model, runtimeInputs) = freezing(isTyped)
+            do {
+                conversion = try ONNXConversion(serialized: try model.serializedData(), directory: directory)
+            } catch let error as ONNXImportError {
+                return .refused(error.blockers.first ?? error.message)
+            }
         }
         if let dump = ProcessInfo.processInfo.environment["ANVIL_NODE_TEST_DUMP"] {
             // (For a look at what the importer wrote: model.json and weights.bin.)
@@ -77,7 +93,8 @@ struct NodeTestCase {
             for feed in runtimeInputs {
                 guard let layout = conversion.layouts[feed.name] else { return .failed("no layout for input '\(feed.name)'") }
                 let constant = try TensorDecoding(directory: nil).constant(feed.tensor, what: feed.name)
-                inputs.append(try Self.anvilTensor(constant.shape, constant.floats, layout: layout))
+                guard let type = TensorDecoding.engineType(feed.tensor.dataType) else { return .failed("input '\(feed.name)' has no engine type") }
+                inputs.append(try Self.anvilTensor(constant.shape, constant, type: type, layout: layout))
             }
             let compiled = try Model(compiling: conversion.modelFile())
             let outputs = try compiled.predict(inputs)
@@ -113,9 +130,8 @@ struct NodeTestCase {
     }
 
     /// Whether the importer must see `name` as a constant: every node reading it reads it where
-    /// the importer takes a constant, or it is not float data.
-    static func readAsConstant(_ name: String, elementType: Int32, in graph: Onnx_GraphProto) -> Bool {
-        if !TensorDecoding.floatTypes.contains(elementType) { return true }
+    /// the importer takes a constant.
+    static func readAsConstant(_ name: String, in graph: Onnx_GraphProto) -> Bool {
         var read = false
         for node in graph.node {
             for (slot, input) in node.input.enumerated() where input == name {
@@ -127,11 +143,17 @@ struct NodeTestCase {
     }
 
     /// ONNX-ordered values of `shape` as the Anvil tensor `layout` describes (Anvil axis
-    /// `permutation[i]` holds ONNX axis i; an Anvil axis no ONNX axis maps to has extent 1).
-    static func anvilTensor(_ shape: [Int], _ values: [Float], layout: ONNXTensorLayout) throws -> Tensor {
+    /// `permutation[i]` holds ONNX axis i; an Anvil axis no ONNX axis maps to has extent 1), made
+    /// through the typed `Tensor` API for an integer or truth `type`.
+    static func anvilTensor(_ shape: [Int], _ value: ConstantTensor, type: ElementType, layout: ONNXTensorLayout) throws -> Tensor {
         let (anvilShape, order) = try placement(shape, layout: layout)
-        let moved = try ConstantTensor(shape: shape, floats: values).transposed(order.filter { $0 < shape.count })
-        return try Tensor(batch: anvilShape[0], shape: Shape(dimensions: Array(anvilShape.dropFirst())), values: moved.floats)
+        let moved = try value.transposed(order.filter { $0 < shape.count })
+        let itemShape = try Shape(dimensions: Array(anvilShape.dropFirst()), elementType: type)
+        switch type {
+        case .float32: return try Tensor(batch: anvilShape[0], shape: itemShape, values: moved.floats)
+        case .bool: return try Tensor(batch: anvilShape[0], shape: itemShape, truths: moved.doubles.map { $0 != 0 })
+        default: return try Tensor(batch: anvilShape[0], shape: itemShape, integers: try moved.integers().map(Int64.init))
+        }
     }
 
     /// An Anvil output's values in ONNX's order (`onnxShape`), undoing `layout`'s permutation.

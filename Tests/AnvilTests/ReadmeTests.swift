@@ -23,7 +23,7 @@ import Anvil
     }
 
     @Test func examplesAreInTheReadme() throws {
-        for name in ["network", "compile", "vgg16", "open", "async", "runner"] {
+        for name in ["network", "compile", "vgg16", "open", "tokens", "async", "runner"] {
             let snippet = try Self.snippet(name)
             #expect(Self.readme.contains(snippet), "README.md lacks the '\(name)' example:\n\(snippet)")
         }
@@ -72,6 +72,23 @@ import Anvil
         // README open end
         #expect(printed == ["(?, ?, 4)", "(64, 48, 4)", "(120, 160, 4)"])
         #expect(segmenter.cachedInputShapes.count == 2)
+    }
+
+    @Test func tokenExampleRuns() throws {
+        var printed: [String] = []
+        func print(_ value: Any) { printed.append("\(value)") }
+        // README tokens begin
+        let tokens = Input(shape: OpenShape(dimensions: [nil], elementType: .int64))  // token ids, any count
+        let encoder = try Model(input: tokens, output: tokens
+            --> Embedding(table: [1000, 16], name: "embed")  // one row of 16 per token
+            --> Reduce(.mean, axes: [1], keepDimensions: false))
+        print(encoder.openOutputShapes[0])  // (16)
+        let table = (0 ..< 1000 * 16).map { Float($0 / 16) }  // row i holds i
+        try encoder.compile(from: ArrayParameterSource(["embed_constant": table]))
+        let ids = try Tensor(batch: 1, shape: Shape(dimensions: [4], elementType: .int64), integers: [101, 7, 42, 102])
+        print(try encoder.predict(ids).values[0])  // 63.0, the mean of rows 101, 7, 42 and 102
+        // README tokens end
+        #expect(printed == ["(16)", "\(Float(101 + 7 + 42 + 102) / 4)"])
     }
 
     @Test func examplesRun() throws {

@@ -70,8 +70,9 @@ struct Compiler {
                                                     inputShapes: [], outputShape: graph.shapes[step.output]))
                     continue
                 }
-                if let typed = (node.inputs + [node.output]).first(where: { graph.values[$0] == nil && graph.shapes[$0].elementType != .float32 }) {
-                    throw AnvilError(.invalidShape, "tensor '\(graph.name(ofTensor: typed))' is \(graph.shapes[typed].elementType) and computed at predict; layers compute float32, and integer tensors only when the plan is built (shapes, indices)")
+                // Integer and truth tensors computed at predict are held as float32 numbers; bfloat16 is not yet.
+                if let typed = (node.inputs + [node.output]).first(where: { graph.values[$0] == nil && graph.shapes[$0].elementType == .bfloat16 }) {
+                    throw AnvilError(.invalidShape, "tensor '\(graph.name(ofTensor: typed))' is bfloat16 and computed at predict; layers compute float32, integers and truth values")
                 }
                 // The shapes of the buffers the step reads and writes (what its KernelIO holds).
                 var inputShapes = context.inputShapes

@@ -74,6 +74,13 @@ struct ExecutionPlan {
             // A value known when the plan is built never runs; it is written by a step of its
             // own where a running layer reads it (below).
             if graph.values[node.output] != nil { continue }
+            // A cast that changes no element (a mask to float32, int32 to int64) reads and
+            // writes the same buffer: its output is its input's storage and nothing runs.
+            if let cast = node.layer as? Cast, cast.onlyRenames(graph.shapes[node.inputs[0]].elementType),
+               graph.values[node.inputs[0]] == nil {
+                storage[node.output] = storage[node.inputs[0]]
+                continue
+            }
             // Transpose → Flatten → Dense: the Dense reads the untransposed values with its weights
             // reordered (as the "chw" flatten order does), so neither the Transpose nor the Flatten runs.
             if node.layer is Transpose, let flatten = soleConsumer(of: node.output),
@@ -165,7 +172,7 @@ struct ExecutionPlan {
                let multiply = graph.nodes[next].layer as? Elementwise, multiply.operation == .multiply,
                multiply.constant == nil, graph.nodes[next].inputs.count == 2,
                let map = graph.nodes[next].inputs.first(where: { $0 != tail }), computed(map, before: index),
-               graph.shapes[tail].count < graph.shapes[map].count,
+               graph.shapes[tail].count < graph.shapes[map].count, graph.shapes[map].elementType == .float32,
                graph.shapes[graph.nodes[next].output] == graph.shapes[map] {
                 step.fusedGate = next
                 fused.insert(next)

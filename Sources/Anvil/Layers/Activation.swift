@@ -19,10 +19,13 @@ public final class Activation: Layer {
 
     /// The input shape.
     public func outputShape(for inputs: [Shape]) throws -> Shape { inputs[0] }
+    /// Integers and truth values too (`Clip`, `Abs`, `Neg` of indices; `1 − x` of a mask).
+    public var acceptsTypedInputs: Bool { true }
 
-    /// An element-wise kernel.
+    /// An element-wise kernel (an integer result wrapped to its type).
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
-        CopyKernel(shape: context.inputShapes[0], channelsFirst: false, activation: function)
+        IntegerResultKernel.bringing(CopyKernel(shape: context.inputShapes[0], channelsFirst: false, activation: function),
+                                     to: context.outputShape.elementType)
     }
 }
 

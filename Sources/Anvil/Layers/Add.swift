@@ -26,8 +26,10 @@ public final class Add: Layer {
 
     /// The element-wise kernel.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
-        AddKernel(count: context.outputShape.count, activation: activation)
+        IntegerResultKernel.bringing(AddKernel(count: context.outputShape.count, activation: activation), to: context.outputShape.elementType)
     }
+    /// Integers too (the sum wraps to their type).
+    public var acceptsTypedInputs: Bool { true }
 }
 
 extension Add: ModelFileCodable {

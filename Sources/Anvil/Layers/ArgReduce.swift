@@ -46,6 +46,8 @@ public final class ArgReduce: Layer {
         if keepDimensions { dims[resolved - 1] = 1 } else { dims.remove(at: resolved - 1) }
         return try Shape(dimensions: dims)
     }
+    /// Integers and truth values are searched too (the position is float32 whatever the input).
+    public var acceptsTypedInputs: Bool { true }
 
     /// The search kernel.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {

@@ -36,17 +36,21 @@ public final class Cumulative: Layer {
     /// `cumsum` or `cumprod`.
     public var namePrefix: String { operation == .sum ? "cumsum" : "cumprod" }
 
-    /// The input's shape.
+    /// The input's shape and type.
     public func outputShape(for inputs: [Shape]) throws -> Shape {
         _ = try LayoutAxes.resolve(axis, rank: inputs[0].rank)
-        return inputs[0].with(elementType: .float32)
+        return inputs[0]
     }
+    /// Integers too (the result has the input's type).
+    public var acceptsTypedInputs: Bool { true }
 
-    /// The running kernel.
+    /// The running kernel (an integer result wrapped to its type).
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
-        return CumulativeKernel(span: AxisSpan(dimensions: input.dimensions, axis: try LayoutAxes.resolve(axis, rank: input.rank)),
-                                product: operation == .product, exclusive: exclusive, reverse: reverse)
+        return IntegerResultKernel.bringing(
+            CumulativeKernel(span: AxisSpan(dimensions: input.dimensions, axis: try LayoutAxes.resolve(axis, rank: input.rank)),
+                             product: operation == .product, exclusive: exclusive, reverse: reverse),
+            to: context.outputShape.elementType)
     }
 }
 

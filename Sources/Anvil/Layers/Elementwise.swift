@@ -42,6 +42,11 @@ public enum ElementwiseOperation: String, Sendable, CaseIterable, CustomStringCo
         [.subtract, .divide, .power, .remainder, .fmod, .less, .lessOrEqual, .greater, .greaterOrEqual, .equal, .and, .or, .xor].contains(self)
     }
 
+    /// Whether the result is a truth value (the comparisons and the mask logic): its type is `bool`.
+    public var givesTruthValues: Bool {
+        [.less, .lessOrEqual, .greater, .greaterOrEqual, .equal, .and, .or, .xor].contains(self)
+    }
+
     /// The name used in summaries and model files (`"add"`, `"multiply"`, …).
     public var description: String { rawValue }
 }
@@ -100,7 +105,8 @@ public final class Elementwise: Layer, FusableLayer {
         return constantFirst ? [constant] + inputs : inputs + [constant]
     }
 
-    /// The broadcast shape of the operands; throws naming the shapes that do not broadcast.
+    /// The broadcast shape of the operands, of type `bool` for a comparison or mask logic, else
+    /// of the first input's type; throws naming the shapes that do not broadcast.
     public func outputShape(for inputs: [Shape]) throws -> Shape {
         if let constant, !constant.isValid {
             throw AnvilError(.invalidOption, "constant shape \(constant) must have positive dimensions")
@@ -113,7 +119,7 @@ public final class Elementwise: Layer, FusableLayer {
         // vector): a constant's leading axes of extent 1 do not raise it.
         let inputRank = inputs.map(\.rank).max() ?? result.rank
         while result.rank > inputRank, result.dimensions.first == 1 { result.dimensions.removeFirst() }
-        return result
+        return result.with(elementType: operation.givesTruthValues ? .bool : inputs.first?.elementType ?? .float32)
     }
 
     /// The NumPy broadcast of `shapes`, aligned on their last axes: per axis, every size is 1 or
@@ -141,13 +147,21 @@ public final class Elementwise: Layer, FusableLayer {
         return [ParameterSpec(.constant, count: constant.count)]
     }
 
-    /// The C kernel over the broadcast operands.
+    /// The C kernel over the broadcast operands; for integer operands, its result brought to
+    /// their type (integer division truncates, results wrap to the type's width).
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let values = try constant.map { _ in try context.parameter(.constant).values } ?? []
-        return try ElementwiseKernel(operation: operation, operands: operandShapes(context.inputShapes),
+        let type = context.outputShape.elementType
+        // (A power's exponent may be of another type: ONNX `Pow` of an integer base by a float.)
+        if type.isInteger, type != .bool, operation != .power, let first = context.inputShapes.first,
+           let mixed = context.inputShapes.first(where: { $0.elementType != first.elementType }) {
+            throw AnvilError(.invalidShape, "operands of different types: \(first.elementType) and \(mixed.elementType)")
+        }
+        let kernel = try ElementwiseKernel(operation: operation, operands: operandShapes(context.inputShapes),
                                  constantIndex: constant == nil ? nil : (constantFirst ? 0 : context.inputShapes.count),
                                  constant: values, output: context.outputShape,
                                  activation: context.fusedActivation ?? activation)
+        return operation.givesTruthValues ? kernel : IntegerResultKernel.bringing(kernel, to: type)
     }
 }
 

@@ -35,7 +35,11 @@ public final class MaxPooling: Layer {
     public var namePrefix: String { "maxpool" }
 
     /// Height and width from the window geometry; same channels.
-    public func outputShape(for inputs: [Shape]) throws -> Shape { try window.outputShape(for: inputs[0]) }
+    public func outputShape(for inputs: [Shape]) throws -> Shape {
+        try window.outputShape(for: inputs[0]).with(elementType: inputs[0].elementType)
+    }
+    /// Integers too (the maximum is one of them).
+    public var acceptsTypedInputs: Bool { true }
 
     /// The pooling kernel.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {

@@ -72,8 +72,10 @@ public final class Pad: Layer {
         let height = input.height + top + bottom, width = input.width + left + right
         let channels = input.channels + front + back
         _ = try checkedProduct([height, width, channels], what: "padded output")
-        return try input.windowOutput(height: height, width: width, channels: channels)
+        return try input.windowOutput(height: height, width: width, channels: channels).with(elementType: input.elementType)
     }
+    /// Elements of any type.
+    public var acceptsTypedInputs: Bool { true }
 
     /// The C kernel `anvil_pad_lines`.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {

@@ -66,10 +66,14 @@ public final class Reduce: Layer {
         return try Shape(dimensions: dims, elementType: input.elementType)
     }
 
-    /// The reduction kernel.
+    /// Integers and truth values too (the result has the input's type).
+    public var acceptsTypedInputs: Bool { true }
+
+    /// The reduction kernel (an integer result truncated and wrapped to its type).
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
         let input = context.inputShapes[0]
-        return ReduceKernel(operation: operation, dimensions: input.dimensions, reduced: try reducedAxes(rank: input.rank))
+        return IntegerResultKernel.bringing(ReduceKernel(operation: operation, dimensions: input.dimensions, reduced: try reducedAxes(rank: input.rank)),
+                                            to: context.outputShape.elementType)
     }
 }
 

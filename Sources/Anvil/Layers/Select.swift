@@ -34,10 +34,14 @@ public final class Select: Layer {
         return shapes
     }
 
-    /// The broadcast of the three operands.
+    /// The broadcast of the three operands, of the type of `x` (of `y` when `x` is the constant).
     public func outputShape(for inputs: [Shape]) throws -> Shape {
-        try Elementwise.broadcast(try operands(inputs)).with(elementType: .float32)
+        let shapes = try operands(inputs)
+        let valueType = constant != nil && constantPosition == 1 ? shapes[2].elementType : shapes[1].elementType
+        return try Elementwise.broadcast(shapes).with(elementType: valueType)
     }
+    /// A condition of any type (non-zero selects `x`); values of any type.
+    public var acceptsTypedInputs: Bool { true }
 
     /// The constant operand, if any.
     public func parameters(for inputs: [Shape]) -> [ParameterSpec] {

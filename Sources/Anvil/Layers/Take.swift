@@ -27,8 +27,10 @@ public final class Take: Layer {
     /// `shape`.
     public func outputShape(for inputs: [Shape]) throws -> Shape {
         guard shape.allSatisfy({ $0 > 0 }) else { throw AnvilError(.invalidOption, "shape \(shape) must have positive axes") }
-        return try Shape(dimensions: shape)
+        return try Shape(dimensions: shape, elementType: inputs[0].elementType)
     }
+    /// Elements of any type (it moves them).
+    public var acceptsTypedInputs: Bool { true }
 
     /// One position per output value.
     public func parameters(for inputs: [Shape]) -> [ParameterSpec] {

@@ -46,8 +46,10 @@ public final class TopK: Layer {
         }
         var dims = input.dimensions
         dims[resolved - 1] = k
-        return try Shape(dimensions: dims)
+        return try Shape(dimensions: dims, elementType: result == .values ? input.elementType : .float32)
     }
+    /// Integers and truth values too (values keep the input's type; positions are float32).
+    public var acceptsTypedInputs: Bool { true }
 
     /// The selection kernel.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {

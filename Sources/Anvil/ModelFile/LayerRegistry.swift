@@ -41,6 +41,7 @@ enum LayerRegistry {
         Cumulative.self,
         TopK.self,
         Take.self,
+        Embedding.self,
         Select.self,
         Constant.self,
         ShapeOf.self,

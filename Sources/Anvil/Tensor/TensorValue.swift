@@ -58,21 +58,14 @@ public struct TensorValue: Hashable, Sendable, CustomStringConvertible {
     /// The elements as float32 (integers rounded to the nearest float).
     public var floatElements: [Float] { isInteger ? integers.map(Float.init) : floats }
 
-    /// The same elements as another type: floats truncate toward zero to integers, anything
-    /// non-zero is `true`; throws for a float that does not fit an `Int64`.
+    /// The same elements as another type: floats truncate toward zero to integers, integers wrap
+    /// to the type's width, anything non-zero is `true`; throws for a float that does not fit
+    /// an `Int64`.
     public func converted(to type: ElementType) throws -> TensorValue {
         let target = shape.with(elementType: type)
         switch (isInteger, type.isInteger) {
         case (true, true):
-            let values: [Int64]
-            switch type {
-            case .bool: values = integers.map { $0 != 0 ? 1 : 0 }
-            case .int32: values = integers.map { Int64(Int32(truncatingIfNeeded: $0)) }
-            case .int8: values = integers.map { Int64(Int8(truncatingIfNeeded: $0)) }
-            case .uint8: values = integers.map { Int64(UInt8(truncatingIfNeeded: $0)) }
-            default: values = integers
-            }
-            return try TensorValue(shape: target, integers: values)
+            return try TensorValue(shape: target, integers: integers.map(type.wrapping))
         case (true, false):
             return try TensorValue(shape: target, floats: integers.map(Float.init))
         case (false, true):
@@ -81,7 +74,7 @@ public struct TensorValue: Hashable, Sendable, CustomStringConvertible {
                 guard f.isFinite, abs(f) < 9.2e18 else {
                     throw AnvilError(.invalidShape, "cannot cast \(f) to \(type)")
                 }
-                return Int64(f)
+                return type.wrapping(Int64(f))
             })
         case (false, false):
             return try TensorValue(shape: target, floats: floats)

@@ -80,7 +80,11 @@ final class ONNXConverter {
         "BatchNormalization": [1, 2, 3, 4], "InstanceNormalization": [1, 2], "LayerNormalization": [1, 2],
         "GroupNormalization": [1, 2], "PRelu": [1], "Clip": [1, 2], "Resize": [1, 2, 3], "Upsample": [1],
         "Reshape": [1], "Pad": [1, 2, 3], "Slice": [1, 2, 3, 4], "Split": [1], "Squeeze": [1],
-        "Unsqueeze": [1], "Expand": [1], "Tile": [1],
+        "Unsqueeze": [1], "Expand": [1], "Tile": [1], "Trilu": [1], "TopK": [1], "CumSum": [1],
+        "GatherElements": [1], "GatherND": [1], "ScatterND": [1, 2], "ScatterElements": [1], "OneHot": [1, 2],
+        "Dropout": [1, 2], "CenterCropPad": [1], "Col2Im": [1, 2], "ReduceSum": [1], "ReduceMean": [1],
+        "ReduceMax": [1], "ReduceMin": [1], "ReduceProd": [1], "ReduceL1": [1], "ReduceL2": [1], "ReduceLogSum": [1],
+        "ReduceLogSumExp": [1], "ReduceSumSquare": [1],
     ]
 
     /// A converter for `model`; `directory` resolves external data.
@@ -541,7 +545,7 @@ final class ONNXConverter {
     /// Whether every data input has a fixed shape (ONNX defines the graph at that size only).
     var inputsAreFixed: Bool {
         let inputs = dataInputShapes
-        return !inputs.isEmpty && inputs.allSatisfy { !$0.dims.isEmpty && !$0.dims.contains(nil) }
+        return !inputs.isEmpty && inputs.allSatisfy { !$0.dims.contains(nil) }
     }
 
     /// Whether the fixed-shape inputs cannot share a batch axis: first axes that differ (a mask
@@ -549,7 +553,7 @@ final class ONNXConverter {
     var firstAxesAreNotABatch: Bool {
         guard inputsAreFixed else { return false }
         let inputs = dataInputShapes
-        return Set(inputs.map { $0.dims[0]! }).count > 1 || inputs.contains { $0.dims.count == 1 }
+        return Set(inputs.compactMap { $0.dims.first ?? nil }).count > 1 || inputs.contains { $0.dims.count <= 1 }
     }
 
     /// An error when two data inputs declare different fixed first axes: Anvil takes every
@@ -573,8 +577,8 @@ final class ONNXConverter {
             throw ImportFailure("input '\(input.name)' is not a tensor (a sequence, map or optional)")
         }
         let tensorType = input.type.tensorType
-        guard TensorDecoding.floatTypes.contains(tensorType.elemType) else {
-            throw ImportFailure("input '\(input.name)' holds \(TensorDecoding.typeName(tensorType.elemType)) values; Anvil's inputs are floating point")
+        guard let elementType = TensorDecoding.engineType(tensorType.elemType) else {
+            throw ImportFailure("input '\(input.name)' holds \(TensorDecoding.typeName(tensorType.elemType)) values; Anvil's inputs are floating point, integers or truth values")
         }
         let dims: [Int?] = try tensorType.shape.dim.map { dim in
             // paddle2onnx and some TensorFlow exporters write an open dimension as -1, others as 0
@@ -586,9 +590,9 @@ final class ONNXConverter {
             return Int(value)
         }
         let name = writer.uniqueName(input.name)
-        if isUnbatched, !dims.isEmpty, !dims.contains(where: { $0 == nil }) {
+        if isUnbatched, !dims.contains(where: { $0 == nil }) {
             let whole = dims.map { $0! }
-            try writer.addInput(name, shape: whole)
+            try writer.addInput(name, shape: whole, elementType: elementType)
             values[input.name] = .tensor(wholeItem(name, whole))
             return
         }
@@ -599,15 +603,15 @@ final class ONNXConverter {
             guard let channels = c else {
                 throw ImportFailure("input '\(input.name)' has open channels \(Self.text(dims)); pass --input-shape C,H,W")
             }
-            try writer.addInput(name, shape: [h, w, channels])
+            try writer.addInput(name, shape: [h, w, channels], elementType: elementType)
             values[input.name] = .tensor(ComputedTensor(name, [h, w, channels]))
         case 3 where dims[1] != nil:
-            try writer.addInput(name, shape: [dims[2], dims[1]])
+            try writer.addInput(name, shape: [dims[2], dims[1]], elementType: elementType)
             values[input.name] = .tensor(ComputedTensor(name, [dims[2], dims[1]]))
         case 1, 2, 5 ... Shape.maximumRank:
             // A batch of scalars, of vectors, or of tensors of rank 4 and more: held in ONNX's order.
             let rest = Array(dims.dropFirst())
-            try writer.addInput(name, shape: rest)
+            try writer.addInput(name, shape: rest, elementType: elementType)
             values[input.name] = .tensor(ComputedTensor(name, rest))
         case 0:
             throw ImportFailure("input '\(input.name)' is a scalar (no axes); Anvil's inputs have a batch axis first (if '\(input.name)' is a weight or a setting, store it as an initializer)")

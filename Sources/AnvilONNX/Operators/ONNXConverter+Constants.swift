@@ -110,11 +110,37 @@ extension ONNXConverter {
         try set(node, try reshapeTensor(node, .tensor(sliced), shape.indices.filter { $0 != axis }.map { shape[$0] }))
     }
 
+    /// `Gather` of a constant (an embedding table) by indices computed at `predict`: the engine's
+    /// `Embedding`. The output holds the batch where the indices' first axis lands (ONNX axis `axis`).
+    func gatherByComputedIndices(_ node: Onnx_NodeProto) throws {
+        let data = try constant(node, 0)
+        guard data.rank > 0 else { throw fail(node, "gathers from a scalar") }
+        var axis = try NodeAttributes(node).int("axis", 0)
+        guard -data.rank <= axis, axis < data.rank else { throw fail(node, "axis \(axis) is out of range for data of rank \(data.rank)") }
+        if axis < 0 { axis += data.rank }
+        let indices = try toONNXOrder(node, try act(node, 1, anyLayout: true))
+        let leading = Array(data.shape[..<axis]), trailing = Array(data.shape[(axis + 1)...])
+        let name = try add(node, "Embedding", [indices.name], parameters: [("constant", data.floats)], ["table": data.shape, "axis": axis])
+        if indices.batchFold?.wholeItem == true {
+            let shape = leading + indices.shape.map { $0! } + trailing
+            return try set(node, wholeItem(name, shape))
+        }
+        try requireBatchFirst(node, indices)
+        // ONNX axis `axis` (the indices' first) is the batch; the table's leading axes follow it in Anvil's order.
+        let onnxRank = leading.count + indices.onnxRank + trailing.count
+        let permutation = (0 ..< onnxRank).map { $0 < axis ? $0 + 1 : $0 == axis ? 0 : $0 }
+        try set(node, ComputedTensor(name, leading.map { $0 } + indices.shape + trailing.map { $0 }, permutation: permutation))
+    }
+
     /// `Gather` on constants: a constant (NumPy's take, negative indices from the end).
     func opGather(_ node: Onnx_NodeProto, _ index: Int) throws {
         if readsPlanTensor(node) { return try gatherPlan(node) }
         switch try value(node, 0) {
         case .tensor?, .flat?: return try gatherOfTensor(node)
+        default: break
+        }
+        switch try value(node, 1) {
+        case .tensor?, .flat?: return try gatherByComputedIndices(node)
         default: break
         }
         let data = try constant(node, 0), indices = try constant(node, 1)
@@ -133,7 +159,8 @@ extension ONNXConverter {
         try set(node, .constant(try taken.reshaped(shape)))
     }
 
-    /// A cast to ONNX data type `to`: a constant converted; a computed tensor passes when `to` is float.
+    /// A cast to ONNX data type `to`: a constant converted; a computed tensor through the engine's
+    /// `Cast` (free where no element changes: to float, or to a wider integer type).
     func cast(_ node: Onnx_NodeProto, to: Int) throws {
         switch try value(node, 0) {
         case .planned(let p)?: try castPlan(node, p, to: to)
@@ -147,10 +174,14 @@ extension ONNXConverter {
             }
         case let other?:
             // A cast to double (exporters widen a reduction's accumulator) computes on in float32.
-            guard to == 1 || to == 11 else {
-                throw fail(node, "casts a computed tensor to \(TensorDecoding.typeName(Int32(clamping: to))); Anvil computes float32 only (a cast to float is the identity)")
+            guard let type = TensorDecoding.engineType(Int32(clamping: to)), to != 10, to != 16 else {
+                throw fail(node, "casts a computed tensor to \(TensorDecoding.typeName(Int32(clamping: to))); Anvil computes float32, integers and truth values")
             }
-            try set(node, other)
+            // A pending flatten of an image is float32 already.
+            if case .flat = other, type == .float32 { return try set(node, other) }
+            let tensor = try act(node, anyLayout: true)
+            let name = try add(node, "Cast", [tensor.name], ["to": type.rawValue])
+            try set(node, tensor.like(name))
         case nil: throw fail(node, "input 0 is missing")
         }
     }

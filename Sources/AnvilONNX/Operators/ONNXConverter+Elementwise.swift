@@ -249,9 +249,7 @@ extension ONNXConverter {
             return
         }
         if readsPlanTensor(node) { return try elementwisePlan(node, op) }
-        if op == "Mod" {
-            throw fail(node, "fmod=0 (the floored remainder) of a floating-point tensor computed at predict; ONNX defines it for integers only, use fmod=1")
-        }
+        // (Mod with fmod=0 is ONNX's for integers: the engine's floored remainder, exact on them.)
         if Self.binaryOnly.contains(op) && entries.count != 2 { throw fail(node, "\(op) takes 2 inputs, got \(entries.count)") }
         if let (function, x) = fusedPattern(node) {
             var tensor: ComputedTensor?

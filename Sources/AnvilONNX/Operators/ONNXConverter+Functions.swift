@@ -119,7 +119,8 @@ extension ONNXConverter {
         try expand(node, [
             BodyNode(op: p == 2 ? "ReduceL2" : "ReduceL1", inputs: [node.input[0]], output: "norm", ints: ["keepdims": 1], intLists: ["axes": [axis]]),
             BodyNode(op: "Equal", inputs: ["norm", "zero"], output: "isZero"),
-            BodyNode(op: "Add", inputs: ["norm", "isZero"], output: "divisor"),
+            BodyNode(op: "Cast", inputs: ["isZero"], output: "one", ints: ["to": 1]),
+            BodyNode(op: "Add", inputs: ["norm", "one"], output: "divisor"),
             BodyNode(op: "Div", inputs: [node.input[0], "divisor"], output: "normalized"),
         ], constants: ["zero": ConstantTensor(shape: [], floats: [0])])
     }

@@ -217,6 +217,10 @@ extension ONNXConverter {
     func opTrilu(_ node: Onnx_NodeProto, _ index: Int) throws {
         let (source, shape) = try indexedSource(node)
         guard shape.count >= 2 else { throw fail(node, "needs a tensor of rank 2 or more, got \(shape)") }
+        // Batch first, a matrix's rows would be the items: each item's triangle depends on its place in the batch.
+        if source.batchFold?.wholeItem != true, shape.count == 2 {
+            throw fail(node, "keeps a triangle of a matrix whose rows are the batch axis; Anvil keeps each item apart")
+        }
         let k = try const(node, 1, required: false).map { try $0.integers()[0] } ?? 0
         let upper = try NodeAttributes(node).int("upper", 1) != 0
         let rows = shape[shape.count - 2], columns = shape[shape.count - 1]

@@ -24,6 +24,25 @@ struct TensorDecoding {
     /// ONNX element types read as floats.
     static let floatTypes: Set<Int32> = [1, 10, 11, 16]
 
+    /// The engine's element type for a tensor of ONNX data type `type` computed at `predict`:
+    /// float32 for the float types (Anvil computes them in float32), the integer and truth types
+    /// themselves; nil for the others (strings, complex, 8-bit and 4-bit floats).
+    static func engineType(_ type: Int32) -> ElementType? {
+        switch type {
+        case 1, 10, 11, 16: .float32
+        case 2: .uint8
+        case 3: .int8
+        case 4: .uint16
+        case 5: .int16
+        case 6: .int32
+        case 7: .int64
+        case 9: .bool
+        case 12: .uint32
+        case 13: .uint64
+        default: nil
+        }
+    }
+
     /// The byte size of one element of ONNX data type `type`, or nil for types Anvil does not read.
     static func elementSize(_ type: Int32) -> Int? {
         switch type {

@@ -9,8 +9,8 @@ struct ModelDocumentWriter {
     var name: String
     /// The weight layout ("pytorch" for ONNX).
     var layout: String
-    /// The inputs: name and shape after the batch axis (nil: open).
-    private(set) var inputs: [(name: String, shape: [Int?])] = []
+    /// The inputs: name, shape after the batch axis (nil: open) and element type.
+    private(set) var inputs: [(name: String, shape: [Int?], elementType: ElementType)] = []
     /// The layers as model-file JSON objects, in order.
     private(set) var layers: [[(String, JSONValue)]] = []
     /// The output names.
@@ -48,19 +48,21 @@ struct ModelDocumentWriter {
     }
 
     /// A graph input: its axes after the batch axis (0 to 7), any of them open.
-    mutating func addInput(_ name: String, shape: [Int?]) throws {
+    mutating func addInput(_ name: String, shape: [Int?], elementType: ElementType = .float32) throws {
         guard !names.contains(name) else { throw ImportFailure("the name '\(name)' is used twice") }
         guard shape.count < Shape.maximumRank, !shape.contains(where: { $0 != nil && $0! <= 0 }) else {
             throw ImportFailure("input '\(name)' needs 0 to \(Shape.maximumRank - 1) positive axes after the batch axis (any may be None: open), got \(shape.map { $0.map(String.init) ?? "None" })")
         }
         names.insert(name)
-        inputs.append((name, shape))
+        inputs.append((name, shape, elementType))
     }
 
     /// The format version the document needs: 1 (what the Python writer writes) while every
-    /// input is an image, a sequence or a vector with known channels, else 2.
+    /// input is a float32 image, sequence or vector with known channels, else 2.
     var version: Int {
-        let versionOne = inputs.allSatisfy { (1 ... 3).contains($0.shape.count) && $0.shape.last! != nil && !($0.shape.count == 1 && $0.shape[0] == nil) }
+        let versionOne = inputs.allSatisfy {
+            $0.elementType == .float32 && (1 ... 3).contains($0.shape.count) && $0.shape.last! != nil && !($0.shape.count == 1 && $0.shape[0] == nil)
+        }
         return versionOne ? 1 : ModelFile.version
     }
 
@@ -90,7 +92,8 @@ struct ModelDocumentWriter {
         outputs = outputNames
     }
 
-    /// Drops layers (and their tensors) that no output depends on; an error for an unused input.
+    /// Drops layers (and their tensors) that no output depends on. An input no output depends on
+    /// stays (a graph returning only its input's shape): `predict` takes it as ONNX Runtime does.
     mutating func prune() throws {
         var byName: [String: [String]] = [:]
         for layer in layers {
@@ -112,10 +115,6 @@ struct ModelDocumentWriter {
         layers.removeAll { dropped.contains(layerName($0)) }
         let droppedTensors = Set(dropped.flatMap { name in ParameterKind.allCases.map(\.suffix).map { "\(name)_\($0)" } })
         tensors.removeAll { droppedTensors.contains($0.name) }
-        let unused = inputs.map(\.name).filter { !needed.contains($0) }
-        if !unused.isEmpty {
-            throw ImportFailure("no output depends on input(s) \(unused.joined(separator: ", "))")
-        }
     }
 
     /// The model-file JSON; its blob index places ``tensors`` one after another, in order.
@@ -129,7 +128,11 @@ struct ModelDocumentWriter {
         }
         var root: [(String, JSONValue)] = [
             ("format", .string("anvil.model")), ("version", .int(version)), ("name", .string(name)),
-            ("inputs", .array(inputs.map { .object([("name", .string($0.name)), ("shape", .array($0.shape.map { $0.map(JSONValue.int) ?? .null }))]) })),
+            ("inputs", .array(inputs.map { input in
+                var members: [(String, JSONValue)] = [("name", .string(input.name)), ("shape", .array(input.shape.map { $0.map(JSONValue.int) ?? .null }))]
+                if input.elementType != .float32 { members.append(("elementType", .string(input.elementType.rawValue))) }
+                return .object(members)
+            })),
             ("layers", .array(layers.map { .object($0) })),
             ("outputs", .array(outputs.map { .string($0) })),
         ]

@@ -51,7 +51,9 @@ struct ElementwiseKernelTests {
             kernel.run(KernelIO(inputs: pointers.map { UnsafePointer($0) }, output: y.baseAddress!, scratch: y.baseAddress!,
                                 batch: batch, inputShapes: shapes, outputShape: output))
         }
-        return try Tensor(batch: batch, shape: output, values: values)
+        // Comparisons and mask logic give truth values; the reference holds them as float32 0 and 1.
+        #expect(output.elementType == (layer.operation.givesTruthValues ? .bool : .float32), "\(layer.operation)")
+        return try Tensor(batch: batch, shape: output.with(elementType: .float32), values: values)
     }
 
     @Test("Every binary operation and broadcast pattern against float64", arguments: refInstructionSets)

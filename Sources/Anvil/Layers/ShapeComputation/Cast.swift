@@ -1,6 +1,9 @@
-/// Converts elements to another type (ONNX `Cast`): on a known value (a shape computation) it
-/// is evaluated when the plan is built — floats truncate toward zero to integers, anything
-/// non-zero is `true`; on a tensor computed at `predict` only float32 to float32 (the identity).
+/// Converts elements to another type (ONNX `Cast`): floats truncate toward zero to integers,
+/// integers wrap to the type's width, anything non-zero is `true`. On a known value (a shape
+/// computation) it is evaluated when the plan is built; on a tensor computed at `predict` a
+/// cast that changes no element (to float32, or to a wider integer type) only renames the
+/// tensor's type and costs nothing (the plan gives it its input's buffer), any other converts
+/// each element.
 public final class Cast: Layer {
     /// The type converted to.
     public let elementType: ElementType
@@ -26,9 +29,14 @@ public final class Cast: Layer {
         try values[0]?.converted(to: elementType)
     }
 
-    /// A copy (float32 to float32).
+    /// Whether casting a tensor of `input` changes none of its elements (``ElementType/holdsEvery(_:)``).
+    func onlyRenames(_ input: ElementType) -> Bool { elementType.holdsEvery(input) }
+
+    /// A conversion of each element (a copy where no element changes, for a plan that runs it).
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {
-        CopyKernel(shape: context.inputShapes[0], channelsFirst: false, activation: .none)
+        let input = context.inputShapes[0]
+        if onlyRenames(input.elementType) { return CopyKernel(shape: input, channelsFirst: false, activation: .none) }
+        return ConversionKernel(type: elementType, count: input.count)
     }
 }
 
