@@ -338,14 +338,14 @@ def test_normalizations_lrn_and_lp_pooling():
 def test_every_blocker_is_listed_in_one_run():
     """Unsupported nodes do not stop the conversion: every one is named, each with node and op,
     and nodes after a blocker are still checked (here a Conv whose weights do not fit)."""
-    nodes = [helper.make_node("Hardmax", ["x"], ["n"], name="norm"),
+    nodes = [helper.make_node("MeanVarianceNormalization", ["x"], ["n"], name="norm"),
              helper.make_node("Conv", ["n", "w"], ["c"], name="conv"),
              helper.make_node("Foo", ["x"], ["f"], domain="com.example", name="foo"),
              helper.make_node("Relu", ["x"], ["r"], name="relu"),
              helper.make_node("Softmax", ["r"], ["s"], axis=0, name="sm")]
     onnx_model = model(nodes, [("w", RNG.standard_normal((4, 5, 3, 3)))], outputs=("c", "f", "s"))
     message = conversion_error(lambda: OnnxConverter(onnx_model).convert(),
-                               "node 'norm' (Hardmax)", "node 'conv' (Conv)", "do not match 3 input channels",
+                               "node 'norm' (MeanVarianceNormalization)", "node 'conv' (Conv)", "do not match 3 input channels",
                                "node 'foo' (Foo)", "com.example", "node 'sm' (Softmax)", "batch axis")
     from anvil_convert.writer import ConversionError
     with pytest.raises(ConversionError) as raised:
@@ -411,7 +411,7 @@ def test_one_input_concat_is_the_tensor_itself(tmp_path):
 def test_command_line_lists_every_blocker(tmp_path):
     """convert_onnx.py prints the count, then one line per blocker, and exits with status 1."""
     from helpers import run_script
-    nodes = [helper.make_node("Hardmax", ["x"], ["n"], name="norm"),
+    nodes = [helper.make_node("MeanVarianceNormalization", ["x"], ["n"], name="norm"),
              helper.make_node("Det", ["n"], ["y"], name="det")]
     path = tmp_path / "model.onnx"
     onnx.save(model(nodes), str(path))
@@ -419,7 +419,7 @@ def test_command_line_lists_every_blocker(tmp_path):
     assert completed.returncode == 1, completed
     lines = completed.stderr.strip().splitlines()
     assert lines[0] == "convert_onnx: error: 2 blockers (every one this run found):", lines
-    assert lines[1].startswith("  node 'norm' (Hardmax)") and lines[2].startswith("  node 'det' (Det)"), lines
+    assert lines[1].startswith("  node 'norm' (MeanVarianceNormalization)") and lines[2].startswith("  node 'det' (Det)"), lines
     assert not (tmp_path / "out" / "model.json").exists()
 
 

@@ -56,7 +56,6 @@ struct Graph {
         var order: [SymbolicTensor] = []
         var onPath: Set<ObjectIdentifier> = []
         var stack: [(SymbolicTensor, Bool)] = outputs.reversed().map { ($0, false) }
-        var usedInputs: Set<Int> = []
         while let (tensor, expanded) = stack.popLast() {
             let id = ObjectIdentifier(tensor)
             if expanded {
@@ -67,10 +66,7 @@ struct Graph {
                 }
                 continue
             }
-            if let known = index[id] {
-                if known < inputs.count { usedInputs.insert(known) }
-                continue
-            }
+            if index[id] != nil { continue }
             switch tensor.origin {
             case .input(let shape, let name):
                 throw AnvilError(.invalidGraph, "an output depends on input '\(name ?? "unnamed")' \(shape), which is not one of the model's inputs")
@@ -83,9 +79,8 @@ struct Graph {
                 for source in sources.reversed() { stack.append((source, false)) }
             }
         }
-        for (i, input) in inputs.enumerated() where !usedInputs.contains(i) && !outputs.contains(where: { $0 === input }) {
-            throw AnvilError(.invalidGraph, "input '\(input.name ?? "input \(i + 1)")' is not used by any output")
-        }
+        // An input no output depends on is allowed (ONNX's `Shape(x)` of a fixed-size x): predict
+        // checks its shape and ignores its values.
 
         inputNames = try Self.inputNames(inputs)
         let names = try Self.layerNames(order, reserved: Set(inputNames))

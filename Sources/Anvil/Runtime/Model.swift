@@ -60,6 +60,7 @@ public final class Model: Sendable {
     }
 
     /// Builds a model with several inputs and outputs (a detector returning boxes and scores).
+    /// An input no output depends on is allowed: `predict` checks its shape and ignores its values.
     public init(inputs: [Input], outputs: [SymbolicTensor]) throws {
         let graph = try Graph(inputs: inputs, outputs: outputs)
         self.graph = graph

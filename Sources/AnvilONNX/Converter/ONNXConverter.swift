@@ -348,6 +348,16 @@ final class ONNXConverter {
         var outputs: [String] = []
         for output in graph.output {
             var tensor: ComputedTensor
+            // A fixed-shape graph returning a value known from shapes (`Shape(x)`, its first axis
+            // the batch's extent) is ONNX's at that batch: converted as one item, where it is exact.
+            switch values[output.name] {
+            case .constant?, .planned?:
+                if !isUnbatched && inputsAreFixed {
+                    blockers.append("graph output '\(output.name)' is known from the shapes alone; it is converted as one item")
+                    continue
+                }
+            default: break
+            }
             switch values[output.name] {
             case .tensor(let t)? where !t.isPlaceholder: tensor = t
             case .flat(let flat)?: tensor = try flat.written ?? writeFlatten(flat, graph.node.last ?? Onnx_NodeProto())

@@ -2,12 +2,18 @@ import Anvil
 
 /// Operators converted through their ONNX function bodies (the nodes the ONNX specification
 /// defines them as, written here as synthetic nodes and converted one by one): `RMSNormalization`,
-/// `LpNormalization` and `ReduceLogSum`.
+/// `LpNormalization`, `ReduceLogSum`, `IsNaN`, `IsInf`, `Shrink`, `Hardmax`, `OneHot`, `EyeLike`.
 extension ONNXConverter {
     static func registerFunctionOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
         table["RMSNormalization"] = { $0.opRMSNormalization }
         table["LpNormalization"] = { $0.opLpNormalization }
         table["ReduceLogSum"] = { $0.opReduceLogSum }
+        table["IsNaN"] = { $0.opIsNaN }
+        table["IsInf"] = { $0.opIsInf }
+        table["Shrink"] = { $0.opShrink }
+        table["Hardmax"] = { $0.opHardmax }
+        table["OneHot"] = { $0.opOneHot }
+        table["EyeLike"] = { $0.opEyeLike }
     }
 
     /// `LayerNormalization` whose `Mean` or `InvStdDev` output is read: its function body, which
@@ -41,6 +47,7 @@ extension ONNXConverter {
         let output: String
         var ints: [String: Int] = [:]
         var intLists: [String: [Int]] = [:]
+        var floats: [String: Float] = [:]
     }
 
     /// Converts `body` in place of `node`: names local to the body get the node's output as a
@@ -65,6 +72,13 @@ extension ONNXConverter {
                 attribute.name = key
                 attribute.type = .int
                 attribute.i = Int64(value)
+                synthetic.attribute.append(attribute)
+            }
+            for (key, value) in part.floats.sorted(by: { $0.key < $1.key }) {
+                var attribute = Onnx_AttributeProto()
+                attribute.name = key
+                attribute.type = .float
+                attribute.f = value
                 synthetic.attribute.append(attribute)
             }
             for (key, value) in part.intLists.sorted(by: { $0.key < $1.key }) {
@@ -132,5 +146,114 @@ extension ONNXConverter {
         sum.output = [node.output[0] + "::sum"]
         try Self.handlers["ReduceSum"]!(self)(sum, index)
         try expand(node, [BodyNode(op: "Log", inputs: ["sum"], output: "log")])
+    }
+
+    /// `IsNaN`: x ≠ x, the one value unequal to itself.
+    func opIsNaN(_ node: Onnx_NodeProto, _ index: Int) throws {
+        try expand(node, [BodyNode(op: "Equal", inputs: [node.input[0], node.input[0]], output: "same"),
+                          BodyNode(op: "Not", inputs: ["same"], output: "y")])
+    }
+
+    /// `IsInf` (`detect_positive` 1, `detect_negative` 1): x equal to the infinities it detects.
+    func opIsInf(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let a = NodeAttributes(node)
+        let positive = try a.int("detect_positive", 1) != 0, negative = try a.int("detect_negative", 1) != 0
+        let x = node.input[0]
+        switch (positive, negative) {
+        case (true, true):
+            try expand(node, [BodyNode(op: "Abs", inputs: [x], output: "magnitude"), BodyNode(op: "Equal", inputs: ["magnitude", "infinity"], output: "y")],
+                       constants: ["infinity": ConstantTensor(shape: [], floats: [.infinity])])
+        default:
+            // One infinity, or none (NaN equals nothing).
+            let target: Float = positive ? .infinity : negative ? -.infinity : .nan
+            try expand(node, [BodyNode(op: "Equal", inputs: [x, "target"], output: "y")], constants: ["target": ConstantTensor(shape: [], floats: [target])])
+        }
+    }
+
+    /// `Shrink` (`lambd` 0.5, `bias` 0): x + bias below −lambd, x − bias above lambd, else 0.
+    func opShrink(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let a = NodeAttributes(node)
+        let lambd = Float(try a.float("lambd", 0.5)), bias = Float(try a.float("bias", 0))
+        let x = node.input[0]
+        let scalar = { (v: Float) in ConstantTensor(shape: [], floats: [v]) }
+        try expand(node, [
+            BodyNode(op: "Less", inputs: [x, "low"], output: "below"),
+            BodyNode(op: "Greater", inputs: [x, "high"], output: "above"),
+            BodyNode(op: "Add", inputs: [x, "bias"], output: "raised"),
+            BodyNode(op: "Sub", inputs: [x, "bias"], output: "lowered"),
+            BodyNode(op: "Where", inputs: ["above", "lowered", "zero"], output: "upper"),
+            BodyNode(op: "Where", inputs: ["below", "raised", "upper"], output: "y"),
+        ], constants: ["low": scalar(-lambd), "high": scalar(lambd), "bias": scalar(bias), "zero": scalar(0)])
+    }
+
+    /// `Hardmax` (`axis` -1): 1 at the first largest value along the axis, 0 elsewhere — the
+    /// positions along the axis compared with ArgMax's.
+    func opHardmax(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let rank = try inputRank(node)
+        let axis = try resolvedAxis(node, try NodeAttributes(node).int("axis", -1), rank: rank)
+        guard let extent = try onnxExtent(node, axis) else { throw fail(node, "its axis \(axis) depends on the open input size") }
+        var shape = [Int](repeating: 1, count: rank)
+        shape[axis] = extent
+        try expand(node, [
+            BodyNode(op: "ArgMax", inputs: [node.input[0]], output: "best", ints: ["axis": axis, "keepdims": 1]),
+            BodyNode(op: "Equal", inputs: ["positions", "best"], output: "isBest"),
+            BodyNode(op: "Cast", inputs: ["isBest"], output: "y", ints: ["to": 1]),
+        ], constants: ["positions": ConstantTensor(shape: shape, integers: (0 ..< extent).map(Int64.init))])
+    }
+
+    /// `OneHot(indices, depth, values)` (`axis` -1): `values[1]` where the new axis's position is
+    /// the index (a negative one counted from `depth`), `values[0]` elsewhere.
+    func opOneHot(_ node: Onnx_NodeProto, _ index: Int) throws {
+        guard node.input.count == 3, let depthValue = try const(node, 1), let values = try const(node, 2), values.count == 2 else {
+            throw fail(node, "needs indices, a constant depth and two constant values")
+        }
+        let depth = Int64(depthValue.doubles[0])
+        guard depth >= 1 else { throw fail(node, "depth \(depth) must be positive") }
+        let rank = try inputRank(node) + 1
+        let axis = try resolvedAxis(node, try NodeAttributes(node).int("axis", -1), rank: rank)
+        var shape = [Int](repeating: 1, count: rank)
+        shape[axis] = Int(depth)
+        let pair = values.doubles
+        try expand(node, [
+            BodyNode(op: "Less", inputs: [node.input[0], "zero"], output: "negative"),
+            BodyNode(op: "Add", inputs: [node.input[0], "depth"], output: "fromEnd"),
+            BodyNode(op: "Where", inputs: ["negative", "fromEnd", node.input[0]], output: "wrapped"),
+            BodyNode(op: "Unsqueeze", inputs: ["wrapped", "axes"], output: "column"),
+            BodyNode(op: "Equal", inputs: ["column", "positions"], output: "hot"),
+            BodyNode(op: "Where", inputs: ["hot", "on", "off"], output: "y"),
+        ], constants: ["zero": ConstantTensor(shape: [], integers: [0]), "depth": ConstantTensor(shape: [], integers: [depth]),
+                       "axes": ConstantTensor(shape: [1], integers: [Int64(axis)]),
+                       "positions": ConstantTensor(shape: shape, integers: (0 ..< depth).map { $0 }),
+                       "on": ConstantTensor(shape: [], floats: [Float(pair[1])]), "off": ConstantTensor(shape: [], floats: [Float(pair[0])])])
+    }
+
+    /// `EyeLike` (`k` 0): ones on diagonal k of a matrix shaped like the input, a constant when its
+    /// shape is known.
+    func opEyeLike(_ node: Onnx_NodeProto, _ index: Int) throws {
+        guard try inputRank(node) == 2, let rows = try onnxExtent(node, 0), let columns = try onnxExtent(node, 1) else {
+            throw fail(node, "needs a matrix of known shape")
+        }
+        // Batch first, the rows would be the items, each with its own row of the identity.
+        if case .tensor(let t)? = try value(node, 0), t.batchFold?.wholeItem != true {
+            throw fail(node, "makes an identity whose rows are the batch axis; Anvil keeps each item apart")
+        }
+        let a = NodeAttributes(node)
+        let k = try a.int("k", 0)
+        let ones = (0 ..< rows * columns).map { i -> Int64 in i % columns - i / columns == k ? 1 : 0 }
+        var inputIsInteger = false
+        if case .constant(let c)? = try value(node, 0) { inputIsInteger = c.isInteger }
+        let integer = try a.int("dtype").map { !TensorDecoding.floatTypes.contains(Int32(clamping: $0)) } ?? inputIsInteger
+        try set(node, .constant(integer ? ConstantTensor(shape: [rows, columns], integers: ones)
+                                        : ConstantTensor(shape: [rows, columns], floats: ones.map(Float.init))))
+    }
+
+    /// The extent of ONNX axis `axis` of input 0 (nil when it depends on the open input size).
+    func onnxExtent(_ node: Onnx_NodeProto, _ axis: Int) throws -> Int? {
+        switch try value(node, 0) {
+        case .tensor(let t)?: return t.onnxShape[axis]
+        case .constant(let c)?: return c.shape[axis]
+        case .flat(let f)?: return currentShape(.flat(f))[axis]
+        default: throw fail(node, "input 0 must be a tensor")
+        }
     }
 }

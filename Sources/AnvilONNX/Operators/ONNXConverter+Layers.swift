@@ -405,12 +405,15 @@ extension ONNXConverter {
         }
     }
 
-    /// `Selu` with ONNX's standard constants.
+    /// `Selu`: the engine's activation with ONNX's standard constants; with others, γ·Elu(α).
     func opSelu(_ node: Onnx_NodeProto, _ index: Int) throws {
         let a = NodeAttributes(node)
         let alpha = try a.float("alpha", Self.seluAlpha), gamma = try a.float("gamma", Self.seluGamma)
         if abs(alpha - Self.seluAlpha) > 1e-6 || abs(gamma - Self.seluGamma) > 1e-6 {
-            throw fail(node, "only the standard SELU constants are supported")
+            return try expand(node, [
+                BodyNode(op: "Elu", inputs: [node.input[0]], output: "elu", floats: ["alpha": Float(alpha)]),
+                BodyNode(op: "Mul", inputs: ["elu", "gamma"], output: "y"),
+            ], constants: ["gamma": ConstantTensor(shape: [], floats: [Float(gamma)])])
         }
         try activation(node, .string("selu"))
     }

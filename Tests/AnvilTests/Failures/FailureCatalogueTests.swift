@@ -30,10 +30,6 @@ struct FailureCatalogueTests {
             let ghost = Input(width: 4, height: 4, channels: 2, name: "ghost")
             _ = try Model(input: a, output: [a, ghost] --> Add())
         }),
-        ("graph.unused-input", { _ in
-            let spare = Input(width: 4, height: 4, channels: 2, name: "spare")
-            _ = try Model(inputs: [a, spare], outputs: [a --> Activation(.relu)])
-        }),
         ("graph.input-names", { _ in
             let p = Input(width: 1, height: 1, channels: 1, name: "x"), q = Input(width: 1, height: 1, channels: 1, name: "x")
             _ = try Model(inputs: [p, q], outputs: [[p, q] --> Add()])

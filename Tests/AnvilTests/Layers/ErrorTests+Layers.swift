@@ -232,15 +232,12 @@ extension ErrorTests {
         }
     }
 
-    @Test("Undeclared input, unused input, duplicate input, invalid input shape")
+    @Test("Undeclared input, duplicate input, invalid input shape")
     func inputErrors() {
         let a = Input(width: 4, height: 4, channels: 2, name: "declared")
         let ghost = Input(width: 4, height: 4, channels: 2, name: "ghost")
         Self.expectError(.invalidGraph, mentioning: ["ghost", "(4, 4, 2)"], "undeclared input") {
             _ = try Model(input: a, output: [a, ghost --> Activation(.relu)] --> Add())
-        }
-        Self.expectError(.invalidGraph, mentioning: ["ghost"], "unused input") {
-            _ = try Model(inputs: [a, ghost], outputs: [a --> Activation(.relu)])
         }
         Self.expectError(.invalidGraph, mentioning: ["2"], "duplicate input") {
             _ = try Model(inputs: [a, a], outputs: [a --> Activation(.relu)])

@@ -201,4 +201,19 @@ import Testing
         let ids = Input(shape: OpenShape(dimensions: [4], elementType: .int64))
         #expect(throws: AnvilError.self) { try Model(input: ids, output: ids --> Softmax()) }
     }
+
+    @Test("An input no output depends on is accepted: predict checks its shape and ignores its values")
+    func unusedInputIsIgnored() throws {
+        let x = Input(shape: try Shape(dimensions: [3]), name: "x"), spare = Input(shape: try Shape(dimensions: [2]), name: "spare")
+        let model = try Model(inputs: [x, spare], outputs: [x --> Activation(.negative)])
+        try model.compile(from: ArrayParameterSource([:]))
+        let values: [Float] = [1, -2, 3]
+        let y = try model.predict([Tensor(batch: 1, shape: try Shape(dimensions: [3]), values: values),
+                                   Tensor(batch: 1, shape: try Shape(dimensions: [2]), values: [.nan, 7])])
+        #expect(y[0].values == values.map { -$0 })
+        #expect(throws: AnvilError.self) {
+            try model.predict([Tensor(batch: 1, shape: try Shape(dimensions: [3]), values: values),
+                               Tensor(batch: 1, shape: try Shape(dimensions: [3]), values: [1, 2, 3])])
+        }
+    }
 }
