@@ -22,6 +22,9 @@ enum NodeTestScope {
         ("bit manipulation of integers (Anvil computes float32; integers are shapes and indices)",
          ["BitShift", "BitwiseAnd", "BitwiseNot", "BitwiseOr", "BitwiseXor", "BitCast"]),
         ("streaming state (causal convolution with a carried state)", ["CausalConvWithState", "TensorScatter"]),
+        // (NonZero of constants and shapes is folded by the importer; its node test reads a computed tensor.)
+        ("outputs whose shape depends on computed values (Anvil builds one plan per input shape)",
+         ["NonMaxSuppression", "Unique", "NonZero"]),
     ]
 
     /// Operators that make a tensor from settings, not from a tensor's values: a graph of only

@@ -3,7 +3,7 @@ import Anvil
 /// Searching, running sums and indexing of computed tensors: `ArgMax`/`ArgMin` (the engine's
 /// `ArgReduce`), `CumSum`/`CumProd` (`Cumulative`), `TopK`, and the indexing operators whose
 /// indices are constants — `GatherElements`, `GatherND`, `Gather` with an array of indices,
-/// `Tile`, `Trilu` — as one `Take` whose positions are worked out here.
+/// `Tile`, `Trilu`, `Compress` — as one `Take` whose positions are worked out here.
 extension ONNXConverter {
     static func registerIndexingOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
         table["ArgMax"] = { c in { node, _ in try c.argReduce(node, .argMax) } }
@@ -15,6 +15,7 @@ extension ONNXConverter {
         table["GatherND"] = { $0.opGatherND }
         table["Tile"] = { $0.opTile }
         table["Trilu"] = { $0.opTrilu }
+        table["Compress"] = { $0.opCompress }
     }
 
     /// ONNX axis `axis` of a rank-`rank` tensor, resolved; an error when out of range.
@@ -228,6 +229,27 @@ extension ONNXConverter {
             let (row, column) = ((i / columns) % rows, i % columns)
             let kept = upper ? column - row >= k : column - row <= k
             return kept ? i : -1
+        })
+    }
+
+    /// `Compress(input, condition)` with a constant condition: the slices along `axis` whose
+    /// condition is true (without `axis`, the elements of the flattened input), in order.
+    func opCompress(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let (source, shape) = try indexedSource(node)
+        guard let condition = try const(node, 1) else { throw fail(node, "needs a constant condition") }
+        let keep = condition.doubles.enumerated().filter { $0.element != 0 }.map(\.offset)
+        guard !keep.isEmpty else { throw fail(node, "keeps nothing: its output would be empty") }
+        guard let axis = try NodeAttributes(node).int("axis").map({ try resolvedAxis(node, $0, rank: shape.count) }) else {
+            guard condition.count <= shape.reduce(1, *) else { throw fail(node, "a condition of \(condition.count) for \(shape.reduce(1, *)) elements") }
+            return try set(node, try take(node, source, outputShape: [keep.count]) { keep[$0] })
+        }
+        guard condition.count <= shape[axis] else { throw fail(node, "a condition of \(condition.count) for an axis of extent \(shape[axis])") }
+        var output = shape
+        output[axis] = keep.count
+        try set(node, try take(node, source, outputShape: output) { i in
+            var at = Self.multiIndex(i, output)
+            at[axis] = keep[at[axis]]
+            return Self.flatPosition(at, shape)
         })
     }
 }

@@ -318,7 +318,9 @@ extension ONNXConverter {
         guard a.rank == b.rank, a.onnxRank == b.onnxRank else {
             throw fail(node, "multiplies tensors of ranks \(a.onnxRank) and \(b.onnxRank); Anvil broadcasts the axes between the batch axis and the matrices of equal ranks")
         }
-        guard a.batchFold == b.batchFold, a.batchAxis == b.batchAxis else {
+        // (Whole items hold no batch among ONNX's axes: any two multiply.)
+        let wholeItems = a.batchFold?.wholeItem == true && b.batchFold?.wholeItem == true
+        guard wholeItems || (a.batchFold == b.batchFold && a.batchAxis == b.batchAxis) else {
             throw fail(node, "multiplies \(Self.text(a.onnxShape)) by \(Self.text(b.onnxShape)), which hold the batch in different axes")
         }
         // ONNX's shapes without the batch's own axis: the leading axes broadcast.
@@ -339,6 +341,7 @@ extension ONNXConverter {
         let shape = leading + [m, n]
         let name = try add(node, "MatMul", [a.name, b.name],
                            ["transposeA": transposeA ? true : nil, "transposeB": transposeB ? true : nil])
+        if wholeItems, !shape.contains(where: { $0 == nil }) { return wholeItem(name, shape.map { $0! }) }
         return ComputedTensor(name, shape, permutation: a.onnxOrder, batchFold: a.batchFold)
     }
 
