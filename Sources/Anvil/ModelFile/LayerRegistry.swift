@@ -42,6 +42,7 @@ enum LayerRegistry {
         TopK.self,
         Take.self,
         Embedding.self,
+        GridSample.self,
         Select.self,
         Constant.self,
         ShapeOf.self,

@@ -7,6 +7,7 @@ extension ONNXConverter {
     static func registerSpatialAndNormalizationOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
         table["ConvTranspose"] = { $0.opConvTranspose }
         table["Resize"] = { $0.opResize }
+        table["GridSample"] = { $0.opGridSample }
         table["Upsample"] = { $0.opUpsample }
         table["Pad"] = { $0.opPad }
         table["InstanceNormalization"] = { $0.opInstanceNormalization }
@@ -440,5 +441,25 @@ extension ONNXConverter {
         let p = try (try? attributes.int("p")).flatMap { $0.map(Double.init) } ?? attributes.float("p", 2)
         let name = try add(node, "LpPooling", [tensor.name], ["p": p, "kernel": [h, w], "stride": [h, w], "padding": "valid"])
         try set(node, ComputedTensor(name, [1, 1, tensor.shape[2]]))
+    }
+
+    /// `GridSample` of an image (`mode` linear/bilinear, nearest, cubic/bicubic; `padding_mode`;
+    /// `align_corners`): the engine's `GridSample`, the grid `[N, Ho, Wo, 2]` held in ONNX's order.
+    func opGridSample(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let image = try act(node)
+        try requireSpatial(node, image)
+        let grid = try toONNXOrder(node, try exact(node, try act(node, 1, anyLayout: true)))
+        guard grid.onnxRank == 4, grid.isBatchFirst, grid.onnxShape[3] == 2 else {
+            throw fail(node, "needs a grid [N, H, W, 2] with the batch first, got \(Self.text(grid.onnxShape)) (3-D sampling is not supported)")
+        }
+        let a = NodeAttributes(node)
+        let modes = ["linear": "linear", "bilinear": "linear", "nearest": "nearest", "cubic": "cubic", "bicubic": "cubic"]
+        let modeName = try a.string("mode", "linear")
+        guard let mode = modes[modeName] else { throw fail(node, "mode '\(modeName)' is not linear, nearest or cubic") }
+        let padding = try a.string("padding_mode", "zeros")
+        guard ["zeros", "border", "reflection"].contains(padding) else { throw fail(node, "padding_mode '\(padding)' is not zeros, border or reflection") }
+        let name = try add(node, "GridSample", [image.name, grid.name],
+                           ["mode": mode, "padding": padding, "alignCorners": try a.int("align_corners", 0) != 0])
+        try set(node, ComputedTensor(name, [grid.shape[0], grid.shape[1], image.shape[2]]))
     }
 }
