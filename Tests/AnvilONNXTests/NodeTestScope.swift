@@ -31,6 +31,9 @@ enum NodeTestScope {
     /// these, fed by graph inputs, has outputs whose shape depends on the inputs' values.
     static let constantGenerators: Set<String> = ["Constant", "ConstantOfShape", "Range"]
 
+    /// Operators whose node tests are named by an abbreviation (`test_nllloss_…`, `test_sce_…`).
+    static let testNameAliases = ["NegativeLogLikelihoodLoss": "nllloss", "SoftmaxCrossEntropyLoss": "sce"]
+
     /// Operators whose rank-5 form is 3-D convolution or pooling.
     static let spatialOperators: Set<String> = ["Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "MaxUnpool",
                                                 "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "DeformConv", "Col2Im",
@@ -48,7 +51,7 @@ enum NodeTestScope {
         for (_, family) in operatorsOutOfScope {
             // (Some tests spell the operator in snake case, others in one word: `test_blackmanwindow_expanded`.)
             for op in family {
-                for spelling in [snakeCase(op), op.lowercased()] where name.hasPrefix("test_" + spelling + "_") || name == "test_" + spelling {
+                for spelling in [snakeCase(op), op.lowercased()] + (testNameAliases[op].map { [$0] } ?? []) where name.hasPrefix("test_" + spelling + "_") || name == "test_" + spelling {
                     operators.insert(op)
                 }
             }

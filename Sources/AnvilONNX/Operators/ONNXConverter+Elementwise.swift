@@ -245,7 +245,8 @@ extension ONNXConverter {
             return
         }
         if entries.count == 1 {
-            try set(node, try act(node, entries[0].0))
+            // (`Sum`, `Max`, ... of one tensor: the tensor itself, held as it is.)
+            try set(node, try act(node, entries[0].0, anyLayout: true))
             return
         }
         if readsPlanTensor(node) { return try elementwisePlan(node, op) }

@@ -154,19 +154,26 @@ extension ONNXConverter {
                           BodyNode(op: "Not", inputs: ["same"], output: "y")])
     }
 
-    /// `IsInf` (`detect_positive` 1, `detect_negative` 1): x equal to the infinities it detects.
+    /// `IsInf` (`detect_positive` 1, `detect_negative` 1): x beyond the largest finite float on
+    /// the sides it detects (a weight may not be infinite, so no infinity is compared with).
     func opIsInf(_ node: Onnx_NodeProto, _ index: Int) throws {
         let a = NodeAttributes(node)
         let positive = try a.int("detect_positive", 1) != 0, negative = try a.int("detect_negative", 1) != 0
         let x = node.input[0]
+        let largest = ConstantTensor(shape: [], floats: [.greatestFiniteMagnitude])
         switch (positive, negative) {
         case (true, true):
-            try expand(node, [BodyNode(op: "Abs", inputs: [x], output: "magnitude"), BodyNode(op: "Equal", inputs: ["magnitude", "infinity"], output: "y")],
-                       constants: ["infinity": ConstantTensor(shape: [], floats: [.infinity])])
-        default:
-            // One infinity, or none (NaN equals nothing).
-            let target: Float = positive ? .infinity : negative ? -.infinity : .nan
-            try expand(node, [BodyNode(op: "Equal", inputs: [x, "target"], output: "y")], constants: ["target": ConstantTensor(shape: [], floats: [target])])
+            try expand(node, [BodyNode(op: "Abs", inputs: [x], output: "magnitude"), BodyNode(op: "Greater", inputs: ["magnitude", "largest"], output: "y")],
+                       constants: ["largest": largest])
+        case (true, false):
+            try expand(node, [BodyNode(op: "Greater", inputs: [x, "largest"], output: "y")], constants: ["largest": largest])
+        case (false, true):
+            try expand(node, [BodyNode(op: "Less", inputs: [x, "lowest"], output: "y")],
+                       constants: ["lowest": ConstantTensor(shape: [], floats: [-.greatestFiniteMagnitude])])
+        case (false, false):
+            // Detects nothing: |x| < 0 is false everywhere (NaN included).
+            try expand(node, [BodyNode(op: "Abs", inputs: [x], output: "magnitude"), BodyNode(op: "Less", inputs: ["magnitude", "zero"], output: "y")],
+                       constants: ["zero": ConstantTensor(shape: [], floats: [0])])
         }
     }
 
@@ -218,7 +225,9 @@ extension ONNXConverter {
             BodyNode(op: "Less", inputs: [node.input[0], "zero"], output: "negative"),
             BodyNode(op: "Add", inputs: [node.input[0], "depth"], output: "fromEnd"),
             BodyNode(op: "Where", inputs: ["negative", "fromEnd", node.input[0]], output: "wrapped"),
-            BodyNode(op: "Unsqueeze", inputs: ["wrapped", "axes"], output: "column"),
+            // (Before opset 13 Unsqueeze takes its axes as an attribute.)
+            opset >= 13 ? BodyNode(op: "Unsqueeze", inputs: ["wrapped", "axes"], output: "column")
+                : BodyNode(op: "Unsqueeze", inputs: ["wrapped"], output: "column", intLists: ["axes": [axis]]),
             BodyNode(op: "Equal", inputs: ["column", "positions"], output: "hot"),
             BodyNode(op: "Where", inputs: ["hot", "on", "off"], output: "y"),
         ], constants: ["zero": ConstantTensor(shape: [], integers: [0]), "depth": ConstantTensor(shape: [], integers: [depth]),
