@@ -10,7 +10,9 @@ public final class GlobalMaxPooling: Layer {
     public var namePrefix: String { "gmp" }
 
     /// `1 × 1 × C`.
-    public func outputShape(for inputs: [Shape]) throws -> Shape { .vector(inputs[0].channels) }
+    public func outputShape(for inputs: [Shape]) throws -> Shape { Shape.vector(inputs[0].channels).with(elementType: inputs[0].elementType) }
+    /// Integers and truth values too (the maximum is one of them).
+    public var acceptsTypedInputs: Bool { true }
 
     /// The global pooling kernel.
     public func makeKernel(_ context: KernelContext) throws -> any Kernel {

@@ -18,6 +18,7 @@ extension ONNXConverter {
         }
         let inputs = sides[0].split(separator: ",", omittingEmptySubsequences: false).map { Array($0) }
         let output = Array(sides[1])
+        if inputs.count == 1, node.input.count == 1 { return try einsumOfOne(node, equation, inputs[0], output) }
         guard inputs.count == 2, node.input.count == 2 else { throw fail(node, "equation '\(equation)': only products of two operands are supported") }
         let (x, y) = (inputs[0], inputs[1])
         for labels in [x, y, output] where Set(labels).count != labels.count {
@@ -35,6 +36,26 @@ extension ONNXConverter {
         let b = try relabel(node, try act(node, 1, anyLayout: true), from: y, to: batch + contracted + columns)
         let product = try matMul(node, a, b)
         try set(node, try relabel(node, product, from: batch + rows + columns, to: output))
+    }
+
+    /// `Einsum` of one operand: the labels missing from the output summed (`ij->i`), the rest
+    /// put in the output's order (`ij->ji`) — a `ReduceSum` and a relabelling.
+    func einsumOfOne(_ node: Onnx_NodeProto, _ equation: String, _ labels: [Character], _ output: [Character]) throws {
+        guard Set(labels).count == labels.count, Set(output).count == output.count, Set(labels).isSuperset(of: output) else {
+            throw fail(node, "equation '\(equation)' repeats a label (a diagonal) or outputs one it lacks, which is not supported")
+        }
+        let summed = labels.indices.filter { !output.contains(labels[$0]) }
+        guard summed.count < labels.count else { throw fail(node, "equation '\(equation)' sums every axis, the batch's too") }
+        var kept = labels
+        if !summed.isEmpty {
+            try expand(node, [BodyNode(op: "ReduceSum", inputs: [node.input[0], "axes"], output: "sum", ints: ["keepdims": 0])],
+                       constants: ["axes": ConstantTensor(shape: [summed.count], integers: summed.map(Int64.init))])
+            kept = labels.filter(output.contains)
+            if kept == output { return }
+            guard case .tensor(let sum)? = values[node.output[0]] else { throw fail(node, "its sum is not a tensor") }
+            return try set(node, try relabel(node, sum, from: kept, to: output))
+        }
+        try set(node, try relabel(node, try act(node, 0, anyLayout: true), from: kept, to: output))
     }
 
     /// `tensor`, whose ONNX axes carry `labels`, with its axes relabelled into `order`: an ONNX

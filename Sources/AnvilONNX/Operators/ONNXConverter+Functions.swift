@@ -229,11 +229,14 @@ extension ONNXConverter {
             opset >= 13 ? BodyNode(op: "Unsqueeze", inputs: ["wrapped", "axes"], output: "column")
                 : BodyNode(op: "Unsqueeze", inputs: ["wrapped"], output: "column", intLists: ["axes": [axis]]),
             BodyNode(op: "Equal", inputs: ["column", "positions"], output: "hot"),
-            BodyNode(op: "Where", inputs: ["hot", "on", "off"], output: "y"),
+            // off + (on − off) · hot: both values are constants, which one Select cannot take.
+            BodyNode(op: "Cast", inputs: ["hot"], output: "mask", ints: ["to": 1]),
+            BodyNode(op: "Mul", inputs: ["mask", "step"], output: "raised"),
+            BodyNode(op: "Add", inputs: ["raised", "off"], output: "y"),
         ], constants: ["zero": ConstantTensor(shape: [], integers: [0]), "depth": ConstantTensor(shape: [], integers: [depth]),
                        "axes": ConstantTensor(shape: [1], integers: [Int64(axis)]),
                        "positions": ConstantTensor(shape: shape, integers: (0 ..< depth).map { $0 }),
-                       "on": ConstantTensor(shape: [], floats: [Float(pair[1])]), "off": ConstantTensor(shape: [], floats: [Float(pair[0])])])
+                       "step": ConstantTensor(shape: [], floats: [Float(pair[1] - pair[0])]), "off": ConstantTensor(shape: [], floats: [Float(pair[0])])])
     }
 
     /// `EyeLike` (`k` 0): ones on diagonal k of a matrix shaped like the input, a constant when its

@@ -447,10 +447,21 @@ extension ONNXConverter {
         let slopes = try constant(node, 1)
         guard let channels = tensor.shape.last! else { throw fail(node, "open channels") }
         var flat = slopes.floats
+        // Aligned on the last axes as NumPy's broadcasting does, a slope per channel varies along
+        // ONNX axis 1 only ([C] of a matrix, [C, 1, 1] of an image).
+        let rank = tensor.onnxRank
+        let aligned = slopes.shape.count <= rank ? [Int](repeating: 1, count: rank - slopes.shape.count) + slopes.shape : []
+        let perChannel = (2 ... 4).contains(rank) && aligned.count == rank && aligned[1] == channels
+            && aligned.enumerated().allSatisfy { $0.offset == 1 || $0.element == 1 }
         if flat.count == 1 {
             flat = [Float](repeating: flat[0], count: channels)
-        } else if flat.count != channels || slopes.shape.filter({ $0 != 1 }).count > 1 {
-            throw fail(node, "slope of shape \(slopes.shape) is not one per channel")
+        } else if !perChannel {
+            // Any other slope broadcasts as NumPy's does: its function body, x < 0 ? slope·x : x.
+            return try expand(node, [
+                BodyNode(op: "Less", inputs: [node.input[0], "zero"], output: "negative"),
+                BodyNode(op: "Mul", inputs: [node.input[0], node.input[1]], output: "scaled"),
+                BodyNode(op: "Where", inputs: ["negative", "scaled", node.input[0]], output: "y"),
+            ], constants: ["zero": ConstantTensor(shape: [], floats: [0])])
         }
         let name = try add(node, "PReLU", [tensor.name], parameters: [("slopes", flat)])
         try set(node, ComputedTensor(name, tensor.shape))
