@@ -16,6 +16,7 @@ extension ONNXConverter {
         table["Tile"] = { $0.opTile }
         table["Trilu"] = { $0.opTrilu }
         table["Compress"] = { $0.opCompress }
+        table["CenterCropPad"] = { $0.opCenterCropPad }
     }
 
     /// ONNX axis `axis` of a rank-`rank` tensor, resolved; an error when out of range.
@@ -252,7 +253,105 @@ extension ONNXConverter {
             return Self.flatPosition(at, shape)
         })
     }
+
+    /// Whether `Pad` needs the general form: a tensor that is not an image, the `wrap` mode, or
+    /// negative pads (a crop) — which the engine's Pad of images does not take.
+    func padsByTake(_ node: Onnx_NodeProto) throws -> Bool {
+        guard case .tensor(let tensor)? = try value(node, 0) else { return false }
+        let mode = try NodeAttributes(node).string("mode", "constant")
+        let pads = try padAmounts(node, rank: tensor.onnxRank)
+        return tensor.onnxRank != 4 || mode == "wrap" || pads.contains { $0 < 0 }
+    }
+
+    /// ONNX `Pad`'s begins then ends for each of `rank` axes (from the attribute before opset 11,
+    /// else input 1, placed by input 3's axes).
+    func padAmounts(_ node: Onnx_NodeProto, rank: Int) throws -> [Int] {
+        let a = NodeAttributes(node)
+        if opset < 11 { return try a.ints("pads") ?? a.ints("paddings") ?? [] }
+        let pads = try constant(node, 1).integers()
+        guard let axesValue = try const(node, 3, required: false) else { return pads }
+        let axes = try axesValue.integers().map { try resolvedAxis(node, $0, rank: rank) }
+        guard pads.count == 2 * axes.count else { throw fail(node, "pads \(pads) do not match axes \(axes)") }
+        var full = [Int](repeating: 0, count: 2 * rank)
+        for (i, axis) in axes.enumerated() { (full[axis], full[axis + rank]) = (pads[i], pads[i + axes.count]) }
+        return full
+    }
+
+    /// `Pad` of any rank, any mode (constant, edge, reflect, wrap), negative pads cropping: a
+    /// `Take` whose positions say where each output value comes from, and for a constant other
+    /// than 0 an `Add` of it where nothing was taken.
+    func padByTake(_ node: Onnx_NodeProto) throws {
+        let (source, shape) = try indexedSource(node)
+        let rank = shape.count
+        let pads = try padAmounts(node, rank: rank)
+        guard pads.count == 2 * rank else { throw fail(node, "pads \(pads) need \(2 * rank) values for a rank-\(rank) input") }
+        let mode = try NodeAttributes(node).string("mode", "constant")
+        guard ["constant", "edge", "reflect", "wrap"].contains(mode) else { throw fail(node, "mode '\(mode)' is not constant, edge, reflect or wrap") }
+        let output = try (0 ..< rank).map { axis -> Int in
+            let extent = shape[axis] + pads[axis] + pads[axis + rank]
+            guard extent >= 1 else { throw fail(node, "pads \(pads) leave axis \(axis) empty") }
+            return extent
+        }
+        var value = 0.0
+        if opset < 11 { value = try NodeAttributes(node).float("value", 0) } else if let c = try const(node, 2, required: false), c.count > 0 { value = c.doubles[0] }
+        if mode == "reflect", zip(shape, pads.prefix(rank)).contains(where: { $0 == 1 && $1 != 0 }) {
+            throw fail(node, "reflects an axis of extent 1")
+        }
+        var padded = [Bool](repeating: false, count: output.reduce(1, *))
+        let taken = try take(node, source, outputShape: output) { i in
+            var at = Self.multiIndex(i, output)
+            for axis in 0 ..< rank {
+                let extent = shape[axis]
+                var j = at[axis] - pads[axis]
+                if j < 0 || j >= extent {
+                    switch mode {
+                    case "edge": j = min(max(j, 0), extent - 1)
+                    case "wrap": j = ((j % extent) + extent) % extent
+                    case "reflect":
+                        let period = 2 * (extent - 1)
+                        j = ((j % period) + period) % period
+                        if j >= extent { j = period - j }
+                    default:
+                        padded[i] = true
+                        return -1
+                    }
+                }
+                at[axis] = j
+            }
+            return Self.flatPosition(at, shape)
+        }
+        guard mode == "constant", value != 0, padded.contains(true) else { return try set(node, taken) }
+        let prefix = node.output[0] + "::"
+        values[prefix + "taken"] = .tensor(taken)
+        try expand(node, [BodyNode(op: "Add", inputs: ["taken", "fill"], output: "y")],
+                   constants: ["fill": ConstantTensor(shape: output, floats: padded.map { $0 ? Float(value) : 0 })])
+    }
+
+    /// `CenterCropPad(input, shape)` (`axes`: all): each axis cropped about its centre or padded
+    /// with zeros around it to the target extent — a `Take`.
+    func opCenterCropPad(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let (source, shape) = try indexedSource(node)
+        guard let targets = try const(node, 1)?.integers() else { throw fail(node, "needs a constant shape") }
+        let axes = try (NodeAttributes(node).ints("axes") ?? Array(shape.indices)).map { try resolvedAxis(node, $0, rank: shape.count) }
+        guard targets.count == axes.count, targets.allSatisfy({ $0 >= 1 }) else { throw fail(node, "shape \(targets) does not fit axes \(axes)") }
+        var output = shape, offset = [Int](repeating: 0, count: shape.count)
+        for (axis, target) in zip(axes, targets) {
+            output[axis] = target
+            // A crop starts (extent − target) / 2 in; a pad puts (target − extent) / 2 before.
+            offset[axis] = target <= shape[axis] ? (shape[axis] - target) / 2 : -((target - shape[axis]) / 2)
+        }
+        try set(node, try take(node, source, outputShape: output) { i in
+            var at = Self.multiIndex(i, output)
+            for axis in at.indices {
+                let j = at[axis] + offset[axis]
+                guard j >= 0, j < shape[axis] else { return -1 }
+                at[axis] = j
+            }
+            return Self.flatPosition(at, shape)
+        })
+    }
 }
+
 
 extension Array {
     /// The elements at `positions`, in that order.

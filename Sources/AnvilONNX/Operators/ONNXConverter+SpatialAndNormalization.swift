@@ -243,6 +243,7 @@ extension ONNXConverter {
 
     /// `Pad` (constant, reflect, edge): Pad, or folded into the one window reading it.
     func opPad(_ node: Onnx_NodeProto, _ index: Int) throws {
+        if try padsByTake(node) { return try padByTake(node) }
         let tensor = try act(node)
         try requireSpatial(node, tensor)
         let a = NodeAttributes(node)
