@@ -17,6 +17,8 @@ extension ONNXConverter {
         table["Trilu"] = { $0.opTrilu }
         table["Compress"] = { $0.opCompress }
         table["CenterCropPad"] = { $0.opCenterCropPad }
+        table["ScatterElements"] = { c in { node, _ in try c.scatterOfTensors(node, elements: true) } }
+        table["Scatter"] = { c in { node, _ in try c.scatterOfTensors(node, elements: true) } }
     }
 
     /// ONNX axis `axis` of a rank-`rank` tensor, resolved; an error when out of range.
@@ -350,7 +352,91 @@ extension ONNXConverter {
             return Self.flatPosition(at, shape)
         })
     }
+
+    /// Whether input 0 or 2 of `node` is a tensor computed at `predict`.
+    func readsComputedTensor(_ node: Onnx_NodeProto) throws -> Bool {
+        for position in [0, 2] where position < node.input.count {
+            switch try value(node, position) {
+            case .tensor?, .flat?: return true
+            default: continue
+            }
+        }
+        return false
+    }
+
+    /// `ScatterElements` / `Scatter` (`elements`, `axis`) or `ScatterND` with constant indices
+    /// into computed data (`reduction` none, add, mul, max, min): the writes grouped in rounds
+    /// (the k-th write to a position in round k), each round a `Take` of the updates combined
+    /// into the data where its constant mask says — a `Select`, or an `Add` for sums.
+    func scatterOfTensors(_ node: Onnx_NodeProto, elements: Bool) throws {
+        guard node.input.count == 3, let indices = try const(node, 1) else { throw fail(node, "needs constant indices") }
+        let data = try exact(node, try act(node, 0, anyLayout: true)), updates = try exact(node, try act(node, 2, anyLayout: true))
+        guard !data.isOpen, !updates.isOpen else { throw fail(node, "scatters into a tensor of open size") }
+        let shape = data.onnxShape.map { $0! }, updateShape = updates.onnxShape.map { $0! }
+        let reduction = try NodeAttributes(node).string("reduction", "none")
+        guard ["none", "add", "mul", "max", "min"].contains(reduction) else { throw fail(node, "reduction '\(reduction)' is not none, add, mul, max or min") }
+        // Each write: (position in the data, position in the updates), in ONNX's order.
+        var writes: [(target: Int, source: Int)] = []
+        let tuples = try indices.integers()
+        if elements {
+            let axis = try resolvedAxis(node, try NodeAttributes(node).int("axis", 0), rank: shape.count)
+            guard indices.shape == updateShape, indices.rank == shape.count else {
+                throw fail(node, "indices \(indices.shape) and updates \(updateShape) must have one shape and the data's rank \(shape.count)")
+            }
+            for i in 0 ..< tuples.count {
+                var at = Self.multiIndex(i, indices.shape)
+                guard zip(at, shape).allSatisfy({ $0 < $1 }) else { throw fail(node, "indices \(indices.shape) exceed data \(shape)") }
+                at[axis] = try wrapped(node, tuples[i], extent: shape[axis])
+                writes.append((Self.flatPosition(at, shape), i))
+            }
+        } else {
+            guard let k = indices.shape.last, indices.rank >= 1, k <= shape.count else {
+                throw fail(node, "indices of shape \(indices.shape) do not index data of shape \(shape)")
+            }
+            let slice = Array(shape[k...]), length = slice.reduce(1, *)
+            guard updateShape == Array(indices.shape.dropLast()) + slice else {
+                throw fail(node, "updates have shape \(updateShape); indices \(indices.shape) into \(shape) need \(Array(indices.shape.dropLast()) + slice)")
+            }
+            let strides = ConstantTensor.strides(shape)
+            for i in 0 ..< (k == 0 ? 1 : tuples.count / k) {
+                var offset = 0
+                for j in 0 ..< k { offset += try wrapped(node, tuples[i * k + j], extent: shape[j]) * strides[j] }
+                for e in 0 ..< length { writes.append((offset + e, i * length + e)) }
+            }
+        }
+        // Rounds: the k-th write to a position goes in round k (with no reduction the last wins,
+        // so each round overwrites the one before).
+        var round = [Int: Int](), rounds: [[Int: Int]] = []
+        for write in writes {
+            let k = round[write.target, default: 0]
+            round[write.target] = k + 1
+            if k == rounds.count { rounds.append([:]) }
+            rounds[k][write.target] = write.source
+        }
+        let prefix = node.output[0] + "::"
+        var body: [BodyNode] = [], constants: [String: ConstantTensor] = [:]
+        var current = node.input[0]
+        let combine = ["add": "Add", "mul": "Mul", "max": "Max", "min": "Min"]
+        for (k, sources) in rounds.enumerated() {
+            let taken = try take(node, updates, outputShape: shape) { sources[$0] ?? -1 }
+            values[prefix + "taken\(k)"] = .tensor(taken)
+            let count = shape.reduce(1, *)
+            constants["mask\(k)"] = ConstantTensor(shape: shape, integers: (0 ..< count).map { sources[$0] == nil ? 0 : 1 })
+            if reduction == "add" {
+                body.append(BodyNode(op: "Add", inputs: [current, "taken\(k)"], output: "round\(k)"))
+            } else if let op = combine[reduction] {
+                body.append(BodyNode(op: op, inputs: [current, "taken\(k)"], output: "combined\(k)"))
+                body.append(BodyNode(op: "Where", inputs: ["mask\(k)", "combined\(k)", current], output: "round\(k)"))
+            } else {
+                body.append(BodyNode(op: "Where", inputs: ["mask\(k)", "taken\(k)", current], output: "round\(k)"))
+            }
+            current = "round\(k)"
+        }
+        guard !body.isEmpty else { return try set(node, .tensor(data)) }
+        try expand(node, body, constants: constants)
+    }
 }
+
 
 
 extension Array {

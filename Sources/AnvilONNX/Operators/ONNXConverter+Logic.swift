@@ -118,6 +118,7 @@ extension ONNXConverter {
     /// `ScatterND` of constants (Swin's shifted-window mask, built by writing regions of a zero
     /// tensor): `updates` written, or combined by `reduction`, at the index tuples of `indices`.
     func opScatterND(_ node: Onnx_NodeProto, _ index: Int) throws {
+        if try readsComputedTensor(node) { return try scatterOfTensors(node, elements: false) }
         let data = try foldedInput(node, 0), indices = try foldedInput(node, 1), updates = try foldedInput(node, 2)
         let reduction = try NodeAttributes(node).string("reduction", "none")
         let combine: (Double, Double) -> Double
