@@ -261,11 +261,11 @@ final class ONNXConverter {
         throw fail(node, "needs a 4-D NCHW or 3-D NCL input, got shape \(Self.text(tensor.onnxShape))")
     }
 
-    /// Records `value` as output `index`; an error when a later output is used.
+    /// Records `value` as output `index`; an error when a later output is used and was not set.
     func set(_ node: Onnx_NodeProto, _ value: ImportedValue, index: Int = 0) throws {
         guard index < node.output.count else { throw fail(node, "has no output \(index)") }
         values[node.output[index]] = value
-        for extra in node.output.dropFirst(index + 1) where !extra.isEmpty && !(consumers[extra] ?? []).isEmpty {
+        for extra in node.output.dropFirst(index + 1) where !extra.isEmpty && !(consumers[extra] ?? []).isEmpty && values[extra] == nil {
             throw fail(node, "its output '\(extra)' is used, and Anvil computes only the first output")
         }
     }

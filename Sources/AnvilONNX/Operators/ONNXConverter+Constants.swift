@@ -11,7 +11,7 @@ extension ONNXConverter {
         table["Cast"] = { $0.opCast }
         table["CastLike"] = { $0.opCastLike }
         table["Identity"] = { $0.opIdentity }
-        table["Dropout"] = { $0.opIdentity }
+        table["Dropout"] = { $0.opDropout }
     }
 
     /// Python's `range(start, end)` bounds of a slice `[start:end]` over `count` items.
@@ -196,6 +196,23 @@ extension ONNXConverter {
     func opCastLike(_ node: Onnx_NodeProto, _ index: Int) throws {
         guard let target = try value(node, 1) else { throw fail(node, "input 1 (the target type) is missing") }
         if case .constant(let c) = target { try cast(node, to: c.isInteger ? 7 : 1) } else { try cast(node, to: 1) }
+    }
+
+    /// `Dropout` at inference: its input, and a mask of ones (every value kept) when the mask is read.
+    func opDropout(_ node: Onnx_NodeProto, _ index: Int) throws {
+        if node.output.count > 1, !node.output[1].isEmpty, !(consumers[node.output[1]] ?? []).isEmpty {
+            let shape: [Int?]
+            switch try value(node, 0) {
+            case .tensor(let t)?: shape = t.onnxShape
+            case .constant(let c)?: shape = c.shape.map { $0 }
+            case let other?: shape = currentShape(other)
+            case nil: throw fail(node, "input 0 is missing")
+            }
+            guard !shape.contains(where: { $0 == nil }) else { throw fail(node, "its mask has the open input size") }
+            let fixed = shape.map { $0! }
+            try set(node, .constant(ConstantTensor(shape: fixed, integers: [Int64](repeating: 1, count: fixed.reduce(1, *)))), index: 1)
+        }
+        try opIdentity(node, index)
     }
 
     /// `Identity` / `Dropout` at inference: its input.
