@@ -2,7 +2,7 @@ import Anvil
 
 /// Operators converted through their ONNX function bodies (the nodes the ONNX specification
 /// defines them as, written here as synthetic nodes and converted one by one): `RMSNormalization`,
-/// `LpNormalization`, `ReduceLogSum`, `IsNaN`, `IsInf`, `Shrink`, `Hardmax`, `OneHot`, `EyeLike`.
+/// `LpNormalization`, `ReduceLogSum`, `IsNaN`, `IsInf`, `Shrink`, `Hardmax`, `OneHot`, `EyeLike`, `AffineGrid`.
 extension ONNXConverter {
     static func registerFunctionOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
         table["RMSNormalization"] = { $0.opRMSNormalization }
@@ -14,6 +14,7 @@ extension ONNXConverter {
         table["Hardmax"] = { $0.opHardmax }
         table["OneHot"] = { $0.opOneHot }
         table["EyeLike"] = { $0.opEyeLike }
+        table["AffineGrid"] = { $0.opAffineGrid }
     }
 
     /// `LayerNormalization` whose `Mean` or `InvStdDev` output is read: its function body, which
@@ -257,6 +258,37 @@ extension ONNXConverter {
         let integer = try a.int("dtype").map { !TensorDecoding.floatTypes.contains(Int32(clamping: $0)) } ?? inputIsInteger
         try set(node, .constant(integer ? ConstantTensor(shape: [rows, columns], integers: ones)
                                         : ConstantTensor(shape: [rows, columns], floats: ones.map(Float.init))))
+    }
+
+    /// `AffineGrid(theta, size)` (`align_corners` 0) with a constant size `[N, C, (D,) H, W]`:
+    /// each output point is theta × (x, y, (z,) 1) of the base grid — theta [N, r, r+1] times the
+    /// base grid's transpose [r+1, points], moved to [N, points, r] and reshaped to the grid.
+    func opAffineGrid(_ node: Onnx_NodeProto, _ index: Int) throws {
+        guard let size = try const(node, 1)?.integers(), size.count == 4 || size.count == 5, size.allSatisfy({ $0 >= 1 }) else {
+            throw fail(node, "needs a constant size [N, C, H, W] or [N, C, D, H, W]")
+        }
+        let align = try NodeAttributes(node).int("align_corners", 0) != 0
+        let spatial = Array(size.dropFirst(2))  // (D,) H, W
+        let r = spatial.count
+        /// Coordinate i of an axis of `extent` points, normalised to [−1, 1].
+        func coordinate(_ i: Int, _ extent: Int) -> Float {
+            if align { return extent == 1 ? 0 : Float(2 * i) / Float(extent - 1) - 1 }
+            return (2 * Float(i) + 1) / Float(extent) - 1
+        }
+        let points = spatial.reduce(1, *)
+        guard points <= 1 << 20 else { throw fail(node, "a grid of \(points) points is too large") }
+        // The base grid's transpose, [r + 1, points]: row 0 is x (the last axis), then y, (z,) and ones.
+        var base = [Float](repeating: 1, count: (r + 1) * points)
+        for p in 0 ..< points {
+            let at = Self.multiIndex(p, spatial)
+            for (row, axis) in (0 ..< r).reversed().enumerated() { base[row * points + p] = coordinate(at[axis], spatial[axis]) }
+        }
+        try expand(node, [
+            BodyNode(op: "MatMul", inputs: [node.input[0], "base"], output: "product"),
+            BodyNode(op: "Transpose", inputs: ["product"], output: "points", intLists: ["perm": [0, 2, 1]]),
+            BodyNode(op: "Reshape", inputs: ["points", "shape"], output: "grid"),
+        ], constants: ["base": ConstantTensor(shape: [r + 1, points], floats: base),
+                       "shape": ConstantTensor(shape: [r + 2], integers: [0] + spatial.map(Int64.init) + [Int64(r)])])
     }
 
     /// The extent of ONNX axis `axis` of input 0 (nil when it depends on the open input size).
