@@ -17,6 +17,7 @@ extension ONNXConverter {
         table["Trilu"] = { $0.opTrilu }
         table["Compress"] = { $0.opCompress }
         table["CenterCropPad"] = { $0.opCenterCropPad }
+        table["ReverseSequence"] = { $0.opReverseSequence }
         table["ScatterElements"] = { c in { node, _ in try c.scatterOfTensors(node, elements: true) } }
         table["Scatter"] = { c in { node, _ in try c.scatterOfTensors(node, elements: true) } }
     }
@@ -349,6 +350,26 @@ extension ONNXConverter {
                 guard j >= 0, j < shape[axis] else { return -1 }
                 at[axis] = j
             }
+            return Self.flatPosition(at, shape)
+        })
+    }
+
+    /// `ReverseSequence(input, sequence_lens)` (`time_axis` 0, `batch_axis` 1) with constant
+    /// lengths: along the time axis, each sequence's first `sequence_lens[b]` steps reversed — a `Take`.
+    func opReverseSequence(_ node: Onnx_NodeProto, _ index: Int) throws {
+        let (source, shape) = try indexedSource(node)
+        guard let lengths = try const(node, 1)?.integers() else { throw fail(node, "needs constant sequence_lens") }
+        let a = NodeAttributes(node)
+        let time = try resolvedAxis(node, try a.int("time_axis", 0), rank: shape.count)
+        let batch = try resolvedAxis(node, try a.int("batch_axis", 1), rank: shape.count)
+        guard time != batch, time <= 1, batch <= 1, lengths.count == shape[batch] else {
+            throw fail(node, "needs time and batch axes 0 and 1 and one length per sequence (\(lengths.count) for \(shape[batch]))")
+        }
+        guard lengths.allSatisfy({ $0 >= 1 && $0 <= shape[time] }) else { throw fail(node, "sequence_lens \(lengths) must be 1 to \(shape[time])") }
+        try set(node, try take(node, source, outputShape: shape) { i in
+            var at = Self.multiIndex(i, shape)
+            let n = lengths[at[batch]]
+            if at[time] < n { at[time] = n - 1 - at[time] }
             return Self.flatPosition(at, shape)
         })
     }
