@@ -2,7 +2,7 @@ import Anvil
 
 /// Operators converted through their ONNX function bodies (the nodes the ONNX specification
 /// defines them as, written here as synthetic nodes and converted one by one): `RMSNormalization`,
-/// `LpNormalization`, `ReduceLogSum`, `IsNaN`, `IsInf`, `Shrink`, `Hardmax`, `OneHot`, `EyeLike`, `AffineGrid`.
+/// `LpNormalization`, `ReduceLogSum`, `IsNaN`, `IsInf`, `Shrink`, `Hardmax`, `OneHot`, `EyeLike`, `AffineGrid`; and `If` whose condition is known, by its branch.
 extension ONNXConverter {
     static func registerFunctionOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
         table["RMSNormalization"] = { $0.opRMSNormalization }
@@ -15,6 +15,7 @@ extension ONNXConverter {
         table["OneHot"] = { $0.opOneHot }
         table["EyeLike"] = { $0.opEyeLike }
         table["AffineGrid"] = { $0.opAffineGrid }
+        table["If"] = { $0.opIf }
     }
 
     /// `LayerNormalization` whose `Mean` or `InvStdDev` output is read: its function body, which
@@ -289,6 +290,34 @@ extension ONNXConverter {
             BodyNode(op: "Reshape", inputs: ["points", "shape"], output: "grid"),
         ], constants: ["base": ConstantTensor(shape: [r + 1, points], floats: base),
                        "shape": ConstantTensor(shape: [r + 2], integers: [0] + spatial.map(Int64.init) + [Int64(r)])])
+    }
+
+    /// `If` whose condition is known when the model is converted (a constant, or computed from
+    /// fixed shapes): the chosen branch's nodes converted in its place, its outputs the node's.
+    func opIf(_ node: Onnx_NodeProto, _ index: Int) throws {
+        guard case .constant(let condition)? = try value(node, 0) else {
+            throw fail(node, "its condition is computed at predict; Anvil converts an If whose condition is known from constants and shapes")
+        }
+        guard condition.count == 1 else { throw fail(node, "its condition has \(condition.count) values, not one") }
+        let name = condition.doubles[0] != 0 ? "then_branch" : "else_branch"
+        guard let branch = node.attribute.first(where: { $0.name == name && $0.hasG })?.g else { throw fail(node, "has no \(name)") }
+        guard branch.output.count == node.output.count else {
+            throw fail(node, "its \(name) has \(branch.output.count) outputs for \(node.output.count)")
+        }
+        for initializer in branch.initializer {
+            values[initializer.name] = .constant(try decoding.constant(initializer, what: "initializer '\(initializer.name)' of \(name)"))
+        }
+        for part in branch.node {
+            guard part.domain.isEmpty || part.domain == "ai.onnx" else { throw fail(part, "operators of domain '\(part.domain)' are not supported") }
+            guard let handler = Self.handlers[part.opType] else { throw fail(part, "this operator (in \(describe(node))'s \(name)) is not supported by the Anvil converter") }
+            for input in part.input { consumers[input, default: []].append(currentIndex) }
+            try handler(self)(part, currentIndex)
+        }
+        // (Last first: setting an output checks that the later ones it leaves unset are unread.)
+        for (position, output) in branch.output.enumerated().reversed() where !node.output[position].isEmpty {
+            guard let result = values[output.name] else { throw fail(node, "its \(name) does not compute its output '\(output.name)'") }
+            try set(node, result, index: position)
+        }
     }
 
     /// The extent of ONNX axis `axis` of input 0 (nil when it depends on the open input size).
