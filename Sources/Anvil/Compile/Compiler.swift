@@ -76,47 +76,18 @@ struct Compiler {
                 }
                 // The shapes of the buffers the step reads and writes (what its KernelIO holds).
                 var inputShapes = context.inputShapes
-                if let index = step.foldedPad { inputShapes[0] = graph.shapes[graph.nodes[index].inputs[0]] }
-                if let index = step.fusedAdd { inputShapes.append(graph.shapes[graph.nodes[index].output]) }
-                if let index = step.fusedGate { inputShapes.append(graph.shapes[graph.nodes[index].output]) }
-                for (position, slice) in step.foldedSlices {
-                    let sliced = graph.shapes[graph.nodes[slice].inputs[0]]
-                    inputShapes[position] = sliced
-                    let window = (graph.nodes[slice].layer as! Slice).channelWindow(of: sliced)!
-                    context.foldedSliceWindows[position] = (window.first, sliced.channels)
-                }
+                for fusion in step.fusions { fusion.adjustReadShapes(&inputShapes, graph: graph) }
                 let outputShape = graph.shapes[step.output]
-                // A step with a folded Transpose reads the Transpose's input, whose shape must match too.
-                let foldedInput = step.foldedTranspose.map { graph.nodes[$0].inputs[0] }
-                if let other = reusing.lazy.filter({ model in foldedInput.map { model.shapes[$0] == graph.shapes[$0] } ?? true })
+                // A kernel built at another size is reused where every shape it depends on matches.
+                let dependencies = step.fusions.flatMap { $0.shapeDependencies(graph: graph) }
+                if let other = reusing.lazy.filter({ model in dependencies.allSatisfy { model.shapes[$0] == graph.shapes[$0] } })
                     .map({ $0.steps[position] })
                     .first(where: { $0.inputShapes == inputShapes && $0.outputShape == outputShape }) {
                     steps.append(CompiledModel.Step(kernel: other.kernel, inputs: step.inputs, output: step.output,
                                                     inputShapes: inputShapes, outputShape: outputShape))
                     continue
                 }
-                if let index = step.foldedNormalization {
-                    let normalization = graph.nodes[index]
-                    let bn = normalization.layer as! BatchNormalization
-                    let bnContext = KernelContext(layerName: normalization.name, inputShapes: [graph.shapes[node.output]],
-                                                  outputShape: graph.shapes[normalization.output], layout: layout,
-                                                  parameters: parameters[ObjectIdentifier(bn)] ?? [:])
-                    context.foldedAffine = try bn.affine(bnContext)
-                }
-                if let index = step.fusedAdd {
-                    let add = graph.nodes[index]
-                    context.fusedResidual = true
-                    context.fusedActivation = (add.layer as! Add).activation
-                }
-                if let index = step.fusedActivation {
-                    context.fusedActivation = (graph.nodes[index].layer as! Activation).function
-                }
-                if let index = step.foldedTranspose {
-                    let transpose = graph.nodes[index]
-                    context.inputOrder = (transpose.layer as! Transpose).gatherOrder(input: graph.shapes[transpose.inputs[0]])
-                }
-                if let index = step.foldedPad { context.absorbedPad = (graph.nodes[index].layer as! Pad).absorbablePad }
-                if let index = step.fusedShuffle { context.fusedShuffleGroups = (graph.nodes[index].layer as! ChannelShuffle).groups }
+                for fusion in step.fusions { try fusion.fill(&context, graph: graph, parameters: parameters) }
                 var kernel = try node.layer.makeKernel(context)
                 if let fusable = node.layer as? any FusableLayer {
                     // The compiler, not the layer, guarantees the fused work is done.
@@ -124,14 +95,7 @@ struct Compiler {
                                                  activation: context.fusedActivation ?? fusable.activation)
                     kernel = try epilogue.completing(kernel, layerTookAffine: context.affineUse.taken, layerName: node.name)
                 }
-                // A fused shuffle cannot be applied after the kernel in place: the kernel must do it.
-                if let groups = context.fusedShuffleGroups, (kernel as? any EpilogueReportingKernel)?.appliedShuffleGroups != groups {
-                    throw AnvilError(.internalError, "layer '\(node.name)': the compiler fused a channel shuffle of \(groups) groups that its kernel does not apply")
-                }
-                if let index = step.fusedGate {
-                    kernel = try GatedKernel(inner: kernel, gate: context.outputShape, map: outputShape,
-                                         activation: (graph.nodes[index].layer as! Elementwise).activation)
-                }
+                for fusion in step.fusions { kernel = try fusion.finish(kernel, context: context, outputShape: outputShape) }
                 steps.append(CompiledModel.Step(kernel: kernel, inputs: step.inputs, output: step.output,
                                                 inputShapes: inputShapes, outputShape: outputShape))
             } catch let error as AnvilError {

@@ -1,34 +1,13 @@
 /// What runs and where its data lives, decided from the graph alone (no parameters):
-/// which nodes fuse into their producer, the order of steps, and the buffer slot of every
-/// tensor, reused once a tensor is dead.
+/// which nodes fuse into the step of another (the rules of ``fusionRules``), the order of
+/// steps, and the buffer slot of every tensor, reused once a tensor is dead.
 struct ExecutionPlan {
     /// A node that runs, with the nodes fused into it.
     struct Step {
         let node: Int
-        /// A BatchNormalization node folded into this one.
-        var foldedNormalization: Int?
-        /// An Add node fused into this one: its other input is this step's second input, added
-        /// before the activation.
-        var fusedAdd: Int?
-        /// An Activation node fused into this one (after the Add, if any).
-        var fusedActivation: Int?
-        /// A Transpose node (followed by a Flatten) folded into this Dense step: the step reads the
-        /// Transpose's input and its weights are reordered instead of the values moved.
-        var foldedTranspose: Int?
-        /// A zero Pad node folded into this windowed step (a ``PadAbsorbingLayer``): the step
-        /// reads the Pad's input and its window absorbs the pad.
-        var foldedPad: Int?
-        /// An Elementwise multiply fused into this step, which computes its gate (squeeze and
-        /// excitation): the feature map is the step's last input and the step writes the product
-        /// (``GatedKernel``); the gate itself is never stored.
-        var fusedGate: Int?
-        /// Channel Slices folded into this Concatenate step, by the position of the input they
-        /// produced: the step reads each slice's input and joins the slice's window of channels.
-        var foldedSlices: [Int: Int] = [:]
-        /// A ChannelShuffle fused into this Concatenate step (after its epilogue): the
-        /// concatenation writes each joined channel where the shuffle moves it (ShuffleNet's
-        /// concatenation → shuffle), so the joined order is never stored.
-        var fusedShuffle: Int?
+        /// What is fused into this step, in the order the rules matched it
+        /// (``ExecutionPlan/fusionRules``).
+        var fusions: [any FusionRule] = []
         /// Whether the step only writes its node's value, known when the plan was built (a shape
         /// computation read by a layer that runs): it has no inputs.
         var writesKnownValue = false
@@ -36,8 +15,12 @@ struct ExecutionPlan {
         var inputs: [Int]
         /// Tensor written.
         var output: Int
+
+        /// The fusions of `rule` in this step.
+        func fusions<Rule: FusionRule>(_ rule: Rule.Type) -> [Rule] { fusions.compactMap { $0 as? Rule } }
     }
 
+    /// The steps, in the order they run.
     let steps: [Step]
     /// For each graph tensor, the tensor whose buffer holds it (itself unless fused away).
     let storage: [Int]
@@ -49,28 +32,12 @@ struct ExecutionPlan {
     /// Floats per image for all activation buffers.
     var floatsPerImage: Int { saturatingSum(slotSizes) }
 
+    /// The plan of `graph`: every node that runs makes a step, in graph order, with what the
+    /// fusion rules fuse into it; buffers as ``slots(graph:steps:storage:inPlace:)`` assigns them.
     init(graph: Graph) {
-        let tensorCount = graph.shapes.count
-        var consumers = [Int](repeating: 0, count: tensorCount)
-        for node in graph.nodes { for input in node.inputs { consumers[input] += 1 } }
-        let outputs = Set(graph.outputs)
-        /// The single node consuming `tensor`, if it has exactly one and is not a model output.
-        func soleConsumer(of tensor: Int) -> Int? {
-            guard consumers[tensor] == 1, !outputs.contains(tensor) else { return nil }
-            return graph.nodes.firstIndex { $0.inputs.contains(tensor) }
-        }
-
-        var storage = Array(0 ..< tensorCount)
-        var fused = Set<Int>()
+        var builder = PlanBuilder(graph: graph)
         var steps: [Step] = []
-        var transposeFolds: [Int: Int] = [:]  // Dense node -> the Transpose folded into it
-        var padFolds: [Int: Int] = [:]  // windowed node -> the zero Pad folded into it
-        var sliceFolds: [Int: [Int]] = [:]  // Concatenate node -> the channel Slices folded into it
-        /// Whether `tensor` was computed before node `index` runs (a model input or an earlier node's output).
-        func computed(_ tensor: Int, before index: Int) -> Bool {
-            tensor < graph.inputCount || tensor - graph.inputCount < index
-        }
-        for (index, node) in graph.nodes.enumerated() where !fused.contains(index) {
+        for (index, node) in graph.nodes.enumerated() where !builder.fused.contains(index) {
             // A value known when the plan is built never runs; it is written by a step of its
             // own where a running layer reads it (below).
             if graph.values[node.output] != nil { continue }
@@ -78,109 +45,16 @@ struct ExecutionPlan {
             // writes the same buffer: its output is its input's storage and nothing runs.
             if let cast = node.layer as? Cast, cast.onlyRenames(graph.shapes[node.inputs[0]].elementType),
                graph.values[node.inputs[0]] == nil {
-                storage[node.output] = storage[node.inputs[0]]
+                builder.storage[node.output] = builder.storage[node.inputs[0]]
                 continue
             }
-            // Transpose → Flatten → Dense: the Dense reads the untransposed values with its weights
-            // reordered (as the "chw" flatten order does), so neither the Transpose nor the Flatten runs.
-            if node.layer is Transpose, let flatten = soleConsumer(of: node.output),
-               let flattenLayer = graph.nodes[flatten].layer as? Flatten, flattenLayer.order == .channelsLast,
-               graph.shapes[graph.nodes[flatten].output].rank == 2,
-               let dense = soleConsumer(of: graph.nodes[flatten].output), graph.nodes[dense].layer is Dense {
-                fused.formUnion([index, flatten])
-                transposeFolds[dense] = index
-                continue
-            }
-            // A zero Pad before a convolution or counting average pooling: the layer's window
-            // takes the pad into its own padding and reads the unpadded tensor.
-            if let pad = (node.layer as? Pad)?.absorbablePad, let next = soleConsumer(of: node.output),
-               graph.nodes[next].inputs.count == 1, let absorbing = graph.nodes[next].layer as? any PadAbsorbingLayer,
-               let window = absorbing.absorbableWindow(over: graph.shapes[node.output]), window.canAbsorb(pad) {
-                fused.insert(index)
-                padFolds[next] = index
-                continue
-            }
-            // A channel Slice read only by a concatenation along the channels (ShuffleNet's kept
-            // half): the concatenation reads the slice's window of channels where they are.
-            if let slice = node.layer as? Slice, slice.channelWindow(of: graph.shapes[node.inputs[0]]) != nil,
-               let next = soleConsumer(of: node.output), let concatenate = graph.nodes[next].layer as? Concatenate,
-               graph.nodes[next].inputs.count > 1, concatenate.joinsChannels(rank: graph.shapes[graph.nodes[next].output].rank) {
-                fused.insert(index)
-                sliceFolds[next, default: []].append(index)
-                continue
-            }
-            var step = Step(node: index, inputs: node.inputs.map { storage[$0] }, output: node.output)
-            for slice in sliceFolds[index] ?? [] {
-                let position = node.inputs.firstIndex(of: graph.nodes[slice].output)!
-                step.foldedSlices[position] = slice
-                step.inputs[position] = storage[graph.nodes[slice].inputs[0]]
-            }
-            if let transpose = transposeFolds[index] {
-                step.foldedTranspose = transpose
-                step.inputs = [storage[graph.nodes[transpose].inputs[0]]]
-            }
-            if let pad = padFolds[index] {
-                step.foldedPad = pad
-                step.inputs = [storage[graph.nodes[pad].inputs[0]]]
-            }
-            var tail = node.output
-            if let fusable = node.layer as? any FusableLayer, fusable.activation == .none {
-                if fusable.absorbs.contains(.batchNormalization), let next = soleConsumer(of: tail),
-                   graph.nodes[next].layer is BatchNormalization {
-                    step.foldedNormalization = next
-                    fused.insert(next)
-                    tail = graph.nodes[next].output
-                    storage[tail] = node.output
-                }
-                // A residual connection: `Add` of this output and a tensor already computed
-                // (its producer comes earlier, so the other branch has run), into a layer
-                // whose kernel adds it while writing its output.
-                var activationDone = false
-                if fusable.absorbs.contains(.residualAdd), let next = soleConsumer(of: tail), let add = graph.nodes[next].layer as? Add,
-                   graph.nodes[next].inputs.count == 2, let other = graph.nodes[next].inputs.first(where: { $0 != tail }),
-                   computed(other, before: index) {
-                    step.fusedAdd = next
-                    fused.insert(next)
-                    step.inputs.append(storage[other])
-                    tail = graph.nodes[next].output
-                    storage[tail] = node.output
-                    activationDone = add.activation != .none
-                }
-                if !activationDone, fusable.absorbs.contains(.activation), let next = soleConsumer(of: tail), graph.nodes[next].layer is Activation {
-                    step.fusedActivation = next
-                    fused.insert(next)
-                    tail = graph.nodes[next].output
-                    storage[tail] = node.output
-                }
-            }
-            // ShuffleNet's concatenation along the channels → channel shuffle: one pass that
-            // writes the joined channels in shuffled order instead of a copy and a permutation.
-            if let concatenate = node.layer as? Concatenate, node.inputs.count > 1,
-               concatenate.joinsChannels(rank: graph.shapes[node.output].rank),
-               let next = soleConsumer(of: tail), graph.nodes[next].layer is ChannelShuffle {
-                step.fusedShuffle = next
-                fused.insert(next)
-                tail = graph.nodes[next].output
-                storage[tail] = node.output
-            }
-            // Squeeze and excitation: this step's output is a gate (smaller than the map it
-            // scales) whose only use is a multiply with a map computed earlier; the step
-            // multiplies the map by it as it finishes, so the gate needs no buffer nor step. Only
-            // for a one-input layer: the map becomes the step's second input, and kernels of
-            // several inputs (Add, Concatenate) read all of theirs.
-            if node.inputs.count == 1, step.fusedAdd == nil, step.foldedTranspose == nil, let next = soleConsumer(of: tail),
-               let multiply = graph.nodes[next].layer as? Elementwise, multiply.operation == .multiply,
-               multiply.constant == nil, graph.nodes[next].inputs.count == 2,
-               let map = graph.nodes[next].inputs.first(where: { $0 != tail }), computed(map, before: index),
-               graph.shapes[tail].count < graph.shapes[map].count, graph.shapes[map].elementType == .float32,
-               graph.shapes[graph.nodes[next].output] == graph.shapes[map] {
-                step.fusedGate = next
-                fused.insert(next)
-                step.inputs.append(storage[map])
-                step.output = graph.nodes[next].output
-            }
+            if Self.fusionRules.contains(where: { $0.foldIntoConsumer(at: index, &builder) }) { continue }
+            var step = Step(node: index, inputs: node.inputs.map { builder.storage[$0] }, output: node.output)
+            builder.tail = node.output
+            for rule in Self.fusionRules { rule.fuse(into: &step, &builder) }
             steps.append(step)
         }
+        let storage = builder.storage
         // Only the steps an output depends on run (a layer read only by a shape computation does not).
         var needed = Set(graph.outputs.map { storage[$0] })
         steps = Array(steps.reversed().filter { step in

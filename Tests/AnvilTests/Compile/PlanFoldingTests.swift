@@ -11,8 +11,8 @@ import Testing
 ///   gate (``GatedKernel``).
 @Suite("Plan folding: zero Pad into windows, squeeze-and-excitation gates")
 struct PlanFoldingTests {
-    static func foldedPads(_ model: Model) -> Int { model.plan.steps.filter { $0.foldedPad != nil }.count }
-    static func fusedGates(_ model: Model) -> Int { model.plan.steps.filter { $0.fusedGate != nil }.count }
+    static func foldedPads(_ model: Model) -> Int { model.plan.steps.filter { !$0.fusions(ZeroPadFold.self).isEmpty }.count }
+    static func fusedGates(_ model: Model) -> Int { model.plan.steps.filter { !$0.fusions(SqueezeExcitationGateFusion.self).isEmpty }.count }
 
     // MARK: - Pad
 

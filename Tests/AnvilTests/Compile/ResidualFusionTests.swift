@@ -12,7 +12,7 @@ import Testing
 @Suite("Residual fusion")
 struct ResidualFusionTests {
     /// The steps' fused Add nodes of a model.
-    static func fusedAdds(_ model: Model) -> [Int] { model.plan.steps.compactMap(\.fusedAdd) }
+    static func fusedAdds(_ model: Model) -> [Int] { model.plan.steps.flatMap { $0.fusions(ResidualAddFusion.self).map(\.node) } }
 
     @Test("conv(x) + x, then an Activation layer: fused into the direct kernel")
     func intoDirectKernel() throws {
@@ -113,7 +113,7 @@ struct ResidualFusionTests {
     @Test("The direct kernel writes over a residual whose last use it is, and only then", arguments: Block.allCases)
     func inPlace(kind: Block) throws {
         let model = try Self.block(kind)
-        let fusedStep = try #require(model.plan.steps.firstIndex { $0.fusedAdd != nil })
+        let fusedStep = try #require(model.plan.steps.firstIndex { !$0.fusions(ResidualAddFusion.self).isEmpty })
         let step = model.plan.steps[fusedStep]
         let shared = model.plan.sharingResidualBuffers(graph: model.graph, inPlace: [fusedStep])
         #expect((shared.slot[step.output] == shared.slot[step.inputs[1]]) == (kind == .residualDies), "\(kind)")
