@@ -46,8 +46,8 @@ public struct Tensor: Equatable, Sendable {
         try self.init(batch: batch, shape: shape, values: truths.map { $0 ? 1 : 0 })
     }
 
-    /// The elements as integers (a float truncated toward zero; one that is not finite, or beyond
-    /// `Int64`, saturates).
+    /// The elements as integers (a float truncated toward zero; an infinity or a value beyond
+    /// `Int64` saturates, NaN reads 0).
     public var integers: [Int64] {
         values.map { v in v.isNaN ? 0 : v >= 9.2e18 ? .max : v <= -9.2e18 ? .min : Int64(v) }
     }
