@@ -227,10 +227,15 @@ extension ONNXConverter {
         values[outputName] = .tensor(ComputedTensor(name, [outputs]))
     }
 
-    /// `Gemm` (transB, alpha, beta, C): Dense, alpha and beta folded in.
+    /// `Gemm` (transB, alpha, beta, C): Dense, alpha and beta folded in; with transA or a C that
+    /// is not a per-output bias, its definition written out (Transpose, MatMul, Add).
     func opGemm(_ node: Onnx_NodeProto, _ index: Int) throws {
         let a = NodeAttributes(node)
-        if try a.int("transA", 0) != 0 { throw fail(node, "transA=1 is not supported") }
+        let b = try constant(node, 1)
+        let outputs = b.rank == 2 ? (try a.int("transB", 0) != 0 ? b.shape[0] : b.shape[1]) : 0
+        // A C of one value, or one per output, is Dense's bias.
+        let matrixBias = try const(node, 2, required: false).map { $0.count != 1 && $0.count != outputs } ?? false
+        if try a.int("transA", 0) != 0 || matrixBias { return try gemmWrittenOut(node) }
         var weights = try constant(node, 1)
         guard weights.rank == 2 else { throw fail(node, "B must be a 2-D constant, got shape \(weights.shape)") }
         if try a.int("transB", 0) == 0 { weights = try weights.transposed() }
@@ -248,6 +253,30 @@ extension ONNXConverter {
             return try channelMatMul(node, index, tensor, try weights.transposed(), bias: bias)
         }
         try dense(node, index, weights: weights, bias: bias)
+    }
+
+    /// `Gemm` as its definition: alpha · A' · B' + beta · C, A' and B' transposed as `transA` and
+    /// `transB` say (the constants folded: B' · alpha, C · beta).
+    func gemmWrittenOut(_ node: Onnx_NodeProto) throws {
+        let a = NodeAttributes(node)
+        var weights = try constant(node, 1)
+        guard weights.rank == 2 else { throw fail(node, "B must be a 2-D constant, got shape \(weights.shape)") }
+        if try a.int("transB", 0) != 0 { weights = try weights.transposed() }
+        let alpha = try a.float("alpha", 1.0), beta = try a.float("beta", 1.0)
+        weights = weights.mapped { $0 * alpha }
+        var body: [BodyNode] = []
+        var operand = node.input[0]
+        if try a.int("transA", 0) != 0 {
+            body.append(BodyNode(op: "Transpose", inputs: [operand], output: "transposed", intLists: ["perm": [1, 0]]))
+            operand = "transposed"
+        }
+        body.append(BodyNode(op: "MatMul", inputs: [operand, "weights"], output: "product"))
+        var constants = ["weights": weights]
+        if let c = try const(node, 2, required: false) {
+            body.append(BodyNode(op: "Add", inputs: ["product", "bias"], output: "y"))
+            constants["bias"] = c.mapped { $0 * beta }
+        }
+        try expand(node, body, constants: constants)
     }
 
     /// `MatMul` by a constant matrix: Dense, or a PointwiseConvolution on the last axis.
