@@ -322,7 +322,37 @@ extension ONNXConverter {
     /// sits alike in both.
     func matMulOfTensors(_ node: Onnx_NodeProto) throws {
         if readsPlanTensor(node) { throw fail(node, "a MatMul with a shape computation is not supported") }
+        if node.input.count == 2, try vectorOperands(node) { return }
         try set(node, try matMul(node, try act(node, 0, anyLayout: true), try act(node, 1, anyLayout: true)))
+    }
+
+    /// `MatMul` with a vector operand, as NumPy defines it: the vector made a matrix (a row
+    /// before, a column after), multiplied, and that axis removed. Whether it applied.
+    func vectorOperands(_ node: Onnx_NodeProto) throws -> Bool {
+        let first = try inputRank(node)
+        guard case .tensor(let second)? = try value(node, 1) else { return false }
+        guard first == 1 || second.onnxRank == 1 else { return false }
+        // (Before opset 13 Unsqueeze and Squeeze take their axes as attributes.)
+        var body: [BodyNode] = [], constants: [String: ConstantTensor] = [:]
+        func reshaping(_ op: String, _ input: String, _ output: String, axes: [Int]) {
+            if opset >= 13 {
+                body.append(BodyNode(op: op, inputs: [input, output + "Axes"], output: output))
+                constants[output + "Axes"] = ConstantTensor(shape: [axes.count], integers: axes.map(Int64.init))
+            } else {
+                body.append(BodyNode(op: op, inputs: [input], output: output, intLists: ["axes": axes]))
+            }
+        }
+        var a = node.input[0], b = node.input[1]
+        // A vector becomes a row (or a column) with leading axes of 1 up to the other operand's rank.
+        if first == 1 { reshaping("Unsqueeze", a, "row", axes: Array(0 ..< max(1, second.onnxRank - 1))); a = "row" }
+        if second.onnxRank == 1 { reshaping("Unsqueeze", b, "column", axes: Array(0 ..< max(0, first - 2)) + [max(1, first - 1)]); b = "column" }
+        body.append(BodyNode(op: "MatMul", inputs: [a, b], output: "product"))
+        // The row's axis is the product's second last, the column's its last: the column's goes first.
+        var last = "product"
+        if second.onnxRank == 1 { reshaping("Squeeze", last, "noColumn", axes: [-1]); last = "noColumn" }
+        if first == 1 { reshaping("Squeeze", last, "noRow", axes: [second.onnxRank == 1 ? -1 : -2]) }
+        try expand(node, body, constants: constants)
+        return true
     }
 
     /// The engine's `MatMul` of two computed tensors (ONNX's matmul semantics, ranks equal).
