@@ -534,6 +534,12 @@ final class ONNXConverter {
         return "input '\(name)' is a weight fed as a graph input (read as \(uses.joined(separator: ", ")), which must be a constant): export with the parameters stored in the file (torch.onnx.export(..., export_params=True)), or make it an initializer: append numpy_helper.from_array(value, '\(name)') to graph.initializer and remove '\(name)' from graph.input"
     }
 
+    /// Whether `tensor` is held whole after a batch axis of 1 (the graph converted as one item):
+    /// a whole item, or a scalar of such a graph, which has no axis to hold a batch.
+    func isWholeItem(_ tensor: ComputedTensor) -> Bool {
+        tensor.batchFold?.wholeItem == true || (isUnbatched && tensor.onnxRank == 0)
+    }
+
     /// The Anvil tensor `name` holding an ONNX tensor of `shape` whole after a batch axis of 1.
     func wholeItem(_ name: String, _ shape: [Int]) -> ComputedTensor {
         ComputedTensor(name, shape.map { $0 }, permutation: Array(shape.indices).map { $0 + 1 }, anvilRank: shape.count + 1,

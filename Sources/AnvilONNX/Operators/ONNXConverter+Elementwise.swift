@@ -322,8 +322,7 @@ extension ONNXConverter {
                                constantFirst: Bool) throws {
         let tensors = try inputs.map { try toONNXOrder(node, try exact(node, $0)) }
         let first = tensors[0]
-        // (One item: a scalar input has no axes to hold a batch; it broadcasts like any whole item.)
-        if tensors.allSatisfy({ $0.batchFold?.wholeItem == true || (isUnbatched && $0.onnxRank == 0) }) {
+        if tensors.allSatisfy(isWholeItem) {
             // Whole items: each tensor after its batch axis is ONNX's; they broadcast as ONNX's do.
             let constantShape = constant.map { $0.shape.isEmpty ? [1] : $0.shape }
             let shapes: [[Int?]] = tensors.map(\.shape) + (constantShape.map { [$0.map { $0 }] } ?? [])

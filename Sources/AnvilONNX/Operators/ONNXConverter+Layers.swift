@@ -378,7 +378,7 @@ extension ONNXConverter {
             throw fail(node, "multiplies tensors of ranks \(a.onnxRank) and \(b.onnxRank); Anvil broadcasts the axes between the batch axis and the matrices of equal ranks")
         }
         // (Whole items hold no batch among ONNX's axes: any two multiply.)
-        let wholeItems = a.batchFold?.wholeItem == true && b.batchFold?.wholeItem == true
+        let wholeItems = isWholeItem(a) && isWholeItem(b)
         guard wholeItems || (a.batchFold == b.batchFold && a.batchAxis == b.batchAxis) else {
             throw fail(node, "multiplies \(Self.text(a.onnxShape)) by \(Self.text(b.onnxShape)), which hold the batch in different axes")
         }

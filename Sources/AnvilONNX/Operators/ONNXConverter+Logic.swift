@@ -84,8 +84,7 @@ extension ONNXConverter {
     func whereOfTensors(_ node: Onnx_NodeProto, computed: [Int]) throws {
         guard computed.count >= 2 else { throw fail(node, "Where with two constant operands of a computed one is not supported") }
         let tensors = try computed.map { try toONNXOrder(node, try exact(node, try act(node, $0, anyLayout: true))) }
-        // (One item: a scalar input has no axes to hold a batch; it broadcasts like any whole item.)
-        let whole = tensors.allSatisfy { $0.batchFold?.wholeItem == true || (isUnbatched && $0.onnxRank == 0) }
+        let whole = tensors.allSatisfy(isWholeItem)
         guard whole || (tensors.allSatisfy(\.isBatchFirst) && Set(tensors.map(\.onnxRank)).count == 1) else {
             throw fail(node, "selects among \(tensors.map { Self.text($0.onnxShape) }.joined(separator: ", ")), which are not batch-first tensors of one rank")
         }

@@ -37,10 +37,31 @@ import Testing
         }
     }
 
-    @Test("Integer arithmetic wraps to the type's width as Swift's fixed-width integers do", arguments: [
+    /// `operation` on `x` and `y` through the layer's kernel with `isa`'s Elementwise body.
+    static func runKernel(_ operation: ElementwiseOperation, _ type: ElementType, _ dims: [Int], batch: Int,
+                          _ x: [Int64], _ y: [Int64], isa: InstructionSet) throws -> Tensor {
+        let shape = try Shape(dimensions: dims, elementType: type)
+        let layer = Elementwise(operation)
+        let output = try layer.outputShape(for: [shape, shape])
+        let made = try layer.makeKernel(KernelContext(layerName: "e", inputShapes: [shape, shape], outputShape: output, layout: .forge, parameters: [:]))
+        let wrapped = try #require(made as? IntegerResultKernel)
+        var inner = try #require(wrapped.inner as? ElementwiseKernel)
+        inner.instructionSet = isa
+        let kernel = IntegerResultKernel(inner: inner, type: wrapped.type)
+        let a = x.map(Float.init), b = y.map(Float.init)
+        var values = [Float](repeating: .nan, count: batch * output.count)
+        a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in values.withUnsafeMutableBufferPointer { out in
+            kernel.run(KernelIO(inputs: [a.baseAddress!, b.baseAddress!], output: out.baseAddress!, scratch: out.baseAddress!,
+                                batch: batch, inputShapes: [shape, shape], outputShape: output))
+        } } }
+        return try Tensor(batch: batch, shape: output, values: values)
+    }
+
+    @Test("Integer arithmetic wraps to the type's width as Swift's fixed-width integers do, on every body", arguments: [
         ElementType.uint8, .int8, .int16, .uint16, .int32, .int64,
-    ])
-    func integerArithmetic(type: ElementType) throws {
+    ], refInstructionSets)
+    func integerArithmetic(type: ElementType, isa: InstructionSet) throws {
+        try refRequireSupported(isa)
         var rng = RefRandom(seed: 43)
         let dims = [3, 5], batch = 2, count = batch * 15
         let x = Self.integers(count, type, &rng), y = Self.integers(count, type, &rng, nonZero: true)
@@ -52,10 +73,13 @@ import Testing
             (.maximum, { max($0, $1) }), (.minimum, { min($0, $1) }),
         ]
         for (operation, reference) in cases {
-            let output = try Self.run(operation, type, dims, batch: batch, x, y)
+            let output = try Self.runKernel(operation, type, dims, batch: batch, x, y, isa: isa)
             #expect(output.elementType == type, "\(operation)")
-            #expect(output.integers == zip(x, y).map(reference), "\(operation) of \(type)")
+            #expect(output.integers == zip(x, y).map(reference), "\(operation) of \(type) on \(isa)")
         }
+        // And through a compiled model, as predict runs it.
+        let (operation, reference) = cases[2]
+        #expect(try Self.run(operation, type, dims, batch: batch, x, y).integers == zip(x, y).map(reference))
     }
 
     @Test("Comparisons and mask logic of integers give bool tensors")

@@ -21,22 +21,24 @@ struct GridSampleKernel: RangeKernel {
     /// Computes the output rows in `range` (item-major).
     func run(_ range: Range<Int>, _ io: KernelIO) {
         let image = io.inputs[0], grid = io.inputs[1]
-        var taps = [Double](repeating: 0, count: channels)
-        for row in range {
-            let item = row / outputHeight
-            let source = image + item * height * width * channels
-            for column in 0 ..< outputWidth {
-                let point = grid + (row * outputWidth + column) * 2
-                let output = io.output + (row * outputWidth + column) * channels
-                sample(source, x: Double(point[0]), y: Double(point[1]), into: &taps)
-                for c in 0 ..< channels { output[c] = Float(taps[c]) }
+        // One pixel's sums, on the stack: nothing is allocated per pixel at predict.
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: channels) { taps in
+            for row in range {
+                let item = row / outputHeight
+                let source = image + item * height * width * channels
+                for column in 0 ..< outputWidth {
+                    let point = grid + (row * outputWidth + column) * 2
+                    let output = io.output + (row * outputWidth + column) * channels
+                    sample(source, x: Double(point[0]), y: Double(point[1]), into: taps)
+                    for c in 0 ..< channels { output[c] = Float(taps[c]) }
+                }
             }
         }
     }
 
     /// The image `source` at normalised point (x, y), one value per channel.
-    func sample(_ source: UnsafePointer<Float>, x gx: Double, y gy: Double, into values: inout [Double]) {
-        for c in values.indices { values[c] = 0 }
+    func sample(_ source: UnsafePointer<Float>, x gx: Double, y gy: Double, into values: UnsafeMutableBufferPointer<Double>) {
+        values.update(repeating: 0)
         guard gx.isFinite, gy.isFinite else { return }
         var x = denormalize(gx, width), y = denormalize(gy, height)
         if mode == .nearest { x = x.rounded(.toNearestOrEven); y = y.rounded(.toNearestOrEven) }
@@ -44,18 +46,18 @@ struct GridSampleKernel: RangeKernel {
         y = bounded(y, height)
         switch mode {
         case .nearest:
-            add(source, row: Int(y), column: Int(x), weight: 1, into: &values)
+            add(source, row: Int(y), column: Int(x), weight: 1, into: values)
         case .linear:
             let x0 = x.rounded(.down), y0 = y.rounded(.down)
-            let wx = [1 - (x - x0), x - x0], wy = [1 - (y - y0), y - y0]
+            let wx = SIMD2(1 - (x - x0), x - x0), wy = SIMD2(1 - (y - y0), y - y0)
             for i in 0 ..< 2 { for j in 0 ..< 2 {
-                add(source, row: Int(y0) + i, column: Int(x0) + j, weight: wy[i] * wx[j], into: &values)
+                add(source, row: Int(y0) + i, column: Int(x0) + j, weight: wy[i] * wx[j], into: values)
             } }
         case .cubic:
             let x0 = x.rounded(.down), y0 = y.rounded(.down)
             let wx = Self.cubicWeights(x - x0), wy = Self.cubicWeights(y - y0)
             for i in 0 ..< 4 { for j in 0 ..< 4 {
-                add(source, row: Int(y0) - 1 + i, column: Int(x0) - 1 + j, weight: wy[i] * wx[j], into: &values)
+                add(source, row: Int(y0) - 1 + i, column: Int(x0) - 1 + j, weight: wy[i] * wx[j], into: values)
             } }
         }
     }
@@ -113,17 +115,17 @@ struct GridSampleKernel: RangeKernel {
     }
 
     /// Adds `weight` × the pixel at (row, column), as the padding reads it, to `values`.
-    func add(_ source: UnsafePointer<Float>, row: Int, column: Int, weight: Double, into values: inout [Double]) {
+    func add(_ source: UnsafePointer<Float>, row: Int, column: Int, weight: Double, into values: UnsafeMutableBufferPointer<Double>) {
         guard weight != 0, let r = tap(row, height), let c = tap(column, width) else { return }
         let pixel = source + (r * width + c) * channels
         for k in 0 ..< channels { values[k] += weight * Double(pixel[k]) }
     }
 
     /// Keys' cubic convolution weights (a = −0.75) of the 4 taps around a point `t` past the second.
-    static func cubicWeights(_ t: Double) -> [Double] {
+    static func cubicWeights(_ t: Double) -> SIMD4<Double> {
         let a = -0.75
         func near(_ d: Double) -> Double { ((a + 2) * d - (a + 3)) * d * d + 1 }
         func far(_ d: Double) -> Double { ((a * d - 5 * a) * d + 8 * a) * d - 4 * a }
-        return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+        return SIMD4(far(t + 1), near(t), near(1 - t), far(2 - t))
     }
 }
