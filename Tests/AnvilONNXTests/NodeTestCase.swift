@@ -98,6 +98,16 @@ struct NodeTestCase {
             }
             let compiled = try Model(compiling: conversion.modelFile())
             let outputs = try compiled.predict(inputs)
+            // The model file `anvil convert` writes (the engine's own coding) must hold the same
+            // model: read back, it gives the same bits.
+            let written = FileManager.default.temporaryDirectory.appendingPathComponent("anvil-node-\(name)-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: written) }
+            let reread = try ModelFile(contentsOf: try conversion.write(to: written), loading: .copied).compiledModel(weightCache: nil)
+            let rereadOutputs = try reread.predict(inputs)
+            for (i, (direct, fromFile)) in zip(outputs, rereadOutputs).enumerated()
+                where direct.values.map(\.bitPattern) != fromFile.values.map(\.bitPattern) || direct.shape != fromFile.shape {
+                return .mismatch("output \(i) read back from the written model file differs from the converted model's")
+            }
             let outputNames = model.graph.output.map(\.name)
             guard outputs.count == outputNames.count else {
                 return .mismatch("\(outputs.count) outputs, ONNX has \(outputNames.count)")

@@ -91,7 +91,7 @@ import Testing
         bytes.append(moreBytes)
         #expect(ONNXInitializers.split(bytes.withUnsafeBytes { UnsafeRawBufferPointer($0) }) == nil)
         let conversion = try ONNXConversion(serialized: bytes)
-        #expect(conversion.json["name"] == .string("renamed"))
+        #expect(conversion.name == "renamed")
         #expect(conversion.tensors.first?.values == [1, 2, 3, 4, 5, 6])
     }
 

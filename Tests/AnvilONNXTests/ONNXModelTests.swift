@@ -23,7 +23,7 @@ import Testing
     /// The exporter's patterns become single layers (the Python converter's fusions, ported).
     @Test func patternsAreFused() throws {
         let conversion = try ONNXConversion(contentsOf: ONNXSupport.fixtures.appendingPathComponent("tiny_cnn.onnx"))
-        guard case .array(let layers)? = conversion.json["layers"] else { Issue.record("no layers"); return }
+        guard case .array(let layers)? = try conversion.modelFileJSON()["layers"] else { Issue.record("no layers"); return }
         let types = layers.compactMap { layer -> String? in if case .string(let t)? = layer["type"] { return t }; return nil }
         let functions = layers.compactMap { layer -> String? in
             if case .string(let f)? = layer["function"] { return f }

@@ -1,6 +1,6 @@
 /// How ``DepthToSpace`` and ``SpaceToDepth`` order a block's values among the channels (ONNX's
 /// `mode`): with block size b and C' channels per block cell `(i, j)`,
-public enum BlockOrder: String, Sendable {
+public enum BlockOrder: String, Sendable, CaseIterable {
     /// depth-column-row: channel `(i·b + j)·C' + c` (ONNX's default, TensorFlow's order).
     case depthColumnRow = "DCR"
     /// column-row-depth: channel `c·b² + i·b + j` (PyTorch's `pixel_shuffle`).

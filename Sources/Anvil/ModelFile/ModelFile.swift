@@ -57,17 +57,15 @@ public struct ModelFile {
         }
     }
 
-    /// A model file made in memory (by an importer such as AnvilONNX's): `json` describes the
-    /// graph (its `parameters` member, if any, is ignored), `parameters` holds the tensors in
-    /// `layout`.
-    public init(json: JSONValue, source: String, layout: WeightLayout, parameters: (any ParameterSource)?) throws {
-        let root = try JSONFields(json, context: "model file '\(source)'")
-        guard try root.string("format") == "anvil.model" else {
-            throw AnvilError(.invalidFile, "'\(source)' is not an Anvil model file (format must be \"anvil.model\")")
-        }
-        let version = root.has("version") ? try Self.version(root, source: source) : Self.version
-        name = root.has("name") ? try root.string("name") : nil
-        (model, inputTensors, outputTensors) = try Self.buildModel(root, version: version)
+    /// A model file made in memory from a graph (by an importer such as AnvilONNX's, which builds
+    /// the layers itself): `inputs` and `outputs` as for `Model(inputs:outputs:)`, `parameters`
+    /// holding the tensors in `layout`. Write it with `model.writeModelFile(to:)`.
+    public init(inputs: [Input], outputs: [SymbolicTensor], name: String?, layout: WeightLayout,
+                parameters: (any ParameterSource)?) throws {
+        model = try Model(inputs: inputs, outputs: outputs)
+        inputTensors = inputs
+        outputTensors = outputs
+        self.name = name
         self.layout = layout
         self.parameters = parameters
     }

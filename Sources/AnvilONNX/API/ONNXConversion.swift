@@ -1,13 +1,19 @@
 import Anvil
 import Foundation
 
-/// An `.onnx` file converted to an Anvil model file in memory: the model-file JSON
-/// (docs/model-format.md, layout "pytorch") and its parameter tensors. Write it with
-/// ``write(to:)`` (model.json + weights.bin, what `anvil convert` does), or open it with
-/// ``modelFile()`` / `Model(onnx:)`.
+/// An `.onnx` file converted to Anvil layers in memory: the graph (its inputs and outputs) and
+/// its parameter tensors (layout "pytorch"). Write it with ``write(to:)`` (model.json +
+/// weights.bin, what `anvil convert` does, through the engine's own model-file coding), or open
+/// it with ``modelFile()`` / `Model(onnx:)`.
 public struct ONNXConversion: Sendable {
-    /// The model-file document (its `parameters` member points at `weights.bin`).
-    public let json: JSONValue
+    /// The model's name (the graph's, unless one was given).
+    public let name: String
+    /// The graph's inputs, as `Model(inputs:outputs:)` takes them.
+    public let inputs: [Input]
+    /// The graph's outputs.
+    public let outputs: [SymbolicTensor]
+    /// How many layers the graph has.
+    public let layerCount: Int
     /// The parameter tensors by name (`conv1_W`, ...), in the order the blob holds them.
     public private(set) var tensors: [(name: String, values: [Float])]
     /// Where each ONNX graph input and output sits in Anvil's channels-last tensors, by ONNX name.
@@ -48,10 +54,10 @@ public struct ONNXConversion: Sendable {
         let converter = ONNXConverter(model: file.model, initializers: (consume file).initializers, name: name,
                                       inputShape: inputShape.map { ($0.channels, $0.height, $0.width) }, directory: directory,
                                       unbatched: unbatched)
-        let writer: ModelDocumentWriter
+        let builder: ModelBuilder
         do {
-            writer = try converter.convert()
-            json = try writer.document()
+            builder = try converter.convert()
+            (inputs, outputs) = try builder.graph()
         } catch let failure as ImportFailure {
             // (A graph without outputs, found by the onnx fuzz target: Fuzz/regressions/onnx.)
             throw ONNXImportError("\(source): \(failure.message)", blockers: [failure.message])
@@ -59,7 +65,9 @@ public struct ONNXConversion: Sendable {
             error.retryAsOneItem = !converter.isUnbatched && converter.inputsAreFixed
             throw error
         }
-        tensors = writer.tensors
+        self.name = builder.name
+        layerCount = builder.layers.count
+        tensors = builder.tensors
         var layouts: [String: ONNXTensorLayout] = [:]
         for input in converter.graph.input {
             if case .tensor(let t)? = converter.values[input.name] { layouts[input.name] = ONNXTensorLayout(t) }
@@ -75,25 +83,40 @@ public struct ONNXConversion: Sendable {
 
     /// The converted model as a ``ModelFile`` whose parameters are held in memory.
     public func modelFile() throws -> ModelFile {
-        try ModelFile(json: json, source: "converted ONNX model", layout: .pytorch, parameters: parameterSource)
+        try ModelFile(inputs: inputs, outputs: outputs, name: name, layout: .pytorch, parameters: parameterSource)
+    }
+
+    /// The model-file document ``write(to:)`` writes (docs/model-format.md): the graph as the
+    /// engine codes it, its `parameters` member pointing at `weights.bin`.
+    public func modelFileJSON() throws -> JSONValue {
+        var index: [(String, JSONValue)] = []
+        var offset = 0
+        for (name, values) in tensors {
+            index.append((name, .object([("offset", .int(offset * 4)), ("count", .int(values.count))])))
+            offset += values.count
+        }
+        let parameters: JSONValue? = tensors.isEmpty ? nil : .object([
+            ("layout", .string(WeightLayout.pytorch.rawValue)),
+            ("source", .object([("type", .string("blob")), ("path", .string("weights.bin")), ("tensors", .object(index))])),
+        ])
+        return try Model(inputs: inputs, outputs: outputs).modelFileJSON(name: name, parameters: parameters)
     }
 
     /// The converted model as a ``ModelFile``, its parameters moved (not copied) into the
     /// storage `compile` reads: how `ModelFile(onnx:)` opens a file with one copy of the weights.
     consuming func takeModelFile(source: String) throws -> ModelFile {
-        let json = self.json
         let parameters = ConvertedParameterSource(taking: &tensors)
-        return try ModelFile(json: json, source: source, layout: .pytorch, parameters: parameters)
+        return try ModelFile(inputs: inputs, outputs: outputs, name: name, layout: .pytorch, parameters: parameters)
     }
 
-    /// Writes `directory`/model.json and (when there are parameters) `directory`/weights.bin, the
-    /// same files the Python converter wrote; returns the model.json URL.
+    /// Writes `directory`/model.json and (when there are parameters) `directory`/weights.bin;
+    /// returns the model.json URL.
     @discardableResult
     public func write(to directory: URL) throws -> URL {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let modelURL = directory.appendingPathComponent("model.json")
-            try Data((PythonStyleJSON.format(json) + "\n").utf8).write(to: modelURL)
+            try Data((try modelFileJSON().serialized() + "\n").utf8).write(to: modelURL)
             if !tensors.isEmpty { try writeBlob(to: directory.appendingPathComponent("weights.bin")) }
             return modelURL
         } catch let error as AnvilError {

@@ -1,10 +1,9 @@
 import Anvil
 import Foundation
 
-/// Converts an ONNX graph into an Anvil model file (layout "pytorch"), NCHW mapped to Anvil's
-/// NHWC: the Swift port of Scripts/anvil_convert/from_onnx.py (the one implementation; the
-/// Python script runs it through `anvil convert`). The operator families live in
-/// `Operators/` as extensions, a file per family, as the Python `onnx_ops/*.py` mixins do.
+/// Converts an ONNX graph into Anvil layers (weights in layout "pytorch"), NCHW mapped to
+/// Anvil's NHWC; the Python front end (Scripts/anvil_convert/from_onnx.py) runs it through
+/// `anvil convert`. The operator families live in `Operators/` as extensions, a file per family.
 ///
 /// A node that cannot be converted does not stop the conversion: its error is kept, its outputs
 /// become placeholders of the shape the file records for them (`value_info`), or are blocked,
@@ -19,8 +18,8 @@ final class ONNXConverter {
     /// Whether the graph is imported as one item: every input whole after a batch axis of 1
     /// (``BatchFold`` at ONNX axis 0), for fixed-shape graphs whose first axes are not one batch.
     var isUnbatched: Bool
-    /// The model file being written.
-    var writer: ModelDocumentWriter
+    /// The graph being built.
+    var builder: ModelBuilder
     /// C, H, W filling in open input dimensions.
     let inputShape: (Int, Int, Int)?
     /// Reads tensor values (initializers, Constant nodes).
@@ -95,7 +94,7 @@ final class ONNXConverter {
         self.initializers = initializers
         opset = Int(model.opsetImport.first { $0.domain == "" || $0.domain == "ai.onnx" }?.version ?? 13)
         let graphName = model.graph.name
-        writer = ModelDocumentWriter(name: name ?? (graphName.isEmpty ? "onnx" : graphName), layout: "pytorch")
+        builder = ModelBuilder(name: name ?? (graphName.isEmpty ? "onnx" : graphName))
         self.inputShape = inputShape
         decoding = TensorDecoding(directory: directory)
     }
@@ -117,27 +116,36 @@ final class ONNXConverter {
     func layerName(_ node: Onnx_NodeProto, suffix: String = "") -> String {
         var base = !node.name.isEmpty ? node.name : (node.output.first ?? node.opType)
         while base.hasPrefix("/") { base.removeFirst() }
-        return writer.uniqueName(base + suffix)
+        return builder.uniqueName(base + suffix)
     }
 
-    /// Writes one layer for `node` with its parameter tensors; returns the Anvil name.
+    /// Adds the layer `make` builds, named for `node` (the name is passed to `make`), with its
+    /// parameter tensors (`<name>_<kind>`); returns the Anvil name.
     @discardableResult
-    func add(_ node: Onnx_NodeProto, _ type: String, _ inputs: [String], parameters: [(String, [Float])] = [],
-             suffix: String = "", _ options: KeyValuePairs<String, any OptionValue> = [:]) throws -> String {
+    func add(_ node: Onnx_NodeProto, _ inputs: [String], parameters: [(String, [Float])] = [], suffix: String = "",
+             _ make: (String) throws -> any Layer) throws -> String {
         let name = layerName(node, suffix: suffix)
-        try writer.addLayer(name, type: type, inputs: inputs, options: options.compactMap { key, value in value.optionJSON.map { (key, $0) } })
-        for (key, values) in parameters { try writer.addTensor("\(name)_\(key)", values) }
+        try builder.addLayer(name, try make(name), inputs: inputs)
+        for (key, values) in parameters { try builder.addTensor("\(name)_\(key)", values) }
         return name
     }
 
-    /// Writes one layer for `node` with options built at run time, in order; returns the Anvil name.
-    @discardableResult
-    func add(_ node: Onnx_NodeProto, _ type: String, _ inputs: [String], parameters: [(String, [Float])] = [],
-             orderedOptions: [(String, any OptionValue)]) throws -> String {
-        let name = layerName(node, suffix: "")
-        try writer.addLayer(name, type: type, inputs: inputs, options: orderedOptions.compactMap { key, value in value.optionJSON.map { (key, $0) } })
-        for (key, values) in parameters { try writer.addTensor("\(name)_\(key)", values) }
-        return name
+    /// `shape` as a Reshape target: an open axis as -1 (inferred from the count); an error when
+    /// more than one is open.
+    func reshapeTarget(_ node: Onnx_NodeProto, _ shape: [Int?]) throws -> [Int] {
+        guard shape.filter({ $0 == nil }).count <= 1 else {
+            throw fail(node, "would reshape to \(Self.text(shape)), which has more than one open axis; pass --input-shape C,H,W")
+        }
+        return shape.map { $0 ?? -1 }
+    }
+
+    /// The enumeration case `raw` names (an attribute's value mapped to an option); an error
+    /// naming the node and `what` when none does.
+    func choice<T: RawRepresentable & CaseIterable>(_ node: Onnx_NodeProto, _ raw: String, _ what: String) throws -> T where T.RawValue == String {
+        guard let value = T(rawValue: raw) else {
+            throw fail(node, "\(what) '\(raw)' is not supported (\(T.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        return value
     }
 
     /// Input `index` of the node, or nil when absent.
@@ -187,7 +195,7 @@ final class ONNXConverter {
     /// `tensor` with the Anvil tensor of ONNX's rank (a Reshape after a global pooling's vector).
     func exact(_ node: Onnx_NodeProto, _ tensor: ComputedTensor) throws -> ComputedTensor {
         if tensor.anvilRank == tensor.rank { return tensor }
-        let name = try add(node, "Reshape", [tensor.name], suffix: "_rank", ["shape": tensor.shape])
+        let name = try add(node, [tensor.name], suffix: "_rank") { Reshape(try reshapeTarget(node, tensor.shape), name: $0) }
         return ComputedTensor(name, tensor.shape, permutation: tensor.permutation)
     }
 
@@ -205,11 +213,11 @@ final class ONNXConverter {
         let moved = permutation.filter { full[$0] != 1 }
         if moved == moved.sorted() && (shape == tensor.shape || !shape.contains(where: { $0 == nil })) {
             if shape == tensor.shape { return ComputedTensor(tensor.name, shape, permutation: target, anvilRank: tensor.anvilRank, batchFold: tensor.batchFold) }
-            let name = try add(node, "Reshape", [tensor.name], suffix: "_layout", ["shape": shape])
+            let name = try add(node, [tensor.name], suffix: "_layout") { Reshape(try reshapeTarget(node, shape), name: $0) }
             return ComputedTensor(name, shape, permutation: target, batchFold: tensor.batchFold)
         }
         let source = try exact(node, tensor)
-        let name = try add(node, "Transpose", [source.name], suffix: "_layout", ["permutation": permutation])
+        let name = try add(node, [source.name], suffix: "_layout") { Transpose(permutation: permutation, name: $0) }
         return ComputedTensor(name, shape, permutation: target, batchFold: tensor.batchFold)
     }
 
@@ -240,10 +248,10 @@ final class ONNXConverter {
         try requireBatchFirst(node, source)
         let name: String
         if source.isSpatial {
-            name = try add(node, "Flatten", [source.name], suffix: "_flatten", ["order": "chw"])
+            name = try add(node, [source.name], suffix: "_flatten") { Flatten(order: .channelsFirst, name: $0) }
         } else {
             source = try toONNXOrder(node, source)
-            name = try add(node, "Flatten", [source.name], suffix: "_flatten")
+            name = try add(node, [source.name], suffix: "_flatten") { Flatten(name: $0) }
         }
         let written = ComputedTensor(name, flat.shape)
         flat.written = written
@@ -284,7 +292,7 @@ final class ONNXConverter {
 
     /// Converts every node in graph order; returns the writer with outputs set and pruned, or
     /// throws one ``ONNXImportError`` listing every blocker.
-    func convert() throws -> ModelDocumentWriter {
+    func convert() throws -> ModelBuilder {
         for position in 0 ..< initializers.count {
             try initializers.take(position) { initializer, rawData in
                 do {
@@ -411,12 +419,12 @@ final class ONNXConverter {
         }
         if !blockers.isEmpty { throw Self.blockerError(blockers, unchecked: unchecked) }
         do {
-            try writer.setOutputs(outputs)
-            try writer.prune()
+            try builder.setOutputs(outputs)
+            builder.prune()
         } catch let failure as ImportFailure {
             throw ONNXImportError(failure.message, blockers: [failure.message])
         }
-        return writer
+        return builder
     }
 
     /// The message for a helper's failure without a node prefix: the open-size advice when the
@@ -512,8 +520,8 @@ final class ONNXConverter {
                 values[output] = .blocked
                 continue
             }
-            let label = writer.uniqueName(output)
-            writer.reserve(label)
+            let label = builder.uniqueName(output)
+            builder.reserve(label)
             var placeholder = ComputedTensor(label, shape)
             placeholder.isPlaceholder = true
             values[output] = .tensor(placeholder)
@@ -605,10 +613,10 @@ final class ONNXConverter {
             }
             return Int(value)
         }
-        let name = writer.uniqueName(input.name)
+        let name = builder.uniqueName(input.name)
         if isUnbatched, !dims.contains(where: { $0 == nil }) {
             let whole = dims.map { $0! }
-            try writer.addInput(name, shape: whole, elementType: elementType)
+            try builder.addInput(name, shape: whole, elementType: elementType)
             values[input.name] = .tensor(wholeItem(name, whole))
             return
         }
@@ -619,15 +627,15 @@ final class ONNXConverter {
             guard let channels = c else {
                 throw ImportFailure("input '\(input.name)' has open channels \(Self.text(dims)); pass --input-shape C,H,W")
             }
-            try writer.addInput(name, shape: [h, w, channels], elementType: elementType)
+            try builder.addInput(name, shape: [h, w, channels], elementType: elementType)
             values[input.name] = .tensor(ComputedTensor(name, [h, w, channels]))
         case 3 where dims[1] != nil:
-            try writer.addInput(name, shape: [dims[2], dims[1]], elementType: elementType)
+            try builder.addInput(name, shape: [dims[2], dims[1]], elementType: elementType)
             values[input.name] = .tensor(ComputedTensor(name, [dims[2], dims[1]]))
         case 1, 2, 5 ... Shape.maximumRank:
             // A batch of scalars, of vectors, or of tensors of rank 4 and more: held in ONNX's order.
             let rest = Array(dims.dropFirst())
-            try writer.addInput(name, shape: rest, elementType: elementType)
+            try builder.addInput(name, shape: rest, elementType: elementType)
             values[input.name] = .tensor(ComputedTensor(name, rest))
         case 0:
             throw ImportFailure("input '\(input.name)' is a scalar (no axes); Anvil's inputs have a batch axis first (if '\(input.name)' is a weight or a setting, store it as an initializer)")

@@ -120,7 +120,7 @@ extension ONNXConverter {
         if axis < 0 { axis += data.rank }
         let indices = try toONNXOrder(node, try act(node, 1, anyLayout: true))
         let leading = Array(data.shape[..<axis]), trailing = Array(data.shape[(axis + 1)...])
-        let name = try add(node, "Embedding", [indices.name], parameters: [("constant", data.floats)], ["table": data.shape, "axis": axis])
+        let name = try add(node, [indices.name], parameters: [("constant", data.floats)]) { Embedding(table: data.shape, axis: axis, name: $0) }
         if indices.batchFold?.wholeItem == true {
             let shape = leading + indices.shape.map { $0! } + trailing
             return try set(node, wholeItem(name, shape))
@@ -145,13 +145,13 @@ extension ONNXConverter {
         }
         let data = try constant(node, 0), indices = try constant(node, 1)
         var axis = try NodeAttributes(node).int("axis", 0)
-        guard data.rank > 0 else { throw ImportFailure("axis \(axis) is out of bounds for array of dimension 0") }
+        guard data.rank > 0 else { throw ImportFailure("gathers along axis \(axis) of a scalar, which has no axes") }
         if axis < 0 { axis += data.rank }
-        guard axis >= 0, axis < data.rank else { throw ImportFailure("axis \(axis) is out of bounds for array of dimension \(data.rank)") }
+        guard axis >= 0, axis < data.rank else { throw ImportFailure("axis \(axis) is outside the \(data.rank) axes of the data") }
         let extent = data.shape[axis]
         let positions = try indices.integers().map { i -> Int in
             let j = i < 0 ? i + extent : i
-            guard j >= 0, j < extent else { throw ImportFailure("index \(i) is out of bounds for axis \(axis) with size \(extent)") }
+            guard j >= 0, j < extent else { throw ImportFailure("index \(i) is outside axis \(axis), whose extent is \(extent)") }
             return j
         }
         let taken = try data.taking(positions, axis: axis)
@@ -180,7 +180,7 @@ extension ONNXConverter {
             // A pending flatten of an image is float32 already.
             if case .flat = other, type == .float32 { return try set(node, other) }
             let tensor = try act(node, anyLayout: true)
-            let name = try add(node, "Cast", [tensor.name], ["to": type.rawValue])
+            let name = try add(node, [tensor.name]) { Cast(to: type, name: $0) }
             try set(node, tensor.like(name))
         case nil: throw fail(node, "input 0 is missing")
         }

@@ -16,18 +16,18 @@ extension ONNXConverter {
             guard fmod == 0 || fmod == 1 else { throw c.fail(node, "fmod must be 0 or 1, got \(fmod)") }
             try c.elementwise(node, fmod == 1 ? "FMod" : "Mod")
         } }
-        let unary: [(String, String, (Double) -> Double)] = [
-            ("Neg", "negative", { -$0 }), ("Abs", "absolute", { abs($0) }), ("Sqrt", "squareRoot", { $0.squareRoot() }),
-            ("Exp", "exponential", { Foundation.exp($0) }), ("Log", "logarithm", { Foundation.log($0) }), ("Reciprocal", "reciprocal", { 1 / $0 }),
-            ("Erf", "erf", { Foundation.erf($0) }), ("Softsign", "softsign", { $0 / (1 + abs($0)) }),
-            ("Softplus", "softplus", { max($0, 0) + Foundation.log1p(Foundation.exp(-abs($0))) }),
-            ("Mish", "mish", { $0 * Foundation.tanh(max($0, 0) + Foundation.log1p(Foundation.exp(-abs($0)))) }),
-            ("Sin", "sin", { Foundation.sin($0) }), ("Cos", "cos", { Foundation.cos($0) }), ("Tan", "tan", { Foundation.tan($0) }),
-            ("Asin", "asin", { Foundation.asin($0) }), ("Acos", "acos", { Foundation.acos($0) }), ("Atan", "atan", { Foundation.atan($0) }),
-            ("Sinh", "sinh", { Foundation.sinh($0) }), ("Cosh", "cosh", { Foundation.cosh($0) }), ("Asinh", "asinh", { Foundation.asinh($0) }),
-            ("Acosh", "acosh", { Foundation.acosh($0) }), ("Atanh", "atanh", { Foundation.atanh($0) }),
-            ("Floor", "floor", { Foundation.floor($0) }), ("Ceil", "ceil", { Foundation.ceil($0) }),
-            ("Round", "round", { $0.rounded(.toNearestOrEven) }), ("Sign", "sign", { $0 > 0 ? 1 : $0 < 0 ? -1 : $0 }),
+        let unary: [(String, ActivationFunction, (Double) -> Double)] = [
+            ("Neg", .negative, { -$0 }), ("Abs", .absolute, { abs($0) }), ("Sqrt", .squareRoot, { $0.squareRoot() }),
+            ("Exp", .exponential, { Foundation.exp($0) }), ("Log", .logarithm, { Foundation.log($0) }), ("Reciprocal", .reciprocal, { 1 / $0 }),
+            ("Erf", .erf, { Foundation.erf($0) }), ("Softsign", .softsign, { $0 / (1 + abs($0)) }),
+            ("Softplus", .softplus, { max($0, 0) + Foundation.log1p(Foundation.exp(-abs($0))) }),
+            ("Mish", .mish, { $0 * Foundation.tanh(max($0, 0) + Foundation.log1p(Foundation.exp(-abs($0)))) }),
+            ("Sin", .sin, { Foundation.sin($0) }), ("Cos", .cos, { Foundation.cos($0) }), ("Tan", .tan, { Foundation.tan($0) }),
+            ("Asin", .asin, { Foundation.asin($0) }), ("Acos", .acos, { Foundation.acos($0) }), ("Atan", .atan, { Foundation.atan($0) }),
+            ("Sinh", .sinh, { Foundation.sinh($0) }), ("Cosh", .cosh, { Foundation.cosh($0) }), ("Asinh", .asinh, { Foundation.asinh($0) }),
+            ("Acosh", .acosh, { Foundation.acosh($0) }), ("Atanh", .atanh, { Foundation.atanh($0) }),
+            ("Floor", .floor, { Foundation.floor($0) }), ("Ceil", .ceil, { Foundation.ceil($0) }),
+            ("Round", .round, { $0.rounded(.toNearestOrEven) }), ("Sign", .sign, { $0 > 0 ? 1 : $0 < 0 ? -1 : $0 }),
         ]
         for (op, function, fold) in unary {
             table[op] = { c in { node, _ in try c.unary(node, function, fold) } }
@@ -37,28 +37,29 @@ extension ONNXConverter {
             guard approximate == "none" || approximate == "tanh" else {
                 throw c.fail(node, "approximate='\(approximate)' is not supported (only 'none' and 'tanh')")
             }
-            try c.activation(node, .string(approximate == "none" ? "gelu" : "geluTanh"))
+            try c.activation(node, approximate == "none" ? .gelu : .geluTanh)
         } }
         table["Celu"] = { c in { node, _ in
             let alpha = try NodeAttributes(node).float("alpha", 1.0)
             if alpha == 0 { throw c.fail(node, "alpha must not be 0") }
-            try c.activation(node, activationJSON("celu", ["alpha": alpha]))
+            try c.activation(node, .celu(alpha: Float(alpha)))
         } }
         table["ThresholdedRelu"] = { c in { node, _ in
-            try c.activation(node, activationJSON("thresholdedRelu", ["alpha": try NodeAttributes(node).float("alpha", 1.0)]))
+            try c.activation(node, .thresholdedRelu(alpha: Float(try NodeAttributes(node).float("alpha", 1.0))))
         } }
         table["Swish"] = { c in { node, _ in
             let alpha = try NodeAttributes(node).float("alpha", 1.0)
             if alpha != 1 { throw c.fail(node, "alpha \(alpha) is not supported (only 1: SiLU)") }
-            try c.activation(node, .string("silu"))
+            try c.activation(node, .silu)
         } }
     }
 
-    static let operations = ["Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Max": "maximum",
-                             "Min": "minimum", "Pow": "power", "Sum": "add", "Mean": "mean",
-                             "Mod": "remainder", "FMod": "fmod", "Less": "less", "LessOrEqual": "lessOrEqual",
-                             "Greater": "greater", "GreaterOrEqual": "greaterOrEqual", "Equal": "equal",
-                             "And": "and", "Or": "or", "Xor": "xor"]
+    /// ONNX operator -> the engine's element-wise operation.
+    static let operations: [String: ElementwiseOperation] = [
+        "Add": .add, "Sub": .subtract, "Mul": .multiply, "Div": .divide, "Max": .maximum, "Min": .minimum, "Pow": .power,
+        "Sum": .add, "Mean": .mean, "Mod": .remainder, "FMod": .fmod, "Less": .less, "LessOrEqual": .lessOrEqual,
+        "Greater": .greater, "GreaterOrEqual": .greaterOrEqual, "Equal": .equal, "And": .and, "Or": .or, "Xor": .xor,
+    ]
     static let binaryOnly: Set<String> = ["Sub", "Div", "Pow", "Mod", "FMod", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
                                           "Equal", "And", "Or", "Xor"]
 
@@ -157,26 +158,26 @@ extension ONNXConverter {
     }
 
     /// (activation, x) when `node` ends one of the fused patterns.
-    func fusedPattern(_ node: Onnx_NodeProto) -> (String, String)? {
+    func fusedPattern(_ node: Onnx_NodeProto) -> (ActivationFunction, String)? {
         guard ["Mul", "Div"].contains(node.opType), let output = node.output.first else { return nil }
         let (names, k) = factors(output)
         guard names.count == 2 else { return nil }
         for (x, other) in [(names[0], names[1]), (names[1], names[0])] {
             guard let inner = producer(other), values[x] != nil else { continue }
-            if k == 1 && inner.opType == "Sigmoid" && inner.input.first == x { return ("silu", x) }
+            if k == 1 && inner.opType == "Sigmoid" && inner.input.first == x { return (.silu, x) }
             if k == 1 && inner.opType == "HardSigmoid" && inner.input.first == x {
                 let a = NodeAttributes(inner)
                 if let alpha = try? a.float("alpha", 0.2), let beta = try? a.float("beta", 0.5), abs(alpha - 1.0 / 6) < 1e-6, abs(beta - 0.5) < 1e-6 {
-                    return ("hardSwish", x)
+                    return (.hardSwish, x)
                 }
             }
-            if abs(k * 6 - 1) < 1e-6 && isShiftedRelu6(other, x) { return ("hardSwish", x) }
+            if abs(k * 6 - 1) < 1e-6 && isShiftedRelu6(other, x) { return (.hardSwish, x) }
             if abs(k - 0.5) < 1e-6 && inner.opType == "Add" {
                 guard let erfName = inner.input.first(where: { constantValue($0) == nil }),
                       let one = otherInput(inner, erfName), constantValue(one) == 1,
                       let erf = producer(erfName), erf.opType == "Erf", let erfInput = erf.input.first else { continue }
                 let (source, scale) = scaled(erfInput)
-                if source == x && abs(scale - 1 / 2.0.squareRoot()) < 1e-5 { return ("gelu", x) }
+                if source == x && abs(scale - 1 / 2.0.squareRoot()) < 1e-5 { return (.gelu, x) }
             }
         }
         return nil
@@ -260,7 +261,7 @@ extension ONNXConverter {
             default: tensor = nil
             }
             if let tensor {
-                let name = try add(node, "Activation", [tensor.name], ["function": function])
+                let name = try add(node, [tensor.name]) { Activation(function, name: $0) }
                 try set(node, tensor.like(name))
                 return
             }
@@ -285,7 +286,7 @@ extension ONNXConverter {
         let rank = tensors.map(\.rank).max()!
         tensors = try tensors.map { try toRank(node, $0, rank) }
         if constant == nil && (op == "Add" || op == "Sum") && Set(tensors.map { Self.text($0.shape) }).count == 1 {
-            let name = try add(node, "Add", tensors.map(\.name))
+            let name = try add(node, tensors.map(\.name)) { Add(name: $0) }
             try set(node, tensors[0].like(name))
             return
         }
@@ -304,9 +305,8 @@ extension ONNXConverter {
         if output.prefix(4 - rank).contains(where: { $0 != 1 }) {
             throw fail(node, "broadcasting [\(onnxShapes.joined(separator: ", "))] gives more axes than the rank-\(rank) tensors have")
         }
-        let name = try add(node, "Elementwise", tensors.map(\.name), parameters: parameters,
-                           ["operation": Self.operations[op]!, "constant": constantShape,
-                            "constantFirst": (constant != nil && constantFirst && Self.binaryOnly.contains(op)) ? true : nil])
+        let name = try addElementwise(node, op, tensors.map(\.name), parameters: parameters, constantShape: constantShape,
+                                      constantFirst: constant != nil && constantFirst)
         let widest = tensors.max { $0.shape.reduce(1) { $0 * ($1 ?? 1) } < $1.shape.reduce(1) { $0 * ($1 ?? 1) } }!
         var result = widest.like(name)
         result.shape = rank > 1 ? Array(output.suffix(rank - 1)) : []
@@ -327,9 +327,8 @@ extension ONNXConverter {
             let constantShape = constant.map { $0.shape.isEmpty ? [1] : $0.shape }
             let shapes: [[Int?]] = tensors.map(\.shape) + (constantShape.map { [$0.map { $0 }] } ?? [])
             let output = try broadcastShapes(node, shapes, tensors.map { Self.text($0.onnxShape) } + (constant.map { ["\($0.shape)"] } ?? []))
-            let name = try add(node, "Elementwise", tensors.map(\.name), parameters: constant.map { [("constant", $0.floats)] } ?? [],
-                               ["operation": Self.operations[op]!, "constant": constantShape,
-                                "constantFirst": (constant != nil && constantFirst && Self.binaryOnly.contains(op)) ? true : nil])
+            let name = try addElementwise(node, op, tensors.map(\.name), parameters: constant.map { [("constant", $0.floats)] } ?? [],
+                                          constantShape: constantShape, constantFirst: constant != nil && constantFirst)
             guard !output.contains(where: { $0 == nil }) else { throw fail(node, "broadcasts tensors of open size as one item") }
             return try set(node, wholeItem(name, output.map { $0! }))
         }
@@ -353,10 +352,19 @@ extension ONNXConverter {
         }
         let shapes: [[Int?]] = tensors.map(\.shape) + (constantShape.map { [$0.map { $0 }] } ?? [])
         let output = try broadcastShapes(node, shapes, tensors.map { Self.text($0.onnxShape) } + (constant.map { ["\($0.shape)"] } ?? []))
-        let name = try add(node, "Elementwise", tensors.map(\.name), parameters: parameters,
-                           ["operation": Self.operations[op]!, "constant": constantShape,
-                            "constantFirst": (constant != nil && constantFirst && Self.binaryOnly.contains(op)) ? true : nil])
+        let name = try addElementwise(node, op, tensors.map(\.name), parameters: parameters, constantShape: constantShape,
+                                      constantFirst: constant != nil && constantFirst)
         try set(node, ComputedTensor(name, output, permutation: first.permutation, batchFold: first.batchFold))
+    }
+
+    /// The engine's Elementwise for ONNX operator `op` on the tensors `inputs`, with a constant
+    /// operand of `constantShape` (first when `constantFirst`, for the operators where order matters).
+    func addElementwise(_ node: Onnx_NodeProto, _ op: String, _ inputs: [String], parameters: [(String, [Float])],
+                        constantShape: [Int]?, constantFirst: Bool) throws -> String {
+        guard let operation = Self.operations[op] else { throw fail(node, "\(op) is not an element-wise operation") }
+        let constant = try constantShape.map { try Shape(dimensions: $0) }
+        let first = constantFirst && Self.binaryOnly.contains(op)
+        return try add(node, inputs, parameters: parameters) { Elementwise(operation, constant: constant, constantFirst: first, name: $0) }
     }
 
     /// `tensor` reshaped to `rank` with axes of extent 1 after the batch axis.
@@ -378,36 +386,36 @@ extension ONNXConverter {
             return try toStandard(node, reshaped)
         }
         let source = try toONNXOrder(node, tensor)
-        let name = try add(node, "Reshape", [source.name], suffix: "_rank", ["shape": Array(anvil.dropFirst())])
+        let name = try add(node, [source.name], suffix: "_rank") { Reshape(try reshapeTarget(node, Array(anvil.dropFirst())), name: $0) }
         return ComputedTensor(name, Array(anvil.dropFirst()), permutation: permutation)
     }
 
     /// A computed tensor with a scalar constant as one Activation where one exists.
     func scalarActivation(_ node: Onnx_NodeProto, _ op: String, _ tensor: ComputedTensor, _ k: Double, constantFirst: Bool) throws -> Bool {
-        var function: JSONValue?
+        var function: ActivationFunction?
         switch op {
-        case "Add", "Sum": function = activationJSON("linear", ["a": 1.0, "b": k])
-        case "Mul": function = activationJSON("linear", ["a": k, "b": 0.0])
-        case "Sub": function = constantFirst ? activationJSON("linear", ["a": -1.0, "b": k]) : activationJSON("linear", ["a": 1.0, "b": -k])
-        case "Div" where !constantFirst && k != 0: function = activationJSON("linear", ["a": 1.0 / k, "b": 0.0])
-        case "Div" where constantFirst && k == 1: function = .string("reciprocal")
-        case "Max": function = k == 0 ? .string("relu") : activationJSON("clip", ["min": max(k, -Self.floatMax), "max": Self.floatMax])
-        case "Min": function = activationJSON("clip", ["min": -Self.floatMax, "max": min(k, Self.floatMax)])
+        case "Add", "Sum": function = .linear(a: 1, b: Float(k))
+        case "Mul": function = .linear(a: Float(k), b: 0)
+        case "Sub": function = constantFirst ? .linear(a: -1, b: Float(k)) : .linear(a: 1, b: Float(-k))
+        case "Div" where !constantFirst && k != 0: function = .linear(a: Float(1.0 / k), b: 0)
+        case "Div" where constantFirst && k == 1: function = .reciprocal
+        case "Max": function = k == 0 ? .relu : .clip(min: Float(max(k, -Self.floatMax)), max: Float(Self.floatMax))
+        case "Min": function = .clip(min: Float(-Self.floatMax), max: Float(min(k, Self.floatMax)))
         case "Pow" where !constantFirst:
             if k == 1 {
                 try set(node, tensor)
                 return true
             }
             if k == 2 {
-                let name = try add(node, "Elementwise", [tensor.name, tensor.name], ["operation": "multiply"])
+                let name = try add(node, [tensor.name, tensor.name]) { Elementwise(.multiply, name: $0) }
                 try set(node, tensor.like(name))
                 return true
             }
-            function = k == 0.5 ? .string("squareRoot") : k == -1 ? .string("reciprocal") : nil
+            function = k == 0.5 ? .squareRoot : k == -1 ? .reciprocal : nil
         default: break
         }
         guard let function else { return false }
-        let name = try add(node, "Activation", [tensor.name], ["function": function])
+        let name = try add(node, [tensor.name]) { Activation(function, name: $0) }
         try set(node, tensor.like(name))
         return true
     }
@@ -415,7 +423,7 @@ extension ONNXConverter {
     // MARK: Unary
 
     /// An Activation applying `function`; on a constant, `fold` of it.
-    func unary(_ node: Onnx_NodeProto, _ function: String, _ fold: (Double) -> Double) throws {
+    func unary(_ node: Onnx_NodeProto, _ function: ActivationFunction, _ fold: (Double) -> Double) throws {
         if case .constant(let c)? = try value(node, 0) {
             if c.isInteger {
                 try set(node, .constant(ConstantTensor(shape: c.shape, integers: c.doubles.map { Int64(clamping: Int(exactly: fold($0).rounded(.towardZero)) ?? 0) })))
@@ -423,7 +431,7 @@ extension ONNXConverter {
                 try set(node, .constant(c.mapped(fold)))
             }
         } else {
-            try activation(node, .string(function))
+            try activation(node, function)
         }
     }
 }

@@ -43,8 +43,8 @@ extension ONNXConverter {
         if case .constant? = try value(node, 0) { throw fail(node, "\(node.opType) of a constant is not folded") }
         let (tensor, axis) = try tensorAlong(node, axis: try a.int("axis", 0))
         let keep = try a.int("keepdims", 1) != 0
-        let name = try add(node, "ArgReduce", [tensor.name], ["operation": operation.rawValue, "axis": tensor.permutation[axis],
-                                                             "keepDimensions": true, "selectLastIndex": try a.int("select_last_index", 0) != 0])
+        let last = try a.int("select_last_index", 0) != 0, anvilAxis = tensor.permutation[axis]
+        let name = try add(node, [tensor.name]) { ArgReduce(operation, axis: anvilAxis, keepDimensions: true, selectLastIndex: last, name: $0) }
         var shape = tensor.shape
         shape[tensor.permutation[axis] - 1] = 1
         let reduced = ComputedTensor(name, shape, permutation: tensor.permutation, batchFold: tensor.batchFold)
@@ -58,8 +58,8 @@ extension ONNXConverter {
         let a = NodeAttributes(node)
         guard let axisTensor = try const(node, 1), axisTensor.count == 1 else { throw fail(node, "needs its axis as one constant") }
         let (tensor, axis) = try tensorAlong(node, axis: try axisTensor.integers()[0])
-        let name = try add(node, "Cumulative", [tensor.name], ["operation": operation.rawValue, "axis": tensor.permutation[axis],
-                                                              "exclusive": try a.int("exclusive", 0) != 0, "reverse": try a.int("reverse", 0) != 0])
+        let exclusive = try a.int("exclusive", 0) != 0, reverse = try a.int("reverse", 0) != 0, anvilAxis = tensor.permutation[axis]
+        let name = try add(node, [tensor.name]) { Cumulative(operation, axis: anvilAxis, exclusive: exclusive, reverse: reverse, name: $0) }
         try set(node, tensor.like(name))
     }
 
@@ -77,8 +77,10 @@ extension ONNXConverter {
         shape[tensor.permutation[axis] - 1] = k
         var results: [ComputedTensor] = []
         for (position, result) in [TopKResult.values, .indices].enumerated() where position < node.output.count && !node.output[position].isEmpty {
-            let name = try add(node, "TopK", [tensor.name], suffix: position == 0 ? "" : "_indices",
-                               ["k": k, "axis": tensor.permutation[axis], "largest": try a.int("largest", 1) != 0, "result": result.rawValue])
+            let largest = try a.int("largest", 1) != 0, anvilAxis = tensor.permutation[axis]
+            let name = try add(node, [tensor.name], suffix: position == 0 ? "" : "_indices") {
+                TopK(k: Int(k), axis: anvilAxis, largest: largest, result: result, name: $0)
+            }
             results.append(ComputedTensor(name, shape, permutation: tensor.permutation, batchFold: tensor.batchFold))
         }
         for (position, result) in results.enumerated() { values[node.output[position]] = .tensor(result) }
@@ -110,7 +112,7 @@ extension ONNXConverter {
             positions[i] = Float(p)
         }
         let shape = whole ? outputShape : Array(outputShape.dropFirst())
-        let name = try add(node, "Take", [ordered.name], parameters: [("indices", positions)], ["shape": shape])
+        let name = try add(node, [ordered.name], parameters: [("indices", positions)]) { Take(shape: shape, name: $0) }
         return whole ? wholeItem(name, outputShape) : ComputedTensor(name, shape.map { $0 }, permutation: Array(0 ..< outputShape.count))
     }
 

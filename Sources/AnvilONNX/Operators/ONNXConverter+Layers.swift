@@ -7,26 +7,26 @@ extension ONNXConverter {
     static func registerLayerOperators(_ table: inout [String: (ONNXConverter) -> (Onnx_NodeProto, Int) throws -> Void]) {
         table["Conv"] = { $0.opConv }
         table["MaxPool"] = { $0.opMaxPool }
-        table["AveragePool"] = { c in { node, _ in try c.pool(node, "AveragePooling") } }
-        table["GlobalAveragePool"] = { c in { node, _ in try c.globalPool(node, "GlobalAveragePooling") } }
-        table["GlobalMaxPool"] = { c in { node, _ in try c.globalPool(node, "GlobalMaxPooling") } }
+        table["AveragePool"] = { c in { node, _ in try c.pool(node, average: true) } }
+        table["GlobalAveragePool"] = { c in { node, _ in try c.globalPool(node) { GlobalAveragePooling(name: $0) } } }
+        table["GlobalMaxPool"] = { c in { node, _ in try c.globalPool(node) { GlobalMaxPooling(name: $0) } } }
         table["BatchNormalization"] = { $0.opBatchNormalization }
         table["Gemm"] = { $0.opGemm }
         table["MatMul"] = { $0.opMatMul }
-        for (op, function) in [("Relu", "relu"), ("Sigmoid", "sigmoid"), ("Tanh", "tanh"), ("HardSwish", "hardSwish")] {
-            table[op] = { c in { node, _ in try c.activation(node, .string(function)) } }
+        for (op, function) in [("Relu", ActivationFunction.relu), ("Sigmoid", .sigmoid), ("Tanh", .tanh), ("HardSwish", .hardSwish)] {
+            table[op] = { c in { node, _ in try c.activation(node, function) } }
         }
-        table["LeakyRelu"] = { c in { node, _ in try c.activation(node, activationJSON("leakyRelu", ["alpha": try NodeAttributes(node).float("alpha", 0.01)])) } }
-        table["Elu"] = { c in { node, _ in try c.activation(node, activationJSON("elu", ["alpha": try NodeAttributes(node).float("alpha", 1.0)])) } }
+        table["LeakyRelu"] = { c in { node, _ in try c.activation(node, .leakyRelu(alpha: Float(try NodeAttributes(node).float("alpha", 0.01)))) } }
+        table["Elu"] = { c in { node, _ in try c.activation(node, .elu(alpha: Float(try NodeAttributes(node).float("alpha", 1.0)))) } }
         table["Selu"] = { $0.opSelu }
         table["HardSigmoid"] = { c in { node, _ in
             let a = NodeAttributes(node)
-            try c.activation(node, activationJSON("hardSigmoid", ["alpha": try a.float("alpha", 0.2), "beta": try a.float("beta", 0.5)]))
+            try c.activation(node, .hardSigmoid(alpha: Float(try a.float("alpha", 0.2)), beta: Float(try a.float("beta", 0.5))))
         } }
         table["Clip"] = { $0.opClip }
         table["PRelu"] = { $0.opPRelu }
-        table["Softmax"] = { c in { node, _ in try c.softmax(node, "Softmax") } }
-        table["LogSoftmax"] = { c in { node, _ in try c.softmax(node, "LogSoftmax") } }
+        table["Softmax"] = { c in { node, _ in try c.softmax(node) { Softmax(name: $0) } } }
+        table["LogSoftmax"] = { c in { node, _ in try c.softmax(node) { LogSoftmax(name: $0) } } }
     }
 
     /// The largest float32 (ONNX's default clip bounds).
@@ -37,7 +37,7 @@ extension ONNXConverter {
     /// The resolved window: padding (explicit [top, left, bottom, right] or "same"), stride,
     /// dilation, output size (nil: open) and ceil mode.
     struct ResolvedWindow {
-        var padding: JSONValue
+        var padding: Padding
         var pads: [Int]
         var stride: [Int]
         var dilation: [Int]
@@ -58,7 +58,7 @@ extension ONNXConverter {
         if a.autoPad == "SAME_UPPER" || a.autoPad == "SAME_LOWER" {
             let outs: [Int?] = zip([h, w], stride).map { size, s in size.map { ($0 + s - 1) / s } }
             if a.autoPad == "SAME_UPPER" {
-                return ResolvedWindow(padding: .string("same"), pads: [], stride: stride, dilation: dilation, outputs: outs, ceil: a.ceilMode)
+                return ResolvedWindow(padding: .same, pads: [], stride: stride, dilation: dilation, outputs: outs, ceil: a.ceilMode)
             }
             let totals = (0 ..< 2).map { i in max((outs[i]! - 1) * stride[i] + extent[i] - [h!, w!][i], 0) }
             pads = [totals[0] - totals[0] / 2, totals[1] - totals[1] / 2, totals[0] / 2, totals[1] / 2]
@@ -84,7 +84,7 @@ extension ONNXConverter {
         if pooling && (max(pads[0], pads[2]) >= extent[0] || max(pads[1], pads[3]) >= extent[1]) {
             throw fail(node, "pads \(pads) must be smaller than the window \(kernel)")
         }
-        return ResolvedWindow(padding: .array(pads.map { .int($0) }), pads: pads, stride: stride, dilation: dilation, outputs: outs, ceil: a.ceilMode)
+        return ResolvedWindow(padding: .explicit(top: pads[0], left: pads[1], bottom: pads[2], right: pads[3]), pads: pads, stride: stride, dilation: dilation, outputs: outs, ceil: a.ceilMode)
     }
 
     /// Pads folded into the current node by an earlier Pad, taken once.
@@ -108,19 +108,21 @@ extension ONNXConverter {
         if let bias { parameters.append(("b", bias.floats)) }
         let name: String
         if groups > 1 && groups == channels && perGroup == 1 {
-            name = try add(node, "DepthwiseConvolution", [tensor.name], parameters: parameters,
-                           ["multiplier": outputs / channels, "kernel": kernel, "stride": win.stride, "padding": win.padding,
-                            "dilation": win.dilation, "bias": bias != nil])
+            name = try add(node, [tensor.name], parameters: parameters) {
+                DepthwiseConvolution(kernel: Self.pair(kernel), multiplier: outputs / channels, stride: Self.pair(win.stride),
+                                     padding: win.padding, dilation: Self.pair(win.dilation), useBias: bias != nil, name: $0)
+            }
         } else {
-            name = try add(node, "Convolution", [tensor.name], parameters: parameters,
-                           ["channels": outputs, "groups": groups, "kernel": kernel, "stride": win.stride, "padding": win.padding,
-                            "dilation": win.dilation, "bias": bias != nil])
+            name = try add(node, [tensor.name], parameters: parameters) {
+                Convolution(kernel: Self.pair(kernel), channels: outputs, stride: Self.pair(win.stride), padding: win.padding,
+                            dilation: Self.pair(win.dilation), groups: groups, useBias: bias != nil, name: $0)
+            }
         }
         try set(node, ComputedTensor(name, oneD ? [win.outputs[1], outputs] : [win.outputs[0], win.outputs[1], outputs]))
     }
 
     /// `MaxPool` / `AveragePool` with ceil mode and count_include_pad.
-    func pool(_ node: Onnx_NodeProto, _ type: String) throws {
+    func pool(_ node: Onnx_NodeProto, average: Bool) throws {
         let tensor = try act(node)
         let oneD = try windowed(node, tensor)
         var a = try WindowAttributes(NodeAttributes(node))
@@ -128,9 +130,14 @@ extension ONNXConverter {
         guard let kernel = a.kernel else { throw fail(node, "attribute 'kernel_shape' is missing") }
         let folded = pendingPads[currentIndex] != nil
         let win = try window(node, tensor, kernel: kernel, pooling: true, a)
-        let countIncludes: Bool? = type == "AveragePooling" ? (try NodeAttributes(node).int("count_include_pad", 0) != 0) || folded : nil
-        let name = try add(node, type, [tensor.name], ["kernel": kernel, "stride": win.stride, "padding": win.padding,
-                                                         "dilation": win.dilation, "ceilMode": win.ceil, "countIncludesPadding": countIncludes])
+        let includePad = try NodeAttributes(node).int("count_include_pad", 0) != 0
+        let countIncludes = average && (includePad || folded)
+        let poolingWindow = PoolingWindow(kernel: Self.pair(kernel), stride: Self.pair(win.stride), padding: win.padding,
+                                          dilation: Self.pair(win.dilation), ceilMode: win.ceil)
+        let name = try add(node, [tensor.name]) { name -> any Layer in
+            average ? AveragePooling(window: poolingWindow, countIncludesPadding: countIncludes, name: name)
+                : MaxPooling(window: poolingWindow, name: name)
+        }
         let c = tensor.shape.last!
         try set(node, ComputedTensor(name, oneD ? [win.outputs[1], c] : [win.outputs[0], win.outputs[1], c]))
     }
@@ -138,14 +145,14 @@ extension ONNXConverter {
     /// `MaxPool` (row-major storage only).
     func opMaxPool(_ node: Onnx_NodeProto, _ index: Int) throws {
         if try NodeAttributes(node).int("storage_order", 0) != 0 { throw fail(node, "storage_order 1 is not supported") }
-        try pool(node, "MaxPooling")
+        try pool(node, average: false)
     }
 
     /// A global pooling: ONNX's [N, C, 1, 1] is Anvil's vector of C.
-    func globalPool(_ node: Onnx_NodeProto, _ type: String) throws {
+    func globalPool(_ node: Onnx_NodeProto, _ make: (String) -> any Layer) throws {
         let tensor = try act(node)
         let oneD = try windowed(node, tensor)
-        let name = try add(node, type, [tensor.name])
+        let name = try add(node, [tensor.name], make)
         let c = tensor.shape.last!
         try set(node, ComputedTensor(name, oneD ? [1, c] : [1, 1, c], anvilRank: 2))
     }
@@ -156,9 +163,11 @@ extension ONNXConverter {
         let a = NodeAttributes(node)
         if try a.int("training_mode", 0) != 0 { throw fail(node, "training_mode 1 is not supported (export the model in eval mode)") }
         let stats = try (1 ... 4).map { try constant(node, $0).floats }
-        let name = try add(node, "BatchNormalization", [tensor.name],
-                           parameters: [("gamma", stats[0]), ("beta", stats[1]), ("mean", stats[2]), ("variance", stats[3])],
-                           ["epsilon": try a.float("epsilon", 1e-5)])
+        let epsilon = Float(try a.float("epsilon", 1e-5))
+        let name = try add(node, [tensor.name],
+                           parameters: [("gamma", stats[0]), ("beta", stats[1]), ("mean", stats[2]), ("variance", stats[3])]) {
+            BatchNormalization(epsilon: epsilon, name: $0)
+        }
         try set(node, ComputedTensor(name, tensor.shape))
     }
 
@@ -223,7 +232,7 @@ extension ONNXConverter {
         if bias == nil { (bias, outputName) = try followingBias(node, index, outputs: outputs, rank: 2) }
         var parameters = [("W", weights.floats)]
         if let bias { parameters.append(("b", bias)) }
-        let name = try add(node, "Dense", [source], parameters: parameters, ["neurons": outputs, "bias": bias != nil])
+        let name = try add(node, [source], parameters: parameters) { Dense(neurons: outputs, useBias: bias != nil, name: $0) }
         values[outputName] = .tensor(ComputedTensor(name, [outputs]))
     }
 
@@ -398,8 +407,7 @@ extension ONNXConverter {
         let m = x[x.count - 2], n = y[y.count - 1]
         let leading: [Int?] = zip(x.dropLast(2), y.dropLast(2)).map { p, q in p == 1 ? q : p }
         let shape = leading + [m, n]
-        let name = try add(node, "MatMul", [a.name, b.name],
-                           ["transposeA": transposeA ? true : nil, "transposeB": transposeB ? true : nil])
+        let name = try add(node, [a.name, b.name]) { MatMul(transposeA: transposeA, transposeB: transposeB, name: $0) }
         if wholeItems, !shape.contains(where: { $0 == nil }) { return wholeItem(name, shape.map { $0! }) }
         return ComputedTensor(name, shape, permutation: a.onnxOrder, batchFold: a.batchFold)
     }
@@ -419,50 +427,33 @@ extension ONNXConverter {
         if bias == nil { (bias, outputName) = try followingBias(node, index, outputs: outputs, rank: tensor.onnxRank) }
         var parameters = [("W", try weights.transposed().floats)]
         if let bias { parameters.append(("b", bias)) }
-        let name = try add(node, "PointwiseConvolution", [tensor.name], parameters: parameters, ["channels": outputs, "bias": bias != nil])
+        let name = try add(node, [tensor.name], parameters: parameters) { PointwiseConvolution(channels: outputs, useBias: bias != nil, name: $0) }
         values[outputName] = .tensor(ComputedTensor(name, Array(tensor.shape.dropLast()) + [outputs], permutation: tensor.permutation,
                                                     batchFold: tensor.batchFold))
     }
 
     /// An Activation applying `function`, in whatever layout the input is held; on a constant
     /// (Swin v2's position-bias MLP, all weights), the function folded.
-    func activation(_ node: Onnx_NodeProto, _ function: JSONValue) throws {
+    func activation(_ node: Onnx_NodeProto, _ function: ActivationFunction) throws {
         if case .constant(let c)? = try value(node, 0) {
             guard let f = Self.foldable(function) else { throw fail(node, "folding \(node.opType) of a constant is not supported") }
             return try set(node, .constant(ConstantTensor(shape: c.shape, floats: c.doubles.map { Float(f($0)) })))
         }
         let tensor = try act(node, anyLayout: true)
-        let name = try add(node, "Activation", [tensor.name], ["function": function])
+        let name = try add(node, [tensor.name]) { Activation(function, name: $0) }
         try set(node, tensor.like(name))
     }
 
     /// The activations a constant may go through, as functions of a float64.
-    static func foldable(_ function: JSONValue) -> ((Double) -> Double)? {
-        var name = "", constants: [String: Double] = [:]
+    static func foldable(_ function: ActivationFunction) -> ((Double) -> Double)? {
         switch function {
-        case .string(let text): name = text
-        case .object(let members):
-            for (key, value) in members {
-                if key == "type", case .string(let text) = value { name = text }
-                if case .double(let number) = value { constants[key] = number }
-                if case .int(let number) = value { constants[key] = Double(number) }
-            }
-        default: return nil
-        }
-        switch name {
-        case "relu": return { max($0, 0) }
-        case "relu6": return { min(max($0, 0), 6) }
-        case "sigmoid": return { 1 / (1 + Foundation.exp(-$0)) }
-        case "tanh": return { Foundation.tanh($0) }
-        case "clip":
-            let low = constants["min"] ?? -floatMax, high = constants["max"] ?? floatMax
-            return { min(max($0, low), high) }
-        case "leakyRelu":
-            let alpha = constants["alpha"] ?? 0.01
-            return { $0 >= 0 ? $0 : alpha * $0 }
-        case "linear":
-            let a = constants["a"] ?? 1, b = constants["b"] ?? 0
-            return { a * $0 + b }
+        case .relu: return { max($0, 0) }
+        case .relu6: return { min(max($0, 0), 6) }
+        case .sigmoid: return { 1 / (1 + Foundation.exp(-$0)) }
+        case .tanh: return { Foundation.tanh($0) }
+        case .clip(let low, let high): return { min(max($0, Double(low)), Double(high)) }
+        case .leakyRelu(let alpha): return { $0 >= 0 ? $0 : Double(alpha) * $0 }
+        case .linear(let a, let b): return { Double(a) * $0 + Double(b) }
         default: return nil
         }
     }
@@ -477,7 +468,7 @@ extension ONNXConverter {
                 BodyNode(op: "Mul", inputs: ["elu", "gamma"], output: "y"),
             ], constants: ["gamma": ConstantTensor(shape: [], floats: [Float(gamma)])])
         }
-        try activation(node, .string("selu"))
+        try activation(node, .selu)
     }
 
     /// `Clip`: relu6, relu or clip.
@@ -488,15 +479,15 @@ extension ONNXConverter {
             low = try a.float("min", -Self.floatMax)
             high = try a.float("max", Self.floatMax)
         } else {
-            if let v = try const(node, 1, required: false) { guard v.count > 0 else { throw ImportFailure("index 0 is out of bounds for axis 0 with size 0") }; low = v.doubles[0] }
-            if let v = try const(node, 2, required: false) { guard v.count > 0 else { throw ImportFailure("index 0 is out of bounds for axis 0 with size 0") }; high = v.doubles[0] }
+            if let v = try const(node, 1, required: false) { guard v.count > 0 else { throw fail(node, "its min (input 1) is empty; Clip takes a scalar") }; low = v.doubles[0] }
+            if let v = try const(node, 2, required: false) { guard v.count > 0 else { throw fail(node, "its max (input 2) is empty; Clip takes a scalar") }; high = v.doubles[0] }
         }
         if low == 0 && high == 6 {
-            try activation(node, .string("relu6"))
+            try activation(node, .relu6)
         } else if low == 0 && high >= Self.floatMax {
-            try activation(node, .string("relu"))
+            try activation(node, .relu)
         } else {
-            try activation(node, activationJSON("clip", ["min": max(low, -Self.floatMax), "max": min(high, Self.floatMax)]))
+            try activation(node, .clip(min: Float(max(low, -Self.floatMax)), max: Float(min(high, Self.floatMax))))
         }
     }
 
@@ -522,16 +513,16 @@ extension ONNXConverter {
                 BodyNode(op: "Where", inputs: ["negative", "scaled", node.input[0]], output: "y"),
             ], constants: ["zero": ConstantTensor(shape: [], floats: [0])])
         }
-        let name = try add(node, "PReLU", [tensor.name], parameters: [("slopes", flat)])
+        let name = try add(node, [tensor.name], parameters: [("slopes", flat)]) { PReLU(name: $0) }
         try set(node, ComputedTensor(name, tensor.shape))
     }
 
     /// `Softmax` / `LogSoftmax` over the axis Anvil holds as channels.
-    func softmax(_ node: Onnx_NodeProto, _ type: String) throws {
+    func softmax(_ node: Onnx_NodeProto, _ make: (String) -> any Layer) throws {
         var tensor = try act(node, anyLayout: true)
         let rank = tensor.onnxRank
         let axis = ((try NodeAttributes(node).int("axis", opset >= 13 ? -1 : 1) % rank) + rank) % rank
-        guard !tensor.holdsBatch(axis) else { throw fail(node, "a \(type) over the batch axis is not supported") }
+        guard !tensor.holdsBatch(axis) else { throw fail(node, "a \(node.opType) over the batch axis is not supported") }
         if !tensor.isChannelAxis(axis) {
             // Anvil's softmax works along the last axis: the axis is moved there, the others keep
             // ONNX's order (the batch, where it is one, stays Anvil's axis 0).
@@ -546,7 +537,12 @@ extension ONNXConverter {
         if opset < 13 && tensor.onnxShape[(axis + 1)...].contains(where: { $0 != 1 }) {
             throw fail(node, "before opset 13, \(node.opType) over axis \(axis) of a \(rank)-D tensor spans the axes after it too; Anvil works over channels only")
         }
-        let name = try add(node, type, [tensor.name])
+        let name = try add(node, [tensor.name], make)
         try set(node, tensor.like(name))
+    }
+
+    /// A window option's (height, width) from the two values ``window(_:_:kernel:pooling:_:)`` checked.
+    static func pair(_ values: [Int]) -> (Int, Int) {
+        (values[0], values[1])
     }
 }

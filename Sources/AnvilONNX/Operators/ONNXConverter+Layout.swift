@@ -68,7 +68,7 @@ extension ONNXConverter {
         }
         let source = try toONNXOrder(node, tensor)
         let shape = resolved.dropFirst().map { $0! }
-        let name = try add(node, "Reshape", [source.name], ["shape": shape])
+        let name = try add(node, [source.name]) { Reshape(shape, name: $0) }
         return .tensor(ComputedTensor(name, shape.map { $0 }, permutation: Array(0 ..< resolved.count)))
     }
 
@@ -89,7 +89,7 @@ extension ONNXConverter {
         if tensor.batchFold?.wholeItem == true, !target.isEmpty {
             // One item: the whole tensor after a batch axis of 1, reshaped as ONNX reshapes it.
             let source = try toONNXOrder(node, try exact(node, tensor))
-            let name = source.shape == target.map({ $0 }) ? source.name : try add(node, "Reshape", [source.name], ["shape": target])
+            let name = source.shape == target.map({ $0 }) ? source.name : try add(node, [source.name]) { Reshape(target, name: $0) }
             return ComputedTensor(name, target.map { $0 }, permutation: (0 ..< target.count).map { $0 + 1 },
                                   batchFold: BatchFold(axis: 0, inner: target[0], wholeItem: true))
         }
@@ -131,10 +131,10 @@ extension ONNXConverter {
         if target[place.axis] == 1 {
             let shape = target.enumerated().filter { $0.offset != place.axis }.map(\.element)
             let order = (0 ..< target.count).map { $0 < place.axis ? $0 + 1 : $0 == place.axis ? 0 : $0 }
-            let name = source.shape == shape.map({ $0 }) ? source.name : try add(node, "Reshape", [source.name], ["shape": shape])
+            let name = source.shape == shape.map({ $0 }) ? source.name : try add(node, [source.name]) { Reshape(shape, name: $0) }
             return ComputedTensor(name, shape.map { $0 }, permutation: order)
         }
-        let name = source.shape == target.map({ $0 }) ? source.name : try add(node, "Reshape", [source.name], ["shape": target])
+        let name = source.shape == target.map({ $0 }) ? source.name : try add(node, [source.name]) { Reshape(target, name: $0) }
         return ComputedTensor(name, target.map { $0 }, permutation: (0 ..< target.count).map { $0 + 1 },
                               batchFold: BatchFold(axis: place.axis, inner: place.inner, wholeItem: source.batchFold?.wholeItem ?? false))
     }
@@ -205,7 +205,7 @@ extension ONNXConverter {
             guard g.swapped, resolved.map({ $0 }) == g.source.onnxShape else {
                 throw fail(node, "reshaping the 5-D \(current) to \(resolved) is not supported (only ShuffleNet's channel shuffle back to [N, C, H, W])")
             }
-            let name = try add(node, "ChannelShuffle", [g.source.name], ["groups": g.groups])
+            let name = try add(node, [g.source.name]) { ChannelShuffle(groups: g.groups, name: $0) }
             try set(node, g.source.like(name))
             return
         default: break
@@ -231,7 +231,7 @@ extension ONNXConverter {
                 let rest = Array(target.dropFirst())
                 let now = currentShape(.tensor(source))
                 let shape: [Int?] = rest.enumerated().map { i, t in t > 0 ? t : t == 0 && i + 1 < now.count ? now[i + 1] : nil }
-                let name = try add(node, "Reshape", [source.name], ["shape": rest])
+                let name = try add(node, [source.name]) { Reshape(rest, name: $0) }
                 try set(node, ComputedTensor(name, shape, permutation: Array(0 ... shape.count)))
                 return
             }
@@ -289,7 +289,7 @@ extension ONNXConverter {
             for a in axes where a < 0 || a >= p.rank || p.shape[a] != 1 {
                 throw fail(node, "axis \(a) of \(Self.text(p.shape)) cannot be squeezed (not of extent 1)")
             }
-            return try reshapePlan(node, p, to: p.shape.indices.filter { !axes.contains($0) }.map { p.shape[$0] }, type: "Squeeze", axes: axes)
+            return try reshapePlan(node, p, to: p.shape.indices.filter { !axes.contains($0) }.map { p.shape[$0] }, squeezing: true, axes: axes)
         }
         if case .constant(let c)? = try value(node, 0) {
             let axes = requested.isEmpty ? c.shape.indices.filter { c.shape[$0] == 1 } : requested.map { $0 < 0 ? $0 + c.rank : $0 }
@@ -323,7 +323,7 @@ extension ONNXConverter {
                 guard a <= shape.count else { throw fail(node, "axis \(a) is out of range") }
                 shape.insert(1, at: a)
             }
-            return try reshapePlan(node, p, to: shape, type: "Unsqueeze", axes: positions)
+            return try reshapePlan(node, p, to: shape, squeezing: false, axes: positions)
         }
         if case .constant(let c)? = try value(node, 0) {
             let rank = c.rank + requested.count
@@ -388,7 +388,7 @@ extension ONNXConverter {
         if count == 0 { throw fail(node, "slice \(start):\(end):\(step) of axis \(axis) (extent \(shape[axis]!)) is empty") }
         let source = try exact(node, tensor)
         let anvilAxis = source.permutation[axis]
-        let name = try add(node, "Slice", [source.name], suffix: suffix, ["axis": anvilAxis, "start": start, "end": end, "step": step])
+        let name = try add(node, [source.name], suffix: suffix) { Slice(axis: anvilAxis, start: start, end: end, step: step, name: $0) }
         var dims = source.shape
         dims[anvilAxis - 1] = count
         return ComputedTensor(name, dims, permutation: source.permutation, batchFold: source.batchFold)
@@ -523,13 +523,13 @@ extension ONNXConverter {
         let anvilAxis = tensors[0].permutation[axis]
         let total: Int? = shapes.contains { $0[axis] == nil } ? nil : shapes.reduce(0) { $0 + $1[axis]! }
         if anvilAxis == rank - 1 && Set(tensors.map(\.anvilRank)).count == 1 {
-            let name = try add(node, "Concatenate", tensors.map(\.name))
+            let name = try add(node, tensors.map(\.name)) { Concatenate(name: $0) }
             try set(node, ComputedTensor(name, Array(tensors[0].shape.dropLast()) + [total], permutation: tensors[0].permutation,
                                          anvilRank: tensors[0].anvilRank, batchFold: tensors[0].batchFold))
             return
         }
         tensors = try tensors.map { try exact(node, $0) }
-        let name = try add(node, "Concatenate", tensors.map(\.name), ["axis": anvilAxis])
+        let name = try add(node, tensors.map(\.name)) { Concatenate(axis: anvilAxis, name: $0) }
         var dims = tensors[0].shape
         dims[anvilAxis - 1] = total
         try set(node, ComputedTensor(name, dims, permutation: tensors[0].permutation, batchFold: tensors[0].batchFold))
@@ -544,7 +544,8 @@ extension ONNXConverter {
         let mode = try a.string("mode", "DCR")
         let (h, w, c) = (tensor.shape[0], tensor.shape[1], tensor.shape[2]!)
         if c % (b * b) != 0 { throw fail(node, "blocksize² \(b * b) does not divide \(c) channels") }
-        let name = try add(node, "DepthToSpace", [tensor.name], ["blockSize": b, "mode": mode])
+        let order: BlockOrder = try choice(node, mode, "mode")
+        let name = try add(node, [tensor.name]) { DepthToSpace(blockSize: b, mode: order, name: $0) }
         try set(node, ComputedTensor(name, [h.map { $0 * b }, w.map { $0 * b }, c / (b * b)]))
     }
 
@@ -557,7 +558,7 @@ extension ONNXConverter {
         if (h.map { $0 % b != 0 } ?? false) || (w.map { $0 % b != 0 } ?? false) {
             throw fail(node, "blocksize \(b) does not divide \(h.map(String.init) ?? "None")x\(w.map(String.init) ?? "None")")
         }
-        let name = try add(node, "SpaceToDepth", [tensor.name], ["blockSize": b, "mode": "DCR"])
+        let name = try add(node, [tensor.name]) { SpaceToDepth(blockSize: b, mode: .depthColumnRow, name: $0) }
         try set(node, ComputedTensor(name, [h.map { $0 / b }, w.map { $0 / b }, c * b * b]))
     }
 }

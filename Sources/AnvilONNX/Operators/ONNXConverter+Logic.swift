@@ -18,7 +18,7 @@ extension ONNXConverter {
             if case .tensor? = try c.value(node, 0) {
                 // A mask of 1 and 0: 1 − x.
                 let tensor = try c.act(node, anyLayout: true)
-                let name = try c.add(node, "Activation", [tensor.name], ["function": activationJSON("linear", ["a": -1.0, "b": 1.0])])
+                let name = try c.add(node, [tensor.name]) { Activation(.linear(a: -1, b: 1), name: $0) }
                 return try c.set(node, tensor.like(name))
             }
             let x = try c.foldedInput(node, 0)
@@ -89,7 +89,7 @@ extension ONNXConverter {
             throw fail(node, "selects among \(tensors.map { Self.text($0.onnxShape) }.joined(separator: ", ")), which are not batch-first tensors of one rank")
         }
         let rank = tensors[0].onnxRank
-        var options: [(String, any OptionValue)] = []
+        var constantOperand: (shape: [Int], position: Int)?
         var parameters: [(String, [Float])] = []
         if let position = (0 ..< 3).first(where: { !computed.contains($0) }) {
             guard let constant = try const(node, position) else { throw fail(node, "input \(position) is missing") }
@@ -100,13 +100,16 @@ extension ONNXConverter {
                 }
                 if shape.count == rank { shape.removeFirst() }
             }
-            options = [("constant", shape.isEmpty ? [1] : shape), ("constantPosition", position)]
+            constantOperand = (shape.isEmpty ? [1] : shape, position)
             parameters = [("constant", constant.doubles.map { Float($0) })]
         }
         var shapes: [[Int?]] = tensors.map(\.shape)
-        if case let constantShape as [Int] = options.first?.1 { shapes.append(constantShape.map { $0 }) }
+        if let constantOperand { shapes.append(constantOperand.shape.map { $0 }) }
         let output = try broadcastShapes(node, shapes, tensors.map { Self.text($0.onnxShape) })
-        let name = try add(node, "Select", tensors.map(\.name), parameters: parameters, orderedOptions: options)
+        let constantShape = try constantOperand.map { try Shape(dimensions: $0.shape) }
+        let name = try add(node, tensors.map(\.name), parameters: parameters) {
+            Select(constant: constantShape, constantPosition: constantOperand?.position ?? 2, name: $0)
+        }
         if whole {
             guard !output.contains(where: { $0 == nil }) else { throw fail(node, "selects among tensors of open size as one item") }
             return try set(node, wholeItem(name, output.map { $0! }))

@@ -48,7 +48,7 @@ extension ONNXConverter {
         }
         if try globalPooling(node, operation, tensor, axes: axes, keep: keep) { return }
         let source = try exact(node, tensor)
-        let name = try add(node, "Reduce", [source.name], ["operation": operation.rawValue, "axes": axes.map { source.permutation[$0] }])
+        let name = try add(node, [source.name]) { Reduce(operation, axes: axes.map { source.permutation[$0] }, name: $0) }
         var shape = source.shape
         for axis in axes { shape[source.permutation[axis] - 1] = 1 }
         let reduced = ComputedTensor(name, shape, permutation: source.permutation, batchFold: source.batchFold)
@@ -60,10 +60,10 @@ extension ONNXConverter {
     /// A mean, sum or maximum over every axis between an image's batch and its channels, or over
     /// the features of an `[N, F]` vector: the engine's global pooling. False when it is not one.
     func globalPooling(_ node: Onnx_NodeProto, _ operation: ReduceOperation, _ input: ComputedTensor, axes: [Int], keep: Bool) throws -> Bool {
-        let type: String
+        let pooling: (String) -> any Layer
         switch operation {
-        case .mean, .sum: type = "GlobalAveragePooling"
-        case .maximum: type = "GlobalMaxPooling"
+        case .mean, .sum: pooling = { GlobalAveragePooling(name: $0) }
+        case .maximum: pooling = { GlobalMaxPooling(name: $0) }
         default: return false
         }
         guard input.isBatchFirst else { return false }
@@ -71,10 +71,10 @@ extension ONNXConverter {
         let rank = input.rank
         if rank == 2 && axes == [1] && keep && !input.isOpen {
             let c = input.shape[0]!
-            let source = try add(node, "Reshape", [input.name], suffix: "_features", ["shape": [c, 1]])
-            var name = try add(node, type, [source])
+            let source = try add(node, [input.name], suffix: "_features") { Reshape([c, 1], name: $0) }
+            var name = try add(node, [source], pooling)
             if scaled {
-                name = try add(node, "Activation", [name], suffix: "_sum", ["function": activationJSON("linear", ["a": Double(c), "b": 0.0])])
+                name = try add(node, [name], suffix: "_sum") { Activation(.linear(a: Float(c), b: 0), name: $0) }
             }
             try set(node, ComputedTensor(name, [1]))
             return true
@@ -84,11 +84,11 @@ extension ONNXConverter {
             throw fail(node, "a sum over an open input size (the count depends on the height/width); pass --input-shape C,H,W")
         }
         let tensor = try exact(node, input)
-        var name = try add(node, type, [tensor.name])
+        var name = try add(node, [tensor.name], pooling)
         let c = tensor.shape.last!
         if scaled {
             let count = tensor.shape.dropLast().reduce(1) { $0 * $1! }
-            name = try add(node, "Activation", [name], suffix: "_sum", ["function": activationJSON("linear", ["a": Double(count), "b": 0.0])])
+            name = try add(node, [name], suffix: "_sum") { Activation(.linear(a: Float(count), b: 0), name: $0) }
         }
         if keep {
             try set(node, ComputedTensor(name, [Int?](repeating: 1, count: rank - 2) + [c], permutation: tensor.permutation, anvilRank: 2))

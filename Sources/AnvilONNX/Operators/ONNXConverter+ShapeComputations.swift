@@ -27,10 +27,10 @@ extension ONNXConverter {
         guard constant.count <= Constant.maximumCount else {
             throw fail(node, "a constant of \(constant.count) values in shape arithmetic (at most \(Constant.maximumCount))")
         }
-        let values: JSONValue = constant.isInteger ? .array(try constant.integers().map { .int($0) })
-                                                   : .array(constant.floats.map { .double(Double($0)) })
-        return try add(node, "Constant", [], suffix: "_constant",
-                       ["elementType": constant.isInteger ? "int64" : "float32", "shape": constant.shape, "values": values])
+        let shape = try Shape(dimensions: constant.shape, elementType: constant.isInteger ? .int64 : .float32)
+        let value = constant.isInteger ? try TensorValue(shape: shape, integers: try constant.integers().map { Int64($0) })
+                                       : try TensorValue(shape: shape, floats: constant.floats)
+        return try add(node, [], suffix: "_constant") { Constant(value, name: $0) }
     }
 
     /// Input `index` as a plan tensor: a plan tensor itself, or a constant written as a
@@ -59,7 +59,7 @@ extension ONNXConverter {
         if !scalar && positions == Array(0 ..< count) { return name }
         let indices = scalar ? ConstantTensor(shape: [], integers: positions.map { Int64($0) })
                              : ConstantTensor(shape: [positions.count], integers: positions.map { Int64($0) })
-        return try add(node, "Gather", [name, try writeConstant(node, indices)], suffix: "_gather", ["axis": 1])
+        return try add(node, [name, try writeConstant(node, indices)], suffix: "_gather") { Gather(axis: 1, name: $0) }
     }
 
     /// The vector `plan`'s elements at `picked` (a scalar when `scalar`): their slots, with an
@@ -104,7 +104,7 @@ extension ONNXConverter {
             }
         }
         let name = positions.isEmpty ? nil
-            : try gatherElements(node, try add(node, "ShapeOf", [source.name]), positions, scalar: false, count: source.rank - 1)
+            : try gatherElements(node, try add(node, [source.name]) { ShapeOf(name: $0) }, positions, scalar: false, count: source.rank - 1)
         let known = range.map { slots[$0 - range.lowerBound].isBatch ? nil : onnxShape[$0].map { Int64($0) } }
         try set(node, .planned(PlanTensor(name: name, slots: slots, known: known, scalar: false)))
     }
@@ -118,7 +118,7 @@ extension ONNXConverter {
             try set(node, .constant(ConstantTensor(shape: [kept.count], integers: kept)))
             return
         }
-        let name = try add(node, "ShapeOf", [try engineName(node, plan)], ["start": range.lowerBound, "end": range.upperBound])
+        let name = try add(node, [try engineName(node, plan)]) { ShapeOf(start: range.lowerBound, end: range.upperBound, name: $0) }
         try set(node, .planned(PlanTensor(name: name, slots: range.indices.map { .element($0 - range.lowerBound) },
                                           known: plan.shape[range].map { $0.map { Int64($0) } }, scalar: false)))
     }
@@ -145,7 +145,7 @@ extension ONNXConverter {
         }
         if axis < 0 { axis += data.rank }
         guard axis >= 0, axis < data.rank else { throw fail(node, "axis \(axis) is out of range for rank \(data.rank)") }
-        let name = try add(node, "Gather", [try engineName(node, data), try engineName(node, indices, what: "its indices")], ["axis": axis + 1])
+        let name = try add(node, [try engineName(node, data), try engineName(node, indices, what: "its indices")]) { Gather(axis: axis + 1, name: $0) }
         let shape = Array(data.shape[..<axis]) + indices.shape + Array(data.shape[(axis + 1)...])
         try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: data.isInteger)))
     }
@@ -168,27 +168,30 @@ extension ONNXConverter {
             let axis = axes[i] < 0 ? axes[i] + plan.rank : axes[i]
             guard axis >= 0, axis < plan.rank else { throw fail(node, "axis \(axes[i]) is out of range for rank \(plan.rank)") }
             guard steps[i] != 0 else { throw fail(node, "a step of 0 is not allowed") }
-            name = try add(node, "Slice", [name], suffix: "_\(i)", ["axis": axis + 1, "start": starts[i], "end": ends[i], "step": steps[i]])
+            name = try add(node, [name], suffix: "_\(i)") { Slice(axis: axis + 1, start: starts[i], end: ends[i], step: steps[i], name: $0) }
             shape[axis] = shape[axis].map { Self.sliceCount(starts[i], ends[i], steps[i], extent: $0) }
         }
         try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: plan.isInteger)))
     }
 
     /// `Squeeze` / `Unsqueeze` of a plan tensor to `shape` (ONNX's axes after the change): the
-    /// engine layer `type` with `axes` (ONNX's; the engine's count its batch axis).
-    func reshapePlan(_ node: Onnx_NodeProto, _ plan: PlanTensor, to shape: [Int?], type: String, axes: [Int]) throws {
+    /// engine's Squeeze (`squeezing`) or Unsqueeze with `axes` (ONNX's; the engine's count its batch axis).
+    func reshapePlan(_ node: Onnx_NodeProto, _ plan: PlanTensor, to shape: [Int?], squeezing: Bool, axes: [Int]) throws {
         if let slots = plan.slots, shape.count <= 1 {
             // A vector stays a vector (or becomes a scalar): the same elements.
             let engine = slots.filter { !$0.isBatch }.count
             var name = plan.name
             if let source = name, (plan.rank == 0) != (shape.count == 0) {
-                name = try add(node, "Reshape", [source], ["shape": shape.count == 0 ? [] : [engine]])
+                name = try add(node, [source]) { Reshape(shape.count == 0 ? [] : [engine], name: $0) }
             }
             try set(node, .planned(PlanTensor(name: name, slots: slots, known: plan.known!, scalar: shape.isEmpty)))
             return
         }
         let source = try engineName(node, plan)
-        let name = try add(node, type, [source], ["axes": axes.map { $0 + 1 }])
+        let engineAxes = axes.map { $0 + 1 }
+        let name = try add(node, [source]) { name -> any Layer in
+            squeezing ? Squeeze(axes: engineAxes, name: name) : Unsqueeze(axes: engineAxes, name: name)
+        }
         try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: plan.isInteger)))
     }
 
@@ -196,7 +199,7 @@ extension ONNXConverter {
     func transposePlan(_ node: Onnx_NodeProto, _ plan: PlanTensor, _ permutation: [Int]?) throws {
         let perm = permutation ?? Array((0 ..< plan.rank).reversed())
         guard perm.sorted() == Array(0 ..< plan.rank) else { throw fail(node, "perm \(perm) is not a permutation of \(plan.rank) axes") }
-        let name = try add(node, "Transpose", [try engineName(node, plan)], ["permutation": [0] + perm.map { $0 + 1 }])
+        let name = try add(node, [try engineName(node, plan)]) { Transpose(permutation: [0] + perm.map { $0 + 1 }, name: $0) }
         try set(node, .planned(PlanTensor(name: name, shape: perm.map { plan.shape[$0] }, isInteger: plan.isInteger)))
     }
 
@@ -221,7 +224,7 @@ extension ONNXConverter {
                     offset += part.slots!.filter { !$0.isBatch }.count
                 }
             }
-            let name = names.count > 1 ? try add(node, "Concatenate", names, ["axis": 1]) : names.first
+            let name = names.count > 1 ? try add(node, names) { Concatenate(axis: 1, name: $0) } : names.first
             try set(node, .planned(PlanTensor(name: name, slots: slots, known: known, scalar: false)))
             return
         }
@@ -231,7 +234,7 @@ extension ONNXConverter {
         }
         let axis = (axisAttribute + rank) % rank
         let names = try parts.map { try engineName(node, $0) }
-        let name = try add(node, "Concatenate", names, ["axis": axis + 1])
+        let name = try add(node, names) { Concatenate(axis: axis + 1, name: $0) }
         var shape = parts[0].shape
         shape[axis] = parts.contains { $0.shape[axis] == nil } ? nil : parts.reduce(0) { $0 + $1.shape[axis]! }
         try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: parts.allSatisfy(\.isInteger))))
@@ -244,7 +247,7 @@ extension ONNXConverter {
             try set(node, .planned(plan))
             return
         }
-        let name = try add(node, "Cast", [try engineName(node, plan)], ["to": toFloat ? "float32" : to == 9 ? "bool" : "int64"])
+        let name = try add(node, [try engineName(node, plan)]) { Cast(to: toFloat ? .float32 : to == 9 ? .bool : .int64, name: $0) }
         var cast = PlanTensor(name: name, shape: plan.shape, isInteger: !toFloat)
         if to == 9 { cast.slots = nil }
         try set(node, .planned(cast))
@@ -301,9 +304,9 @@ extension ONNXConverter {
         }
         let output: String
         if let name {
-            output = try add(node, "Reshape", [source.name, name], ["shapeFromInput": true])
+            output = try add(node, [source.name, name]) { Reshape(name: $0) }
         } else {
-            output = try add(node, "Reshape", [source.name], ["shape": [Int]()])
+            output = try add(node, [source.name]) { Reshape([], name: $0) }
         }
         try set(node, ComputedTensor(output, shape, permutation: Array(0 ... shape.count)))
     }
@@ -364,7 +367,7 @@ extension ONNXConverter {
             item.append(Int(value))
         }
         let shape: [Int?] = zip(source.shape, item).map { c, t in c == 1 ? t : c }
-        let output = try add(node, "Expand", [source.name, try writeConstant(node, ConstantTensor(shape: [item.count], integers: item.map { Int64($0) }))])
+        let output = try add(node, [source.name, try writeConstant(node, ConstantTensor(shape: [item.count], integers: item.map { Int64($0) }))]) { Expand(name: $0) }
         try set(node, ComputedTensor(output, shape, permutation: source.permutation, batchFold: source.batchFold))
     }
 
@@ -379,12 +382,12 @@ extension ONNXConverter {
                 let product = shape.enumerated().filter { $0.offset != inferred }.reduce(1) { $0 * $1.element! }
                 shape[inferred] = product > 0 ? plan.shape.reduce(1) { $0 * $1! } / product : nil
             }
-            let name = try add(node, "Reshape", [source], ["shape": target])
+            let name = try add(node, [source]) { Reshape(target, name: $0) }
             try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: plan.isInteger)))
             return
         }
         guard let target = try planOperand(node, 1) else { throw fail(node, "its target shape is computed at predict") }
-        let name = try add(node, "Reshape", [source, try engineName(node, target, what: "its target shape")], ["shapeFromInput": true])
+        let name = try add(node, [source, try engineName(node, target, what: "its target shape")]) { Reshape(name: $0) }
         let count = target.slots?.count ?? target.shape.first ?? nil
         let shape: [Int?] = (0 ..< (count ?? 0)).map { i in target.known?[i].flatMap { $0 > 0 ? Int($0) : nil } }
         guard count != nil else { throw fail(node, "its target shape has an open length") }
@@ -415,7 +418,7 @@ extension ONNXConverter {
             let (name, rest) = try batchTarget(node, target)
             let current = Array(source.onnxShape.dropFirst())
             let shape: [Int?] = zip(current, rest).map { c, t in c != 1 ? c : t.flatMap { Int($0) } }
-            let output = try add(node, "Expand", [source.name, try name ?? writeConstant(node, ConstantTensor(shape: [0], integers: []))])
+            let output = try add(node, [source.name, try name ?? writeConstant(node, ConstantTensor(shape: [0], integers: []))]) { Expand(name: $0) }
             try set(node, ComputedTensor(output, shape, permutation: Array(0 ... shape.count)))
             return
         default: break
@@ -425,7 +428,7 @@ extension ONNXConverter {
         let a = [Int?](repeating: 1, count: rank - data.rank) + data.shape
         let b = [Int?](repeating: 1, count: rank - count) + known.map { $0.map { Int($0) } }
         let shape: [Int?] = zip(a, b).map { x, y in x == 1 ? y : x }
-        let name = try add(node, "Expand", [try engineName(node, data), try engineName(node, target, what: "its target shape")])
+        let name = try add(node, [try engineName(node, data), try engineName(node, target, what: "its target shape")]) { Expand(name: $0) }
         try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: data.isInteger)))
     }
 
@@ -455,7 +458,7 @@ extension ONNXConverter {
             return part
         }
         let names = try parts.map { try engineName(node, $0) }
-        let name = try add(node, "Range", names)
+        let name = try add(node, names) { Arange(name: $0) }
         try set(node, .planned(PlanTensor(name: name, shape: [nil], isInteger: parts.allSatisfy(\.isInteger))))
     }
 
@@ -479,8 +482,9 @@ extension ONNXConverter {
         }
         guard let target = try planOperand(node, 0) else { throw fail(node, "its shape is computed at predict") }
         guard target.rank == 1, let count = target.shape[0] else { throw fail(node, "its shape must be a vector") }
-        let name = try add(node, "ConstantOfShape", [try engineName(node, target, what: "its shape")],
-                           ["value": fill, "elementType": integer ? "int64" : "float32"])
+        let name = try add(node, [try engineName(node, target, what: "its shape")]) {
+            ConstantOfShape(fill, elementType: integer ? .int64 : .float32, name: $0)
+        }
         let shape: [Int?] = (0 ..< count).map { i in target.known?[i].map { Int($0) } }
         try set(node, .planned(PlanTensor(name: name, shape: shape, isInteger: integer)))
     }
@@ -542,7 +546,7 @@ extension ONNXConverter {
             let parts = try (0 ..< 2).map { try planOperand(node, $0)! }
             if parts.contains(where: \.holdsBatch) { return try batchArithmetic(node, op, parts) }
             let names = try parts.map { try engineName(node, $0) }
-            let name = try add(node, "Elementwise", names, ["operation": operation])
+            let name = try add(node, names) { Elementwise(operation, name: $0) }
             let rank = max(parts[0].rank, parts[1].rank)
             let a = [Int?](repeating: 1, count: rank - parts[0].rank) + parts[0].shape
             let b = [Int?](repeating: 1, count: rank - parts[1].rank) + parts[1].shape
@@ -565,7 +569,7 @@ extension ONNXConverter {
         let tensor = try toONNXOrder(node, try exact(node, computedTensor))
         let plan = try planOperand(node, planIndex)!
         var operand = try engineName(node, plan)
-        if plan.isInteger { operand = try add(node, "Cast", [operand], suffix: "_float", ["to": "float32"]) }
+        if plan.isInteger { operand = try add(node, [operand], suffix: "_float") { Cast(to: .float32, name: $0) } }
         var planShape = plan.shape
         // ONNX aligns the operands' last axes; a plan tensor of the tensor's rank spans the batch axis with extent 1.
         if planShape.count >= tensor.rank {
@@ -574,10 +578,10 @@ extension ONNXConverter {
                 throw fail(node, "a shape computation of shape \(Self.text(planShape)) spans the batch axis of \(Self.text(tensor.onnxShape)); Anvil broadcasts it over the batch")
             }
             planShape.removeFirst(leading)
-            operand = try add(node, "Reshape", [operand], suffix: "_operand", ["shape": planShape.map { $0 ?? -1 }])
+            operand = try add(node, [operand], suffix: "_operand") { Reshape(planShape.map { $0 ?? -1 }, name: $0) }
         }
         let inputs = tensorIndex == 0 ? [tensor.name, operand] : [operand, tensor.name]
-        let name = try add(node, "Elementwise", inputs, ["operation": operation])
+        let name = try add(node, inputs) { Elementwise(operation, name: $0) }
         let dims = Array(tensor.onnxShape.dropFirst())
         let aligned = [Int?](repeating: 1, count: dims.count - planShape.count) + planShape
         let shape: [Int?] = zip(dims, aligned).map { x, y in x == 1 ? y : x }

@@ -18,10 +18,15 @@ extension ONNXConverter {
         table["GlobalLpPool"] = { $0.opGlobalLpPool }
     }
 
-    static let coordinateModes = ["half_pixel": "halfPixel", "pytorch_half_pixel": "pytorchHalfPixel", "align_corners": "alignCorners",
-                                  "asymmetric": "asymmetric", "half_pixel_symmetric": "halfPixelSymmetric",
-                                  "tf_crop_and_resize": "tfCropAndResize"]
-    static let nearestModes = ["round_prefer_floor": "roundPreferFloor", "round_prefer_ceil": "roundPreferCeil", "floor": "floor", "ceil": "ceil"]
+    /// ONNX's coordinate_transformation_mode -> the engine's.
+    static let coordinateModes: [String: Resize.Coordinates] = [
+        "half_pixel": .halfPixel, "pytorch_half_pixel": .pytorchHalfPixel, "align_corners": .alignCorners,
+        "asymmetric": .asymmetric, "half_pixel_symmetric": .halfPixelSymmetric, "tf_crop_and_resize": .tfCropAndResize,
+    ]
+    /// ONNX's nearest_mode -> the engine's.
+    static let nearestModes: [String: Resize.NearestRounding] = [
+        "round_prefer_floor": .roundPreferFloor, "round_prefer_ceil": .roundPreferCeil, "floor": .floor, "ceil": .ceil,
+    ]
 
     /// `ConvTranspose` (2-D, or 1-D on a sequence): TransposedConvolution with explicit pads.
     func opConvTranspose(_ node: Onnx_NodeProto, _ index: Int) throws {
@@ -81,9 +86,12 @@ extension ONNXConverter {
         var parameters = [("W", weights.floats)]
         if let bias { parameters.append(("b", bias.floats)) }
         let outputs = perGroup * groups
-        let name = try add(node, "TransposedConvolution", [tensor.name], parameters: parameters,
-                           ["kernel": kernel, "channels": outputs, "stride": stride, "padding": pads, "outputPadding": outputPadding,
-                            "dilation": dilation, "groups": groups, "bias": bias != nil])
+        let name = try add(node, [tensor.name], parameters: parameters) {
+            TransposedConvolution(kernel: Self.pair(kernel), channels: outputs, stride: Self.pair(stride),
+                                  padding: .explicit(top: pads[0], left: pads[1], bottom: pads[2], right: pads[3]),
+                                  outputPadding: Self.pair(outputPadding), dilation: Self.pair(dilation), groups: groups,
+                                  useBias: bias != nil, name: $0)
+        }
         let height: Int? = openAxes.0 ? nil : oh, width: Int? = openAxes.1 ? nil : ow
         try set(node, ComputedTensor(name, oneD ? [width, outputs] : [height, width, outputs]))
     }
@@ -104,26 +112,24 @@ extension ONNXConverter {
                 aspectAxes: [Int] = [0, 1, 2, 3]) throws {
         let tensor = try act(node)
         try requireSpatial(node, tensor)
-        let modes = ["linear": "linear", "bilinear": "linear", "nearest": "nearest", "cubic": "cubic", "bicubic": "cubic"]
+        let modes: [String: Resize.Mode] = ["linear": .linear, "bilinear": .linear, "nearest": .nearest, "cubic": .cubic, "bicubic": .cubic]
         guard let anvilMode = modes[mode] else { throw fail(node, "mode '\(mode)' is not supported (nearest, linear, cubic)") }
         guard let coordinateMode = Self.coordinateModes[coordinates] else {
             throw fail(node, "coordinate_transformation_mode '\(coordinates)' is not supported")
         }
         guard let nearestMode = Self.nearestModes[nearest] else { throw fail(node, "nearest_mode '\(nearest)' is not supported") }
         let (h, w, c) = (tensor.shape[0], tensor.shape[1], tensor.shape[2]!)
-        // In the Python writer's order: the size or scale first, then these.
-        var options: [(String, any OptionValue)] = [("coordinates", coordinateMode)]
-        if anvilMode != "linear" { options.append(("mode", anvilMode)) }
-        if anvilMode == "nearest" { options.append(("nearestRounding", nearestMode)) }
-        if anvilMode == "cubic" { options += [("cubicCoefficient", cubicA), ("excludeOutside", excludeOutside != 0)] }
+        var options = ResizeOptions(coordinates: coordinateMode, mode: anvilMode, nearestRounding: nearestMode)
+        if anvilMode == .cubic { (options.cubicCoefficient, options.excludeOutside) = (Float(cubicA), excludeOutside != 0) }
         // ONNX: antialias widens the linear and cubic filters only.
-        if antialias != 0 && anvilMode != "nearest" {
-            options.append(("antialias", true))
-            if anvilMode != "cubic" { options.append(("excludeOutside", excludeOutside != 0)) }
+        if antialias != 0 && anvilMode != .nearest {
+            options.antialias = true
+            options.excludeOutside = excludeOutside != 0
         }
         if coordinates == "tf_crop_and_resize" {
-            options.append(("region", try cropRegion(node, roi)))
-            if extrapolation != 0 { options.append(("extrapolationValue", extrapolation)) }
+            let edges = try cropRegion(node, roi).map { Float($0) }
+            options.region = Resize.Region(top: edges[0], left: edges[1], bottom: edges[2], right: edges[3])
+            options.extrapolationValue = Float(extrapolation)
         }
         if let sizes, sizes.count > 0 {
             let s = try sizes.integers()
@@ -134,7 +140,7 @@ extension ONNXConverter {
             }
             guard s[0] == 1, s[1] == c else { throw fail(node, "sizes \(s) must keep N and C") }
             guard s[2] >= 1, s[3] >= 1, s[2] <= 1 << 20, s[3] <= 1 << 20 else { throw fail(node, "sizes \(s) are out of range") }
-            let name = try add(node, "Resize", [tensor.name], orderedOptions: [("size", [s[2], s[3]])] + options)
+            let name = try add(node, [tensor.name]) { options.layer(size: (s[2], s[3]), scale: nil, name: $0) }
             try set(node, ComputedTensor(name, [s[2], s[3], c]))
             return
         }
@@ -148,7 +154,7 @@ extension ONNXConverter {
             return Int(out)
         }
         let oh = try scaled(h, values[2]), ow = try scaled(w, values[3])
-        let name = try add(node, "Resize", [tensor.name], orderedOptions: [("scale", [values[2], values[3]])] + options)
+        let name = try add(node, [tensor.name]) { options.layer(size: nil, scale: (Float(values[2]), Float(values[3])), name: $0) }
         try set(node, ComputedTensor(name, [oh, ow, c]))
     }
 
@@ -169,7 +175,7 @@ extension ONNXConverter {
     /// `axes`) and the output sizes rounded half up from it; N and C must keep their extent. A
     /// Resize with both size and scale.
     func keepAspectRatio(_ node: Onnx_NodeProto, _ tensor: ComputedTensor, sizes: [Int], policy: String, axes: [Int],
-                         options: [(String, any OptionValue)]) throws {
+                         options: ResizeOptions) throws {
         guard policy == "not_larger" || policy == "not_smaller" else {
             throw fail(node, "keep_aspect_ratio_policy '\(policy)' is not supported (stretch, not_larger, not_smaller)")
         }
@@ -185,8 +191,7 @@ extension ONNXConverter {
             throw fail(node, "keep_aspect_ratio_policy '\(policy)' over every axis gives scale \(scale), which resizes the batch and channels to \([out[0], out[1]]) (give the node axes [2, 3])")
         }
         guard out[2] >= 1, out[3] >= 1 else { throw fail(node, "keep_aspect_ratio_policy '\(policy)' of sizes \(sizes) leaves no output") }
-        let name = try add(node, "Resize", [tensor.name],
-                           orderedOptions: [("size", [out[2], out[3]]), ("scale", [scale, scale])] + options)
+        let name = try add(node, [tensor.name]) { options.layer(size: (out[2], out[3]), scale: (Float(scale), Float(scale)), name: $0) }
         try set(node, ComputedTensor(name, [out[2], out[3], c]))
     }
 
@@ -213,12 +218,12 @@ extension ONNXConverter {
         if let axes, axes.count == 2 {
             let order = axes == [2, 3] ? [0, 1] : [1, 0]
             if let s = scales, s.count > 0 {
-                guard s.count >= 2 else { throw ImportFailure("index 1 is out of bounds for axis 0 with size \(s.count)") }
+                guard s.count >= 2 else { throw fail(node, "scales \(s.doubles) need a value for each of its 2 axes") }
                 let v = s.doubles
                 scales = ConstantTensor(shape: [4], floats: [1, 1, Float(v[order[0]]), Float(v[order[1]])])
             } else { scales = nil }
             if let s = sizes, s.count > 0 {
-                guard s.count >= 2 else { throw ImportFailure("index 1 is out of bounds for axis 0 with size \(s.count)") }
+                guard s.count >= 2 else { throw fail(node, "sizes \(try s.integers()) need a value for each of its 2 axes") }
                 let v = try s.integers()
                 let c = try act(node).shape[2] ?? 0
                 sizes = ConstantTensor(shape: [4], integers: [1, Int64(c), Int64(v[order[0]]), Int64(v[order[1]])])
@@ -273,7 +278,10 @@ extension ONNXConverter {
         if mode == "constant" && front == 0 && back == 0 {
             if try foldPad(node, tensor, [top, left, bottom, right], value) { return }
         }
-        let name = try add(node, "Pad", [tensor.name], ["pads": [top, left, bottom, right], "channelPads": [front, back], "mode": mode, "value": value])
+        let padMode: Pad.Mode = mode == "reflect" ? .reflect : mode == "edge" ? .edge : .constant
+        let name = try add(node, [tensor.name]) {
+            Pad(top: top, left: left, bottom: bottom, right: right, front: front, back: back, mode: padMode, value: Float(value), name: $0)
+        }
         try set(node, ComputedTensor(name, [tensor.shape[0].map { $0 + top + bottom }, tensor.shape[1].map { $0 + left + right }, tensor.shape[2]! + front + back]))
     }
 
@@ -322,8 +330,10 @@ extension ONNXConverter {
         try requireSpatial(node, tensor)
         let c = tensor.shape[2]!
         let gamma = try perChannel(node, 1, c, "scale"), beta = try perChannel(node, 2, c, "B")
-        let name = try add(node, "InstanceNormalization", [tensor.name], parameters: [("gamma", gamma), ("beta", beta)],
-                           ["epsilon": try NodeAttributes(node).float("epsilon", 1e-5)])
+        let epsilon = Float(try NodeAttributes(node).float("epsilon", 1e-5))
+        let name = try add(node, [tensor.name], parameters: [("gamma", gamma), ("beta", beta)]) {
+            InstanceNormalization(epsilon: epsilon, name: $0)
+        }
         try set(node, ComputedTensor(name, tensor.shape))
     }
 
@@ -377,8 +387,10 @@ extension ONNXConverter {
         let memory = (0 ..< normalised.count).sorted { tensor.permutation[normalised[$0]] < tensor.permutation[normalised[$1]] }
         let gamma = try values(1, "Scale", nil).transposed(memory).floats
         let beta = try values(2, "B", 0).transposed(memory).floats
-        let name = try add(node, "LayerNormalization", [tensor.name], parameters: [("gamma", gamma), ("beta", beta)],
-                           ["epsilon": try a.float("epsilon", 1e-5), "axes": trailing != 1 ? trailing : nil])
+        let epsilon = Float(try a.float("epsilon", 1e-5))
+        let name = try add(node, [tensor.name], parameters: [("gamma", gamma), ("beta", beta)]) {
+            LayerNormalization(axes: trailing, epsilon: epsilon, name: $0)
+        }
         try set(node, tensor.like(name))
     }
 
@@ -399,8 +411,10 @@ extension ONNXConverter {
         guard scale.count == c, bias.count == c else {
             throw fail(node, "scale and bias have \(scale.count) and \(bias.count) values; expected \(groups) or \(c)")
         }
-        let name = try add(node, "GroupNormalization", [tensor.name], parameters: [("gamma", scale), ("beta", bias)],
-                           ["groups": groups, "epsilon": try a.float("epsilon", 1e-5)])
+        let epsilon = Float(try a.float("epsilon", 1e-5))
+        let name = try add(node, [tensor.name], parameters: [("gamma", scale), ("beta", bias)]) {
+            GroupNormalization(groups: groups, epsilon: epsilon, name: $0)
+        }
         try set(node, ComputedTensor(name, tensor.shape))
     }
 
@@ -410,8 +424,8 @@ extension ONNXConverter {
         try requireSpatial(node, tensor)
         let a = NodeAttributes(node)
         guard let size = try a.int("size") else { throw fail(node, "attribute 'size' is missing") }
-        let name = try add(node, "LocalResponseNormalization", [tensor.name],
-                           ["size": size, "alpha": try a.float("alpha", 1e-4), "beta": try a.float("beta", 0.75), "bias": try a.float("bias", 1.0)])
+        let (alpha, beta, bias) = (Float(try a.float("alpha", 1e-4)), Float(try a.float("beta", 0.75)), Float(try a.float("bias", 1.0)))
+        let name = try add(node, [tensor.name]) { LocalResponseNormalization(size: size, alpha: alpha, beta: beta, bias: bias, name: $0) }
         try set(node, ComputedTensor(name, tensor.shape))
     }
 
@@ -425,8 +439,9 @@ extension ONNXConverter {
         guard let kernel = a.kernel else { throw fail(node, "attribute 'kernel_shape' is missing") }
         let win = try window(node, tensor, kernel: kernel, pooling: true, a)
         let p = try (try? attributes.int("p")).flatMap { $0.map(Double.init) } ?? attributes.float("p", 2)
-        let name = try add(node, "LpPooling", [tensor.name], ["p": p, "kernel": kernel, "stride": win.stride, "padding": win.padding,
-                                                             "dilation": win.dilation, "ceilMode": win.ceil])
+        let poolingWindow = PoolingWindow(kernel: Self.pair(kernel), stride: Self.pair(win.stride), padding: win.padding,
+                                          dilation: Self.pair(win.dilation), ceilMode: win.ceil)
+        let name = try add(node, [tensor.name]) { LpPooling(p: Float(p), window: poolingWindow, name: $0) }
         let c = tensor.shape.last!
         try set(node, ComputedTensor(name, oneD ? [win.outputs[1], c] : [win.outputs[0], win.outputs[1], c]))
     }
@@ -440,7 +455,7 @@ extension ONNXConverter {
         }
         let attributes = NodeAttributes(node)
         let p = try (try? attributes.int("p")).flatMap { $0.map(Double.init) } ?? attributes.float("p", 2)
-        let name = try add(node, "LpPooling", [tensor.name], ["p": p, "kernel": [h, w], "stride": [h, w], "padding": "valid"])
+        let name = try add(node, [tensor.name]) { LpPooling(p: Float(p), kernel: (h, w), stride: (h, w), padding: .valid, name: $0) }
         try set(node, ComputedTensor(name, [1, 1, tensor.shape[2]]))
     }
 
@@ -454,13 +469,15 @@ extension ONNXConverter {
             throw fail(node, "needs a grid [N, H, W, 2] with the batch first, got \(Self.text(grid.onnxShape)) (3-D sampling is not supported)")
         }
         let a = NodeAttributes(node)
-        let modes = ["linear": "linear", "bilinear": "linear", "nearest": "nearest", "cubic": "cubic", "bicubic": "cubic"]
+        let modes: [String: GridSampleMode] = ["linear": .linear, "bilinear": .linear, "nearest": .nearest, "cubic": .cubic, "bicubic": .cubic]
         let modeName = try a.string("mode", "linear")
         guard let mode = modes[modeName] else { throw fail(node, "mode '\(modeName)' is not linear, nearest or cubic") }
-        let padding = try a.string("padding_mode", "zeros")
-        guard ["zeros", "border", "reflection"].contains(padding) else { throw fail(node, "padding_mode '\(padding)' is not zeros, border or reflection") }
-        let name = try add(node, "GridSample", [image.name, grid.name],
-                           ["mode": mode, "padding": padding, "alignCorners": try a.int("align_corners", 0) != 0])
+        let paddingName = try a.string("padding_mode", "zeros")
+        guard let padding = GridSamplePadding(rawValue: paddingName) else {
+            throw fail(node, "padding_mode '\(paddingName)' is not zeros, border or reflection")
+        }
+        let alignCorners = try a.int("align_corners", 0) != 0
+        let name = try add(node, [image.name, grid.name]) { GridSample(mode: mode, padding: padding, alignCorners: alignCorners, name: $0) }
         try set(node, ComputedTensor(name, [grid.shape[0], grid.shape[1], image.shape[2]]))
     }
 }

@@ -212,7 +212,7 @@ struct ConstantTensor {
         return try zip(pa, pb).map { x, y in
             if x == y || y == 1 { return x }
             if x == 1 { return y }
-            throw ImportFailure("operands could not be broadcast together with shapes \(a) \(b)")
+            throw ImportFailure("shapes \(a) and \(b) do not broadcast (aligned on their last axes, each pair of extents must match or hold a 1)")
         }
     }
 

@@ -53,8 +53,7 @@ struct ConvertCommand: ParsableCommand {
                     throw CommandFailure("cannot write '\(layouts)': \(error.localizedDescription)")
                 }
             }
-            let layers: Int
-            if case .array(let list)? = conversion.json["layers"] { layers = list.count } else { layers = 0 }
+            let layers = conversion.layerCount
             let parameters = conversion.tensors.reduce(0) { $0 + $1.values.count }
             print("wrote \(written.path): \(layers) layers; \(parameters) parameters")
         } catch let error as ONNXImportError {

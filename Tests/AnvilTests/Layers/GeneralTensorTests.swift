@@ -102,7 +102,7 @@ import Testing
     func shapeComputationThroughTheModelFile() throws {
         let (model, _) = try Self.columnGridModel()
         let json = try model.modelFileJSON(name: "grid")
-        let file = try ModelFile(json: json, source: "grid.json", layout: .forge, parameters: nil)
+        let file = try ModelFile(json: try JSONValue.parse(Data(json.serialized().utf8), source: "grid.json"), source: "grid.json", directory: URL(fileURLWithPath: "/"))
         let loaded = file.model
         try loaded.compile(from: ArrayParameterSource([:]))
         let shape = Shape(height: 2, width: 3, channels: 2)
