@@ -139,8 +139,65 @@ enum ServeFixtures {
         return try Tensor(batch: batch, shape: shape, values: random.floats(batch * shape.count, 0, 1))
     }
 
-    /// A JSON input for `tensor` under `name` in Anvil's own layout.
+    /// Token ids in, indices and a mask out — a model whose inputs and outputs are not FP32:
+    /// `tokens` (INT64, any length) read through an `Embedding` of 16 rows of 8, and `keep` (BOOL,
+    /// the same length); outputs `ids` (INT64: the ArgMax of each token's row) and `mask` (BOOL:
+    /// `ids < tokens` and `keep`).
+    static func tokens() throws -> Model {
+        let tokens = Input(shape: OpenShape(dimensions: [nil], elementType: .int64), name: "tokens")
+        let keep = Input(shape: OpenShape(dimensions: [nil], elementType: .bool), name: "keep")
+        let ids = tokens --> Embedding(table: [16, 8], name: "embedding")
+            --> ArgReduce(.argMax, axis: -1, keepDimensions: false, name: "argmax") --> Cast(to: .int64, name: "ids")
+        let mask = [[ids, tokens] --> Elementwise(.less, name: "below"), keep] --> Elementwise(.and, name: "mask")
+        let model = try Model(inputs: [tokens, keep], outputs: [ids, mask])
+        try model.compile(from: RandomParameterSource(seed: 44))
+        return model
+    }
+
+    /// The datatypes a served model's inputs and outputs can have, in the order of
+    /// ``everyDatatype()``'s inputs and outputs.
+    static let datatypes: [ElementType] = [.int8, .int16, .int32, .int64, .uint8, .uint16, .uint32, .uint64, .bool, .float32]
+
+    /// One input `x_TYPE` of 3 values per datatype, each returned as output `y_TYPE` of its own
+    /// type (a cast to the type it has): every datatype through the protocols both ways.
+    static func everyDatatype() throws -> Model {
+        let inputs = datatypes.map { Input(shape: OpenShape(dimensions: [3], elementType: $0), name: "x_\($0)") }
+        let outputs = zip(inputs, datatypes).map { input, type in input --> Cast(to: type, name: "y_\(type)") }
+        let model = try Model(inputs: inputs, outputs: outputs)
+        try model.compile(from: RandomParameterSource(seed: 45))
+        return model
+    }
+
+    /// Values of each of ``datatypes`` for ``everyDatatype()``, its extremes among them (for a
+    /// 64-bit or 32-bit type, ±2^24: the largest Anvil holds exactly).
+    static let extremeValues: [ElementType: [Double]] = [
+        .int8: [-128, 127, -1], .int16: [-32768, 32767, 5], .int32: [-16_777_216, 16_777_216, -7], .int64: [-16_777_216, 16_777_216, 3],
+        .uint8: [0, 255, 9], .uint16: [0, 65535, 2], .uint32: [0, 16_777_216, 11], .uint64: [0, 16_777_216, 1],
+        .bool: [1, 0, 1], .float32: [0.1, -3.4e38, 6],
+    ]
+
+    /// A tensor of `type` holding `values` (batch 1, shape `[values.count]`).
+    static func typedTensor(_ type: ElementType, _ values: [Double]) throws -> Tensor {
+        let shape = try Shape(dimensions: [values.count], elementType: type)
+        switch type {
+        case .float32: return try Tensor(batch: 1, shape: shape, values: values.map(Float.init))
+        case .bool: return try Tensor(batch: 1, shape: shape, truths: values.map { $0 != 0 })
+        default: return try Tensor(batch: 1, shape: shape, integers: values.map { Int64($0) })
+        }
+    }
+
+    /// `tensor`'s values as JSON data holds them in its own datatype: floats, integers or truth values.
+    static func elements(_ tensor: Tensor) -> TensorData.Elements {
+        switch tensor.elementType {
+        case .float32, .bfloat16: .floats(tensor.values)
+        case .bool: .truths(tensor.truths)
+        default: .integers(tensor.integers)
+        }
+    }
+
+    /// A JSON input for `tensor` under `name` in Anvil's own layout, of its own datatype.
     static func input(_ name: String, _ tensor: Tensor) -> InputTensor {
-        InputTensor(name: name, shape: [tensor.batch] + tensor.shape.dimensions, data: TensorData(tensor.values))
+        InputTensor(name: name, shape: [tensor.batch] + tensor.shape.dimensions, datatype: TensorDatatype(tensor.elementType).rawValue,
+                    data: TensorData(elements(tensor)))
     }
 }

@@ -40,7 +40,7 @@ struct TensorDataTests {
 
     @Test("What is not a regular array of numbers goes to JSONDecoder, which names it")
     func leftToJSONDecoder() throws {
-        for data in [#"["1", 2]"#, "[[1, 2], [3]]", "[[1, 2], 3]", "[1e39]", "[NaN]", "[0x10]", "[1, 2", "[true]", "[[1], [[2]]]"] {
+        for data in [#"["1", 2]"#, "[[1, 2], [3]]", "[[1, 2], 3]", "[1e39]", "[NaN]", "[0x10]", "[1, 2", "[true, 1]", "[1, false]", "[[1], [[2]]]", "[null]"] {
             let json = #"{"inputs": [{"name": "a", "shape": [2], "datatype": "FP32", "data": \#(data)}]}"#
             let (scanned, arrays) = TensorDataScanner.scan(Data(json.utf8))
             #expect(arrays.arrays.isEmpty, "\(data)")
@@ -52,5 +52,19 @@ struct TensorDataTests {
         // A client cannot pass a placeholder of its own.
         let forged = #"{"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": "anvil-tensor-data-0"}]}"#
         #expect(throws: DecodingError.self) { try Self.both(forged) }
+    }
+
+    @Test("Truth values (BOOL data) go to JSONDecoder, flat or nested; numbers keep a double's precision")
+    func truthValuesAndIntegers() throws {
+        let json = #"{"inputs": [{"name": "a", "shape": [2, 2], "datatype": "BOOL", "data": [[true, false], [false, true]]}, "#
+            + #"{"name": "b", "shape": [3], "datatype": "INT64", "data": [16777217, -16777217, 9007199254740992]}]}"#
+        let (scanned, reference, fast) = try Self.both(json)
+        #expect(fast == 1, "the numbers took the fast path, the truth values did not")
+        #expect(scanned == reference)
+        #expect(scanned.inputs[0].data?.elements == .truths([true, false, false, true]) && scanned.inputs[0].data?.nesting == [2, 2])
+        #expect(scanned.inputs[1].data?.elements == .numbers([16_777_217, -16_777_217, 9_007_199_254_740_992]))
+        // A response's integers and truth values are written as JSON integers and booleans.
+        let written = try JSONEncoder().encode([TensorData(.integers([3, -1])), TensorData(.truths([true, false])), TensorData([0.5])])
+        #expect(String(decoding: written, as: UTF8.self) == "[[3,-1],[true,false],[0.5]]")
     }
 }

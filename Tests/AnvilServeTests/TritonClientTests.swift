@@ -7,8 +7,8 @@ import Testing
 /// Triton's own Python clients, tritonclient.http and tritonclient.grpc (from the project venv:
 /// `python3` on PATH), against a server on loopback with both ports and a model repository:
 /// Clients/triton_client_check.py runs every check (methods, bad requests, over-large messages,
-/// concurrent clients, statistics, load and unload) and the outputs it compares against are the
-/// model's own `predict`, written here.
+/// concurrent clients, statistics, load and unload; INT64 and BOOL tensors both ways) and the
+/// outputs it compares against are the models' own `predict`, written here.
 @Suite("Serving: Triton's clients")
 struct TritonClientTests {
     /// Whether tritonclient can be imported; without it the test is skipped, unless
@@ -48,15 +48,23 @@ struct TritonClientTests {
         BinaryTensorData.append(try model.predict(images).values, to: &expected)
         try digits.write(to: folder.appendingPathComponent("inputs.f32"))
         try expected.write(to: folder.appendingPathComponent("expected.f32"))
+        // INT64 and BOOL tensors both ways: the token model's inputs and its own outputs.
+        let typed = try ServeFixtures.tokens()
+        let (tokens, keep) = try TypedTensorServingTests.tokenInputs()
+        let typedOutputs = try typed.predict([tokens, keep])
+        for (file, tensor) in [("tokens.i64", tokens), ("keep.bool", keep), ("ids.i64", typedOutputs[0]), ("mask.bool", typedOutputs[1])] {
+            try TypedWire.bytes(tensor).write(to: folder.appendingPathComponent(file))
+        }
 
         let messageLimit = 1 << 20
         let repository = try ModelRepository(directory: folder.appendingPathComponent("repository"), maximumBatch: 8)
-        let server = try await TestServer([try ServedModel(name: "mnist", model: model, maximumBatch: 8)],
+        let server = try await TestServer([try ServedModel(name: "mnist", model: model, maximumBatch: 8), try ServedModel(name: "tokens", model: typed)],
                                           configuration: ServeFixtures.patient(maximumMessageBytes: messageLimit), grpc: true, repository: repository)
         let script = Fixtures.repository.appendingPathComponent("Tests/AnvilServeTests/Clients/triton_client_check.py").path
         let arguments = [script, "--http-port", String(server.port), "--grpc-port", String(try #require(server.grpcPort)),
                          "--model", "mnist", "--repository-model", "digits", "--max-message-bytes", String(messageLimit),
-                         "--inputs", folder.appendingPathComponent("inputs.f32").path, "--expected", folder.appendingPathComponent("expected.f32").path]
+                         "--inputs", folder.appendingPathComponent("inputs.f32").path, "--expected", folder.appendingPathComponent("expected.f32").path,
+                         "--typed-model", "tokens", "--typed-dir", folder.path]
         // Off the cooperative pool: the server's handlers need it while the client runs.
         let (status, output) = try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try Self.python(arguments) }) }.start()

@@ -11,7 +11,7 @@ enum GRPCExtensionMapping {
             config.input = configuration.input.map { tensor in
                 .with {
                     $0.name = tensor.name
-                    $0.dataType = .typeFp32
+                    $0.dataType = TensorDatatype(configurationName: tensor.dataType)?.configurationType ?? .typeInvalid
                     $0.format = tensor.format == "FORMAT_NHWC" ? .nhwc : tensor.format == "FORMAT_NCHW" ? .nchw : .none
                     $0.dims = tensor.dims.map(Int64.init)
                 }
@@ -19,7 +19,7 @@ enum GRPCExtensionMapping {
             config.output = configuration.output.map { tensor in
                 .with {
                     $0.name = tensor.name
-                    $0.dataType = .typeFp32
+                    $0.dataType = TensorDatatype(configurationName: tensor.dataType)?.configurationType ?? .typeInvalid
                     $0.dims = tensor.dims.map(Int64.init)
                 }
             }

@@ -20,15 +20,25 @@ enum GRPCInferenceMapping {
                     throw ProtocolError.badRequest("\(label) has both contents.\(typed[0]) and raw_input_contents[\(index)]; give one")
                 }
                 values = .bytes(raw[index], size: "raw_input_contents[\(index)] holds \(raw[index].count) bytes")
-            } else if input.datatype != "FP32" {
-                // The datatype check names the fault better than any contents check.
-                values = .numbers(TensorData([]))
-            } else if let wrong = typed.first(where: { $0 != "fp32_contents" }) {
-                throw ProtocolError.badRequest("\(label) is FP32 but gives its values in contents.\(wrong); FP32 values go in contents.fp32_contents")
-            } else if typed.isEmpty {
-                throw ProtocolError.badRequest("\(label) has no values: neither contents.fp32_contents nor raw_input_contents")
             } else {
-                values = .numbers(TensorData(input.contents.fp32Contents))
+                // Read once the datatype is known to be the model's, from the field it names.
+                let contents = input.contents
+                values = .contents { datatype, count in
+                    guard let field = datatype.contentsField else {
+                        throw ProtocolError.badRequest("\(label) is \(datatype), which has no contents field; give its values in raw_input_contents")
+                    }
+                    if let wrong = typed.first(where: { $0 != field }) {
+                        throw ProtocolError.badRequest("\(label) is \(datatype) but gives its values in contents.\(wrong); \(datatype) values go in contents.\(field)")
+                    }
+                    guard !typed.isEmpty else {
+                        throw ProtocolError.badRequest("\(label) has no values: neither contents.\(field) nor raw_input_contents")
+                    }
+                    let elements = datatype.elements(of: contents)
+                    guard elements.count == count else {
+                        throw ProtocolError.badRequest("\(label) has shape \(shape) (\(count) values) but contents.\(field) holds \(elements.count)")
+                    }
+                    return elements
+                }
             }
             return WireInput(name: input.name, datatype: input.datatype, shape: shape, values: values)
         }
@@ -45,23 +55,30 @@ enum GRPCInferenceMapping {
         return counts.filter { $0.1 > 0 }.map(\.0)
     }
 
-    /// The answer: each output's name, datatype and shape, its bytes in `raw_output_contents`
-    /// (as Triton answers, whatever form the inputs came in).
-    static func response(modelName: String, id: String, outputs: [WireOutput]) -> Inference_ModelInferResponse {
+    /// The answer: each output's name, datatype and shape, and its values in the form the request
+    /// used (KServe's convention): little-endian bytes of its datatype in `raw_output_contents`
+    /// for a request that gave `raw_input_contents` (as tritonclient and perf_analyzer do), else
+    /// the datatype's typed `contents` field (`int64_contents` for INT64, `bool_contents` for BOOL, ...).
+    static func response(modelName: String, id: String, outputs: [WireOutput], raw: Bool) -> Inference_ModelInferResponse {
+        // BF16 has no contents field: only raw contents can carry it.
+        let raw = raw || outputs.contains { $0.datatype.contentsField == nil }
         var response = Inference_ModelInferResponse()
         response.modelName = modelName
         response.id = id
         response.outputs = outputs.map { output in
             var tensor = Inference_ModelInferResponse.InferOutputTensor()
             tensor.name = output.name
-            tensor.datatype = "FP32"
+            tensor.datatype = output.datatype.rawValue
             tensor.shape = output.shape.map(Int64.init)
+            if !raw { tensor.contents = output.datatype.contents(output.elements) }
             return tensor
         }
-        response.rawOutputContents = outputs.map { output in
-            var bytes = Data()
-            BinaryTensorData.append(output.values, to: &bytes)
-            return bytes
+        if raw {
+            response.rawOutputContents = outputs.map { output in
+                var bytes = Data()
+                BinaryTensorData.append(output.elements, as: output.datatype, to: &bytes)
+                return bytes
+            }
         }
         return response
     }

@@ -71,7 +71,7 @@ struct InferenceGRPCService: Inference_GRPCInferenceService.SimpleServiceProtoco
                 try await model.infer(started: started, decode: {
                     (try GRPCInferenceMapping.inputs(of: request), try model.outputIndices(request.outputs.isEmpty ? nil : request.outputs.map(\.name)))
                 }, encode: { outputs in
-                    GRPCInferenceMapping.response(modelName: model.name, id: request.id, outputs: outputs)
+                    GRPCInferenceMapping.response(modelName: model.name, id: request.id, outputs: outputs, raw: !request.rawInputContents.isEmpty)
                 })
             }
             // gRPC does not cancel a handler's task when its client hangs up, its deadline passes

@@ -24,8 +24,8 @@ extension ServedModel {
             let ran = ContinuousClock.now
             let outputs = wanted.map { index in
                 let output = timed.outputs[index]
-                return WireOutput(name: model.outputNames[index], shape: [output.batch] + layout.dimensions(of: output.shape),
-                                  values: layout.wireValues(fromChannelsLast: output.values, batch: output.batch, shape: output.shape))
+                return WireOutput(name: model.outputNames[index], datatype: TensorDatatype(output.elementType),
+                                  shape: [output.batch] + layout.dimensions(of: output.shape), elements: wireElements(of: output))
             }
             let answer = try encode(outputs)
             let end = ContinuousClock.now
@@ -76,11 +76,14 @@ extension ServedModel {
         }
     }
 
-    /// One input, checked against its declared shape and turned into a channels-last tensor.
+    /// One input, checked against its declared datatype and shape and turned into a channels-last
+    /// tensor of the declared element type.
     private func tensor(_ input: WireInput, declared: OpenShape) throws -> Tensor {
         let label = "input '\(input.name)'"
-        guard input.datatype == "FP32" else {
-            throw ProtocolError.badRequest("\(label) has datatype '\(input.datatype)'; model '\(name)' takes FP32")
+        // Triton's convention: a datatype other than the model input's is refused, never converted.
+        let datatype = TensorDatatype(declared.elementType)
+        guard input.datatype == datatype.rawValue else {
+            throw ProtocolError.badRequest("\(label) has datatype '\(input.datatype)'; model '\(name)' takes \(datatype)")
         }
         let expected = layout.dimensions(of: declared)
         let expectedText = "[" + (["N"] + expected.map { $0.map(String.init) ?? "?" }).joined(separator: ", ") + "]"
@@ -103,31 +106,52 @@ extension ServedModel {
             }
             count = product
         }
-        let values: [Float]
+        let elements: WireElements
         switch input.values {
-        case .numbers(let data):
+        case .json(let data):
             if data.nesting.count > 1 {
                 guard data.nesting == input.shape else {
                     throw ProtocolError.badRequest("\(label): nested data of shape \(data.nesting) does not match its shape \(input.shape)")
                 }
             }
-            guard data.values.count == count else {
-                throw ProtocolError.badRequest("\(label) has shape \(input.shape) (\(count) values) but its data holds \(data.values.count)")
+            guard data.count == count else {
+                throw ProtocolError.badRequest("\(label) has shape \(input.shape) (\(count) values) but its data holds \(data.count)")
             }
-            values = data.values
+            elements = WireElements(data.elements)
+        case .contents(let read):
+            elements = try read(datatype, count)
+            guard elements.count == count else {
+                throw ProtocolError.badRequest("\(label) has shape \(input.shape) (\(count) values) but its contents hold \(elements.count)")
+            }
         case .bytes(let bytes, let size):
-            guard bytes.count == count * 4 else {
-                throw ProtocolError.badRequest("\(label) has shape \(input.shape) (\(count) FP32 values, \(count * 4) bytes) but \(size)")
+            guard bytes.count == count * datatype.byteCount else {
+                throw ProtocolError.badRequest("\(label) has shape \(input.shape) (\(count) \(datatype) values, \(count * datatype.byteCount) bytes) but \(size)")
             }
-            values = BinaryTensorData.floats(bytes, count: count)
+            elements = BinaryTensorData.elements(bytes, as: datatype)
         }
+        let checked = try elements.checked(as: datatype, label: label)
         let batch = input.shape[0]
-        let shape: Shape
         do {
-            shape = try layout.shape(fromDimensions: Array(input.shape.dropFirst()))
+            let shape = try layout.shape(fromDimensions: Array(input.shape.dropFirst())).with(elementType: declared.elementType)
+            switch checked {
+            case .integers(let integers):
+                return try Tensor(batch: batch, shape: shape, integers: layout.channelsLastValues(fromWire: integers, batch: batch, shape: shape))
+            case .truths(let truths):
+                return try Tensor(batch: batch, shape: shape, truths: layout.channelsLastValues(fromWire: truths, batch: batch, shape: shape))
+            case .floats, .numbers:
+                return try Tensor(batch: batch, shape: shape, values: layout.channelsLastValues(fromWire: checked.floatValues, batch: batch, shape: shape))
+            }
         } catch let error as AnvilError {
             throw ProtocolError.badRequest("\(label): \(error.message)")
         }
-        return try Tensor(batch: batch, shape: shape, values: layout.channelsLastValues(fromWire: values, batch: batch, shape: shape))
+    }
+
+    /// An output's values in the wire layout, read as its element type.
+    private func wireElements(of output: Tensor) -> TensorData.Elements {
+        switch output.elementType {
+        case .float32, .bfloat16: .floats(layout.wireValues(fromChannelsLast: output.values, batch: output.batch, shape: output.shape))
+        case .bool: .truths(layout.wireValues(fromChannelsLast: output.truths, batch: output.batch, shape: output.shape))
+        default: .integers(layout.wireValues(fromChannelsLast: output.integers, batch: output.batch, shape: output.shape))
+        }
     }
 }

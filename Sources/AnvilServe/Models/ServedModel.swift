@@ -46,7 +46,7 @@ public final class ServedModel: Sendable {
         }
         func tensors(_ names: [String], _ shapes: [OpenShape]) -> [TensorMetadata] {
             zip(names, shapes).map { name, shape in
-                TensorMetadata(name: name, datatype: "FP32", shape: [-1] + layout.dimensions(of: shape).map { $0 ?? -1 },
+                TensorMetadata(name: name, datatype: TensorDatatype(shape.elementType).rawValue, shape: [-1] + layout.dimensions(of: shape).map { $0 ?? -1 },
                                parameters: layout.axesName(rank: shape.rank).map { ["layout": $0] })
             }
         }
@@ -56,7 +56,7 @@ public final class ServedModel: Sendable {
         func configured(_ names: [String], _ shapes: [OpenShape], input: Bool) -> [ModelConfigurationTensor] {
             zip(names, shapes).map { name, shape in
                 let format = input ? (shape.rank == 4 ? (layout == .channelsLast ? "FORMAT_NHWC" : "FORMAT_NCHW") : "FORMAT_NONE") : nil
-                return ModelConfigurationTensor(name: name, dataType: "TYPE_FP32", format: format, dims: layout.dimensions(of: shape).map { $0 ?? -1 })
+                return ModelConfigurationTensor(name: name, dataType: TensorDatatype(shape.elementType).configurationName, format: format, dims: layout.dimensions(of: shape).map { $0 ?? -1 })
             }
         }
         let waitMicroseconds = Int(InferenceStatistics.nanoseconds(maximumWait) / 1000)

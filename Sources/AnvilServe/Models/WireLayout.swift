@@ -47,22 +47,25 @@ public enum WireLayout: String, Sendable, CaseIterable {
         return [axes[axes.count - 1]] + axes.dropLast()
     }
 
-    /// `batch` images of Anvil shape `shape` in this layout, from Anvil's channels-last values.
-    public func wireValues(fromChannelsLast values: [Float], batch: Int, shape: Shape) -> [Float] {
+    /// `batch` images of Anvil shape `shape` in this layout, from Anvil's channels-last values
+    /// (floats, integers or truth values alike).
+    public func wireValues<Element>(fromChannelsLast values: [Element], batch: Int, shape: Shape) -> [Element] {
         guard self == .channelsFirst, shape.rank >= 3, shape.channels > 1 else { return values }
         return Self.transposed(values, batch: batch, rows: shape.height * shape.width, columns: shape.channels)
     }
 
-    /// Anvil's channels-last values of `batch` images of Anvil shape `shape` sent in this layout.
-    public func channelsLastValues(fromWire values: [Float], batch: Int, shape: Shape) -> [Float] {
+    /// Anvil's channels-last values of `batch` images of Anvil shape `shape` sent in this layout
+    /// (floats, integers or truth values alike).
+    public func channelsLastValues<Element>(fromWire values: [Element], batch: Int, shape: Shape) -> [Element] {
         guard self == .channelsFirst, shape.rank >= 3, shape.channels > 1 else { return values }
         return Self.transposed(values, batch: batch, rows: shape.channels, columns: shape.height * shape.width)
     }
 
     /// Each of `batch` `rows × columns` matrices of `values` transposed (pixels × channels to
     /// channels × pixels and back).
-    private static func transposed(_ values: [Float], batch: Int, rows: Int, columns: Int) -> [Float] {
-        var result = [Float](repeating: 0, count: values.count)
+    private static func transposed<Element>(_ values: [Element], batch: Int, rows: Int, columns: Int) -> [Element] {
+        // Every element is overwritten; starting from a copy needs no zero of the element type.
+        var result = values
         values.withUnsafeBufferPointer { source in
             result.withUnsafeMutableBufferPointer { target in
                 for image in 0 ..< batch {

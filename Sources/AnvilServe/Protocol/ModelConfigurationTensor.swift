@@ -2,7 +2,7 @@
 public struct ModelConfigurationTensor: Codable, Sendable, Equatable {
     /// The tensor's name.
     public var name: String
-    /// Triton's datatype name: `"TYPE_FP32"`.
+    /// Triton's datatype name: `"TYPE_FP32"`, `"TYPE_INT64"`, `"TYPE_BOOL"`, ...
     public var dataType: String
     /// On an image input: `"FORMAT_NHWC"` or `"FORMAT_NCHW"` (`"FORMAT_NONE"` otherwise); absent on outputs.
     public var format: String?

@@ -6,9 +6,11 @@ public struct ProtocolTensor: Codable, Sendable, Equatable {
     public var name: String
     /// The batch size first, then the model's axes in its layout.
     public var shape: [Int]
-    /// `"FP32"` (the only datatype Anvil computes in).
+    /// The datatype of its values (``TensorDatatype``: `"FP32"`, `"INT64"`, `"BOOL"`, ...): an
+    /// input's must be its model input's; an output's is its model output's.
     public var datatype: String
-    /// The values, flat or nested row-major (responses are flat); absent when sent as binary data.
+    /// The values (numbers, or `true`/`false` for BOOL), flat or nested row-major (responses are
+    /// flat); absent when sent as binary data.
     public var data: TensorData?
     /// `binary_data_size` for binary data.
     public var parameters: ProtocolParameters?

@@ -5,8 +5,9 @@ import Foundation
 /// each: 0.15 s for one 224 × 224 × 3 image); this scanner finds each `"data": [...]` array in the
 /// raw bytes, reads its numbers with `strtod`, and hands JSONDecoder the request with each array
 /// replaced by its index (`"data": 0`), which ``TensorData`` looks up. An array it cannot read
-/// (strings, irregular nesting, anything unusual) is left as it was for JSONDecoder, whose errors
-/// name the field.
+/// (strings, truth values, irregular nesting, anything unusual) is left as it was for JSONDecoder,
+/// whose errors name the field. Numbers are kept as doubles: an integer input's values are checked
+/// exactly, and an FP32 input's rounded once, as JSONDecoder's are.
 struct TensorDataScanner {
     /// The `userInfo` key under which the decoder finds the arrays read ahead.
     static let userInfoKey = CodingUserInfoKey(rawValue: "anvil.serve.tensorData")!
@@ -56,13 +57,13 @@ struct TensorDataScanner {
                 guard cursor < count, base[cursor] == UInt8(ascii: ":") else { continue }
                 cursor = skipSpace(base, cursor + 1, count)
                 guard cursor < count, base[cursor] == UInt8(ascii: "[") else { continue }
-                var values: [Float] = []
+                var values: [Double] = []
                 var levels = Levels()
                 guard let end = readArray(base, cursor, count, depth: 0, values: &values, levels: &levels) else { continue }
                 let nesting = levels.counts
                 output.append(buffer[copiedUpTo ..< cursor].withUnsafeBytes { Data($0) })
                 output.append(contentsOf: Array("\"\(arrays.nonce)\(arrays.arrays.count)\"".utf8))
-                var data = TensorData(values)
+                var data = TensorData(.numbers(values))
                 data.nesting = nesting
                 arrays.arrays.append(data)
                 copiedUpTo = end
@@ -82,7 +83,7 @@ struct TensorDataScanner {
     /// Reads the array at `start` (a `[`); returns the index after its `]`, or nil if it is not a
     /// regular array of JSON numbers within FP32's range.
     private static func readArray(_ base: UnsafePointer<UInt8>, _ start: Int, _ count: Int, depth: Int,
-                                  values: inout [Float], levels: inout Levels) -> Int? {
+                                  values: inout [Double], levels: inout Levels) -> Int? {
         guard depth < 8 else { return nil }
         var index = skipSpace(base, start + 1, count)
         var elements = 0
@@ -137,9 +138,10 @@ struct TensorDataScanner {
         }
     }
 
-    /// A JSON number at `start`: its value as FP32 and the index after it; nil for anything else
-    /// (`strtod` also takes `inf`, `nan` and hexadecimal, which JSON does not).
-    private static func readNumber(_ base: UnsafePointer<UInt8>, _ start: Int, _ count: Int) -> (Float, Int)? {
+    /// A JSON number at `start`: its value (within FP32's range, so every datatype's) and the
+    /// index after it; nil for anything else (`strtod` also takes `inf`, `nan` and hexadecimal,
+    /// which JSON does not).
+    private static func readNumber(_ base: UnsafePointer<UInt8>, _ start: Int, _ count: Int) -> (Double, Int)? {
         var index = start
         while index < count {
             let byte = base[index]
@@ -154,6 +156,6 @@ struct TensorDataScanner {
         let value = base.withMemoryRebound(to: CChar.self, capacity: count + 1) { strtod($0 + start, &end) }
         guard let end, end.withMemoryRebound(to: UInt8.self, capacity: 1, { UnsafePointer($0) }) == base + index,
               abs(value) <= Double(Float.greatestFiniteMagnitude) else { return nil }
-        return (Float(value), index)
+        return (value, index)
     }
 }

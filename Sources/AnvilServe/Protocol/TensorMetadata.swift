@@ -3,7 +3,8 @@
 public struct TensorMetadata: Codable, Sendable, Equatable {
     /// The tensor's name: what a request's `inputs[].name` or `outputs[].name` must say.
     public var name: String
-    /// Always `"FP32"`.
+    /// The datatype of its values: its element type's (`"FP32"`, `"INT64"`, `"BOOL"`, ...,
+    /// ``TensorDatatype``), which a request's input must name.
     public var datatype: String
     /// The batch axis first (-1), then the model's own axes (-1 where open).
     public var shape: [Int]

@@ -53,7 +53,7 @@ extension ServedModel {
             let values: WireInput.Values
             switch (input.data, input.parameters?.binaryDataSize) {
             case (let data?, nil):
-                values = .numbers(data)
+                values = .json(data)
             case (nil, let size?):
                 guard size >= 0, size <= binary.count - offset else {
                     throw ProtocolError.badRequest("input '\(input.name)': binary_data_size \(size) runs past the \(binary.count) bytes of binary data after the JSON")
@@ -70,17 +70,19 @@ extension ServedModel {
         return (inputs, offset)
     }
 
-    /// The response body for `outputs`; those whose `binary` flag is set go after the JSON.
+    /// The response body for `outputs`, each in its own datatype; those whose `binary` flag is
+    /// set go after the JSON as little-endian bytes of that datatype.
     private static func answer(modelName: String, id: String?, outputs: [WireOutput], binary flags: [Bool]) throws -> InferenceAnswer {
         var binary = Data()
         var tensors: [OutputTensor] = []
         for (output, asBinary) in zip(outputs, flags) {
+            let datatype = output.datatype.rawValue
             if asBinary {
-                BinaryTensorData.append(output.values, to: &binary)
-                tensors.append(OutputTensor(name: output.name, shape: output.shape,
-                                            parameters: ProtocolParameters(binaryDataSize: output.values.count * 4)))
+                BinaryTensorData.append(output.elements, as: output.datatype, to: &binary)
+                tensors.append(OutputTensor(name: output.name, shape: output.shape, datatype: datatype,
+                                            parameters: ProtocolParameters(binaryDataSize: output.elements.count * output.datatype.byteCount)))
             } else {
-                tensors.append(OutputTensor(name: output.name, shape: output.shape, data: TensorData(output.values)))
+                tensors.append(OutputTensor(name: output.name, shape: output.shape, datatype: datatype, data: TensorData(output.elements)))
             }
         }
         let encoder = JSONEncoder()

@@ -6,7 +6,11 @@ gives the expected outputs (the model's own predict); prints one line per check 
 any failed.
 
     python3 triton_client_check.py --http-port P --grpc-port Q --model mnist --repository-model digits \
-        --inputs in.f32 --expected out.f32 --max-message-bytes N
+        --inputs in.f32 --expected out.f32 --max-message-bytes N [--typed-model tokens --typed-dir DIR]
+
+With --typed-model, also a model of INT64 token ids and a BOOL mask in, INT64 indices and a BOOL
+mask out (ServeFixtures.tokens): DIR holds tokens.i64, keep.bool (2 x 5, little-endian) and the
+model's own outputs ids.i64, mask.bool.
 """
 import argparse
 import concurrent.futures
@@ -48,6 +52,8 @@ def main():
         parser.add_argument(name, type=int, required=True)
     for name in ("--model", "--repository-model", "--inputs", "--expected"):
         parser.add_argument(name, required=True)
+    parser.add_argument("--typed-model")
+    parser.add_argument("--typed-dir")
     args = parser.parse_args()
     # Bounded: a server that stops answering fails the check instead of hanging the suite.
     signal.alarm(900)
@@ -120,6 +126,9 @@ def main():
     refused("grpc message over the limit", lambda: grpc.infer(model, [tensor]), "StatusCode.RESOURCE_EXHAUSTED", "")
     check("grpc serving after an over-large message", np.array_equal(infer(grpc, grpcclient, images), expected))
 
+    if args.typed_model:
+        check_typed(args.typed_model, args.typed_dir, http, grpc)
+
     # Concurrent clients of both protocols, one image each.
     # Each thread its own client: tritonclient.http's (gevent) cannot be shared across threads.
     def one(index):
@@ -167,6 +176,52 @@ def main():
 
     print(f"tritonclient checks: {passed} ok, {failed} failed")
     return 1 if failed else 0
+
+
+def check_typed(typed, folder, http, grpc):
+    """INT64 and BOOL tensors both ways, over http (binary and JSON) and grpc: metadata, the
+    model's own outputs in their own dtypes, and the refusals of a wrong datatype and of a token
+    beyond 2^24 (Anvil computes integers as float32), each followed by a good request."""
+    def load(name, dtype):
+        return np.fromfile(f"{folder}/{name}", dtype=dtype).reshape(2, 5)
+    tokens, keep = load("tokens.i64", "<i8"), load("keep.bool", np.bool_)
+    ids, mask = load("ids.i64", "<i8"), load("mask.bool", np.bool_)
+    module = {"http": httpclient, "grpc": grpcclient}
+    for name, client in (("http", http), ("grpc", grpc)):
+        metadata = client.get_model_metadata(typed)
+        tensors = (metadata["inputs"] + metadata["outputs"] if name == "http"
+                   else [{"name": t.name, "datatype": t.datatype, "shape": list(t.shape)} for t in list(metadata.inputs) + list(metadata.outputs)])
+        described = [(t["name"], t["datatype"], list(t["shape"])) for t in tensors]
+        check(f"{name} typed model metadata", described == [("tokens", "INT64", [-1, -1]), ("keep", "BOOL", [-1, -1]),
+                                                           ("ids", "INT64", [-1, -1]), ("mask", "BOOL", [-1, -1])], described)
+
+    def infer(name, tokens, keep, binary=True, tokens_type="INT64"):
+        client, chosen = (http if name == "http" else grpc), module[name]
+        inputs = [chosen.InferInput("tokens", list(tokens.shape), tokens_type), chosen.InferInput("keep", list(keep.shape), "BOOL")]
+        if chosen is httpclient:
+            for tensor, array in zip(inputs, (tokens, keep)):
+                tensor.set_data_from_numpy(array, binary_data=binary)
+            outputs = [chosen.InferRequestedOutput(output, binary_data=binary) for output in ("ids", "mask")]
+        else:
+            for tensor, array in zip(inputs, (tokens, keep)):
+                tensor.set_data_from_numpy(array)
+            outputs = [chosen.InferRequestedOutput(output) for output in ("ids", "mask")]
+        result = client.infer(typed, inputs, outputs=outputs)
+        return result.as_numpy("ids"), result.as_numpy("mask")
+
+    for name, binary in (("http", True), ("http", False), ("grpc", True)):
+        what = f"{name}{'' if binary else ' JSON'} typed infer"
+        got_ids, got_mask = infer(name, tokens, keep, binary)
+        check(f"{what}: INT64 ids", got_ids.dtype == np.int64 and np.array_equal(got_ids, ids), (got_ids.dtype, got_ids, ids))
+        check(f"{what}: BOOL mask", got_mask.dtype == np.bool_ and np.array_equal(got_mask, mask), (got_mask.dtype, got_mask, mask))
+    large = tokens.copy()
+    large[0, 1] = 2 ** 24 + 1
+    for name in ("http", "grpc"):
+        invalid = "400" if name == "http" else "StatusCode.INVALID_ARGUMENT"
+        refused(f"{name} typed: INT32 tokens", lambda: infer(name, tokens.astype(np.int32), keep, tokens_type="INT32"), invalid,
+                "datatype 'INT32'; model 'tokens' takes INT64")
+        refused(f"{name} typed: a token beyond 2^24", lambda: infer(name, large, keep), invalid, "element 1 is 16777217, beyond ±2^24")
+        check(f"{name} typed: serving after bad requests", np.array_equal(infer(name, tokens, keep)[0], ids))
 
 
 if __name__ == "__main__":
