@@ -62,6 +62,10 @@ enum NodeTestScope {
         }
         if graph.node.contains(where: { !$0.domain.isEmpty && $0.domain != "ai.onnx" }) { return "operators outside the default ONNX domain" }
         if name.contains("training") { return "training mode" }
+        let inputNames = Set(graph.input.map(\.name))
+        if graph.node.contains(where: { $0.opType == "If" && inputNames.contains($0.input.first ?? "") }) {
+            return "control flow on a value given at predict (If of a graph input): Anvil builds one plan per input shape"
+        }
         let types = graph.input.map(\.type) + graph.output.map(\.type)
         if types.contains(where: { !$0.isTensor }) { return "sequence, optional, string and classical-ML types" }
         let elementTypes = types.map(\.tensorType.elemType) + graph.initializer.map(\.dataType)
@@ -71,9 +75,11 @@ enum NodeTestScope {
         if rank5 && !operators.isDisjoint(with: spatialOperators) { return "3-D convolution, pooling and sampling" }
         // (An empty tensor the importer reads as a constant, such as ReduceSum's `axes`, is a setting.)
         let empty = graph.input.contains { input in
-            input.type.tensorType.shape.dim.contains { $0.knownValue == 0 }
-                && TensorDecoding.floatTypes.contains(input.type.tensorType.elemType)
-                && !NodeTestCase.readAsConstant(input.name, in: graph)
+            input.type.tensorType.shape.dim.contains { $0.knownValue == 0 } && !NodeTestCase.readAsConstant(input.name, in: graph)
+        } || graph.output.contains { output in
+            // (A vector of no values, such as an empty Shape, is computed when the plan is built.)
+            let dims = output.type.tensorType.shape.dim
+            return dims.count >= 2 && dims.contains { $0.knownValue == 0 }
         }
         if empty { return "empty tensors (an axis of extent 0): Anvil's tensors hold at least one value" }
         return nil

@@ -492,8 +492,13 @@ extension ONNXConverter {
         if !constants.isEmpty {
             // A constant joined to computed tensors (ViT's class token before the patches): the
             // same for every item, so its batch axis must have extent 1; written in ONNX's order.
+            let computed = try inputs.indices.filter { if case .constant? = inputs[$0] { return false }; return true }
+                .map { try act(node, $0, anyLayout: true) }
+            let whole = computed.allSatisfy(isWholeItem)
             tensors = try inputs.indices.map { i in
-                guard case .constant(let c)? = inputs[i] else { return try toONNXOrder(node, try exact(node, try act(node, i))) }
+                guard case .constant(let c)? = inputs[i] else { return try toONNXOrder(node, try exact(node, try act(node, i, anyLayout: whole))) }
+                // Beside whole items (a graph converted as one item) a constant is whole too.
+                if whole { return wholeItem(try writeConstant(node, c), c.shape) }
                 guard c.rank >= 2, c.shape[0] == 1 else {
                     throw fail(node, "joins a constant of shape \(c.shape) to computed tensors; its first (batch) axis must have extent 1")
                 }
@@ -508,7 +513,9 @@ extension ONNXConverter {
             return
         }
         if Set(tensors.map(\.permutation)).count != 1 || Set(tensors.map { $0.batchFold.map { "\($0.axis) \($0.inner)" } ?? "" }).count != 1 {
-            tensors = try tensors.map { try toStandard(node, $0) }
+            // Whole items meet in ONNX's order; batch-first tensors in the standard layout.
+            let whole = tensors.allSatisfy(isWholeItem)
+            tensors = try tensors.map { whole ? try toONNXOrder(node, try exact(node, $0)) : try toStandard(node, $0) }
         }
         let rank = tensors[0].rank
         let onnxRank = tensors[0].onnxRank
@@ -532,6 +539,9 @@ extension ONNXConverter {
         let name = try add(node, tensors.map(\.name)) { Concatenate(axis: anvilAxis, name: $0) }
         var dims = tensors[0].shape
         dims[anvilAxis - 1] = total
+        if tensors.allSatisfy(isWholeItem), tensors[0].batchFold != nil, !dims.contains(where: { $0 == nil }) {
+            return try set(node, wholeItem(name, dims.map { $0! }))
+        }
         try set(node, ComputedTensor(name, dims, permutation: tensors[0].permutation, batchFold: tensors[0].batchFold))
     }
 
