@@ -87,14 +87,14 @@ import Testing
             term.contains("...") ? shape.count - term.filter(\.isLetter).count : 0
         }.max() ?? 0
         let ellipsis = (0 ..< broadcastRank).map { Character(Unicode.Scalar(0x100 + $0)!) }
-        func labels(_ term: String, rank: Int) -> [Character] {
+        /// `term`'s labels, its `...` standing for the last `spare` of the ellipsis's labels.
+        func labels(_ term: String, spare: Int) -> [Character] {
             guard let range = term.range(of: "...") else { return Array(term) }
-            let spare = rank - term.filter(\.isLetter).count
             return Array(term[..<range.lowerBound]) + ellipsis.suffix(spare) + Array(term[range.upperBound...])
         }
-        let inputs = zip(sides[0].components(separatedBy: ","), shapes).map { labels($0, rank: $1.count) }
+        let inputs = zip(sides[0].components(separatedBy: ","), shapes).map { labels($0, spare: $1.count - $0.filter(\.isLetter).count) }
         let all = inputs.flatMap { $0 }
-        let output = sides.count == 2 ? labels(sides[1], rank: broadcastRank)
+        let output = sides.count == 2 ? labels(sides[1], spare: broadcastRank)
             : ellipsis + Set(all.filter(\.isLetter)).filter { l in all.filter { $0 == l }.count == 1 }.sorted()
         var extent: [Character: Int] = [:]
         for (term, shape) in zip(inputs, shapes) { for (l, e) in zip(term, shape) { extent[l] = max(extent[l] ?? 1, e) } }
