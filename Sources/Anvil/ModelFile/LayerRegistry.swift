@@ -52,6 +52,8 @@ enum LayerRegistry {
         Cast.self,
         Expand.self,
         MatMul.self,
+        Determinant.self,
+        FloatRounding.self,
     ]
 
     /// The layer type for each file type name.

@@ -669,6 +669,7 @@ final class ONNXConverter {
         registerEinsumOperators(&table)
         registerIndexingOperators(&table)
         registerFunctionOperators(&table)
+        registerLinearAlgebraOperators(&table)
         return table
     }()
 }

@@ -166,15 +166,21 @@ extension ONNXConverter {
         case .planned(let p)?: try castPlan(node, p, to: to)
         case .constant(let c)?:
             if TensorDecoding.floatTypes.contains(Int32(clamping: to)) {
-                try set(node, .constant(ConstantTensor(shape: c.shape, floats: c.floats)))
+                let floats = Self.narrowFloatFormat(to).map { format in c.floats.map(format.rounding) } ?? c.floats
+                try set(node, .constant(ConstantTensor(shape: c.shape, floats: floats)))
             } else if to == 9 {
                 try set(node, .constant(ConstantTensor(shape: c.shape, integers: c.doubles.map { $0 != 0 ? 1 : 0 })))
             } else {
                 try set(node, .constant(ConstantTensor(shape: c.shape, integers: try c.integers().map { Int64($0) })))
             }
         case let other?:
+            if let format = Self.narrowFloatFormat(to) {
+                // Anvil computes float32: the values rounded to the format, held as float32.
+                let tensor = try act(node, anyLayout: true)
+                return try set(node, tensor.like(try add(node, [tensor.name]) { FloatRounding(to: format, name: $0) }))
+            }
             // A cast to double (exporters widen a reduction's accumulator) computes on in float32.
-            guard let type = TensorDecoding.engineType(Int32(clamping: to)), to != 10, to != 16 else {
+            guard let type = TensorDecoding.engineType(Int32(clamping: to)) else {
                 throw fail(node, "casts a computed tensor to \(TensorDecoding.typeName(Int32(clamping: to))); Anvil computes float32, integers and truth values")
             }
             // A pending flatten of an image is float32 already.
@@ -184,6 +190,11 @@ extension ONNXConverter {
             try set(node, tensor.like(name))
         case nil: throw fail(node, "input 0 is missing")
         }
+    }
+
+    /// The format a cast to ONNX data type `to` rounds floats to: float16 (10), bfloat16 (16).
+    static func narrowFloatFormat(_ to: Int) -> FloatFormat? {
+        to == 10 ? .float16 : to == 16 ? .bfloat16 : nil
     }
 
     /// `Cast` of a constant to the target type; a computed tensor only to float32.

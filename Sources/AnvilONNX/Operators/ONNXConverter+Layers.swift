@@ -493,8 +493,10 @@ extension ONNXConverter {
 
     /// `PRelu` with one slope or one per channel.
     func opPRelu(_ node: Onnx_NodeProto, _ index: Int) throws {
-        let tensor = try act(node)
+        let held = try act(node, anyLayout: true)
         let slopes = try constant(node, 1)
+        // A graph converted as one item has no channels-last image: the function body broadcasts.
+        let tensor = isWholeItem(held) ? held : try toStandard(node, held)
         guard let channels = tensor.shape.last! else { throw fail(node, "open channels") }
         var flat = slopes.floats
         // Aligned on the last axes as NumPy's broadcasting does, a slope per channel varies along
@@ -505,7 +507,7 @@ extension ONNXConverter {
             && aligned.enumerated().allSatisfy { $0.offset == 1 || $0.element == 1 }
         if flat.count == 1 {
             flat = [Float](repeating: flat[0], count: channels)
-        } else if !perChannel {
+        } else if !perChannel || isWholeItem(tensor) {
             // Any other slope broadcasts as NumPy's does: its function body, x < 0 ? slope·x : x.
             return try expand(node, [
                 BodyNode(op: "Less", inputs: [node.input[0], "zero"], output: "negative"),

@@ -86,12 +86,12 @@ extension ONNXConverter {
             throw fail(node, "reshaping \(current) to \(text): Anvil's tensors have rank \(Shape.maximumRank) at most, the batch included")
         }
         let target = resolved.map { $0! }
-        if tensor.batchFold?.wholeItem == true, !target.isEmpty {
-            // One item: the whole tensor after a batch axis of 1, reshaped as ONNX reshapes it.
+        if tensor.batchFold?.wholeItem == true {
+            // One item: the whole tensor after a batch axis of 1, reshaped as ONNX reshapes it (to a
+            // scalar too, which the item holds after its batch axis).
             let source = try toONNXOrder(node, try exact(node, tensor))
             let name = source.shape == target.map({ $0 }) ? source.name : try add(node, [source.name]) { Reshape(target, name: $0) }
-            return ComputedTensor(name, target.map { $0 }, permutation: (0 ..< target.count).map { $0 + 1 },
-                                  batchFold: BatchFold(axis: 0, inner: target[0], wholeItem: true))
+            return wholeItem(name, target)
         }
         // after[r]: the values after axis r in row-major order.
         var after = [Int](repeating: 1, count: target.count)

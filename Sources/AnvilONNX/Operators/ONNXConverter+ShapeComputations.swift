@@ -345,16 +345,22 @@ extension ONNXConverter {
     /// expanded to its input): the batch's axis keeps its extent, every other element of the
     /// target is known at conversion.
     func expandMovingBatch(_ node: Onnx_NodeProto, _ tensor: ComputedTensor, _ target: PlanTensor, known: [Int64?]) throws {
-        let source = try toONNXOrder(node, try exact(node, tensor))
+        var source = try toONNXOrder(node, try exact(node, tensor))
+        let whole = isWholeItem(source)
+        if whole, known.count > source.onnxRank, !source.isOpen {
+            // One item: the target's extra leading axes are axes of 1 first (NumPy aligns the last axes).
+            let shape = [Int](repeating: 1, count: known.count - source.onnxRank) + source.onnxShape.map { $0! }
+            source = wholeItem(try add(node, [source.name], suffix: "_axes") { Reshape(shape, name: $0) }, shape)
+        }
         let onnx = source.onnxShape, rank = source.onnxRank
         guard known.count == rank, !onnx.contains(where: { $0 == nil }) else {
             throw fail(node, "expanding \(Self.text(onnx)) to a target of \(known.count) axes while the batch is moved is not supported")
         }
-        let batchAxis = source.batchFold?.axis ?? source.batchAxis!
+        let batchAxis = source.batchFold?.axis ?? source.batchAxis ?? -1
         var item: [Int] = []
         for i in 0 ..< rank {
             let slot = target.slots?[i]
-            if i == batchAxis {
+            if i == batchAxis && !whole {
                 let keeps: Bool
                 if case .batch(let times)? = slot { keeps = times == onnx[i]! } else { keeps = known[i] == 1 || known[i] == Int64(onnx[i]!) }
                 guard keeps else { throw fail(node, "its target changes axis \(i), which holds the batch") }
@@ -368,6 +374,7 @@ extension ONNXConverter {
         }
         let shape: [Int?] = zip(source.shape, item).map { c, t in c == 1 ? t : c }
         let output = try add(node, [source.name, try writeConstant(node, ConstantTensor(shape: [item.count], integers: item.map { Int64($0) }))]) { Expand(name: $0) }
+        if whole, !shape.contains(where: { $0 == nil }) { return try set(node, wholeItem(output, shape.map { $0! })) }
         try set(node, ComputedTensor(output, shape, permutation: source.permutation, batchFold: source.batchFold))
     }
 

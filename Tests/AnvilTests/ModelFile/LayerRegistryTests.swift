@@ -16,7 +16,7 @@ struct LayerRegistryTests {
         "LocalResponseNormalization", "LpPooling", "Reduce", "ArgReduce", "Cumulative", "TopK", "Take", "Embedding", "GridSample", "Select",
         "ChannelShuffle", "Transpose", "Reshape",
         "Squeeze", "Unsqueeze", "Slice", "DepthToSpace", "SpaceToDepth",
-        "Constant", "ShapeOf", "Gather", "Range", "ConstantOfShape", "Cast", "Expand", "MatMul",
+        "Constant", "ShapeOf", "Gather", "Range", "ConstantOfShape", "Cast", "Expand", "MatMul", "Determinant", "FloatRounding",
     ]
 
     /// The names in the first column of the layer table of `docs/model-format.md`.
@@ -99,6 +99,8 @@ struct LayerRegistryTests {
         Cast(to: .int64),
         Expand(),
         MatMul(transposeA: true),
+        Determinant(),
+        FloatRounding(to: .bfloat16),
     ]
 
     @Test("Every registered layer's file type name is the one docs/model-format.md documents")
