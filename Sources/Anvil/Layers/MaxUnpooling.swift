@@ -46,6 +46,12 @@ public final class MaxUnpooling: Layer {
         case .explicit(let t, let l, let b, let r): pads = (t, l, b, r)
         case .same: throw AnvilError(.invalidOption, "padding must be explicit or valid (the pooling's pads), got same")
         }
+        // (Bounded as a pooling window's are, so that the sizes below cannot overflow.)
+        let limit = 1 << 20
+        guard max(kernel.height, kernel.width, stride.height, stride.width) <= limit,
+              [pads.0, pads.1, pads.2, pads.3].allSatisfy({ (0 ... limit).contains($0) }) else {
+            throw AnvilError(.invalidOption, "kernel \(kernel.height)x\(kernel.width), stride \(stride.height)x\(stride.width) and padding \(padding) must be at most \(limit), pads not negative")
+        }
         let height = (input.height - 1) * stride.height - pads.0 - pads.2 + kernel.height
         let width = (input.width - 1) * stride.width - pads.1 - pads.3 + kernel.width
         guard height > 0, width > 0 else {

@@ -101,6 +101,8 @@ import Testing
         #expect(throws: AnvilError.self) { try MaxUnpooling(kernel: (2, 2)).outputShape(for: [shape, Shape(height: 2, width: 3, channels: 1)]) }
         #expect(throws: AnvilError.self) { try MaxUnpooling(kernel: (2, 2), padding: .same).outputShape(for: [shape, shape]) }
         #expect(throws: AnvilError.self) { try MaxUnpooling(kernel: (0, 2)).outputShape(for: [shape, shape]) }
+        #expect(throws: AnvilError.self) { try MaxUnpooling(kernel: (2, 2), stride: (Int.max, 1)).outputShape(for: [shape, shape]) }
+        #expect(throws: AnvilError.self) { try MaxUnpooling(kernel: (2, 2), padding: .explicit(top: -1, left: 0, bottom: 0, right: 0)).outputShape(for: [shape, shape]) }
         #expect(try MaxUnpooling(kernel: (2, 2)).outputShape(for: [shape, shape]) == Shape(height: 4, width: 4, channels: 1))
         #expect(throws: AnvilError.self) { try MaxPoolingIndices(window: PoolingWindow(kernel: (3, 3))).outputShape(for: [shape]) }
     }
