@@ -71,7 +71,9 @@ enum NodeTestScope {
         let elementTypes = types.map(\.tensorType.elemType) + graph.initializer.map(\.dataType)
             + graph.node.flatMap { node in node.attribute.filter { $0.name == "to" }.map { Int32($0.i) } }
         if elementTypes.contains(where: formatsOutOfScope.contains) { return "number formats Anvil does not compute with (strings, complex, float8/float4, int4)" }
+        // (Col2Im of a 3-D image reads blocks of rank 3 and writes an image of rank 5.)
         let rank5 = graph.input.contains { $0.type.tensorType.shape.dim.count == 5 }
+            || (operators.contains("Col2Im") && graph.output.contains { $0.type.tensorType.shape.dim.count == 5 })
         if rank5 && !operators.isDisjoint(with: spatialOperators) { return "3-D convolution, pooling and sampling" }
         // (An empty tensor the importer reads as a constant, such as ReduceSum's `axes`, is a setting.)
         let empty = graph.input.contains { input in

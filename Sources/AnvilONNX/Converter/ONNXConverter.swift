@@ -81,7 +81,7 @@ final class ONNXConverter {
         "Reshape": [1], "Pad": [1, 2, 3], "Slice": [1, 2, 3, 4], "Split": [1], "Squeeze": [1],
         "Unsqueeze": [1], "Expand": [1], "Tile": [1], "Trilu": [1], "TopK": [1], "CumSum": [1], "CumProd": [1],
         "GatherElements": [1], "GatherND": [1], "ScatterND": [1], "ScatterElements": [1], "Scatter": [1], "OneHot": [1, 2], "Compress": [1], "ReverseSequence": [1],
-        "Dropout": [1, 2], "CenterCropPad": [1], "Col2Im": [1, 2], "ReduceSum": [1], "ReduceMean": [1],
+        "Dropout": [1, 2], "CenterCropPad": [1], "Col2Im": [1, 2], "DeformConv": [1, 3], "MaxUnpool": [2], "ReduceSum": [1], "ReduceMean": [1],
         "ReduceMax": [1], "ReduceMin": [1], "ReduceProd": [1], "ReduceL1": [1], "ReduceL2": [1], "ReduceLogSum": [1],
         "ReduceLogSumExp": [1], "ReduceSumSquare": [1],
     ]
@@ -670,6 +670,9 @@ final class ONNXConverter {
         registerIndexingOperators(&table)
         registerFunctionOperators(&table)
         registerLinearAlgebraOperators(&table)
+        registerDetectionOperators(&table)
+        registerUnpoolingOperators(&table)
+        registerCol2ImOperators(&table)
         return table
     }()
 }

@@ -139,12 +139,13 @@ extension ONNXConverter {
                 : MaxPooling(window: poolingWindow, name: name)
         }
         let c = tensor.shape.last!
-        try set(node, ComputedTensor(name, oneD ? [win.outputs[1], c] : [win.outputs[0], win.outputs[1], c]))
+        let shape = oneD ? [win.outputs[1], c] : [win.outputs[0], win.outputs[1], c]
+        if !average { try setMaxPoolIndices(node, tensor, poolingWindow, shape: shape) }
+        try set(node, ComputedTensor(name, shape))
     }
 
-    /// `MaxPool` (row-major storage only).
+    /// `MaxPool`, and its `Indices` when read (``setMaxPoolIndices(_:_:_:shape:)``).
     func opMaxPool(_ node: Onnx_NodeProto, _ index: Int) throws {
-        if try NodeAttributes(node).int("storage_order", 0) != 0 { throw fail(node, "storage_order 1 is not supported") }
         try pool(node, average: false)
     }
 

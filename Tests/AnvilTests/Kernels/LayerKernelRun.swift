@@ -1,13 +1,13 @@
 @testable import Anvil
 
 /// Runs `layer`'s kernel on `batch` items of each input (`values[i]` holds input i, of shape
-/// `shapes[i]`) with `parameters`, and returns the output tensor (NaN-filled before the run, so
+/// `shapes[i]`) with `parameters` (in `layout`), and returns the output tensor (NaN-filled before the run, so
 /// a value the kernel leaves unwritten shows).
 func runLayerKernel(_ layer: any Layer, _ values: [[Float]], batch: Int, shapes: [Shape],
-                    parameters: [ParameterKind: ParameterData] = [:]) throws -> Tensor {
+                    parameters: [ParameterKind: ParameterData] = [:], layout: WeightLayout = .forge) throws -> Tensor {
     let output = try layer.outputShape(for: shapes)
     let kernel = try layer.makeKernel(KernelContext(layerName: "k", inputShapes: shapes, outputShape: output,
-                                                    layout: .forge, parameters: parameters))
+                                                    layout: layout, parameters: parameters))
     let buffers = values.map { input in
         let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: max(1, input.count))
         _ = buffer.initialize(from: input)
