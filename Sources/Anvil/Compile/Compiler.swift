@@ -11,7 +11,7 @@ struct Compiler {
 
     func compile(_ source: any ParameterSource) throws -> CompiledModel {
         _ = Compute.threadCount  // settles the thread settings (OpenBLAS single-threaded) before any kernel runs
-        guard plan.floatsPerImage < Int.max / 16 else {
+        guard plan.storedFloatsPerImage < Int.max / 16 else {
             throw AnvilError(.invalidShape, "the activations of one image are too large to allocate")
         }
         FreedHeapMemory.release()
