@@ -1,8 +1,8 @@
 import Foundation
 
-/// A model ready to run: kernels in order and a buffer plan. Immutable, so any number of
-/// threads can run it at once; each run borrows a ``Workspace`` for its batch size from a
-/// pool, so after the first call at a batch size `run` allocates nothing. A large batch runs its
+/// A model ready to run: kernels in order and where their tensors live (``BufferPlan``).
+/// Immutable, so any number of threads can run it at once; each run borrows a ``Workspace`` for
+/// its batch size from a pool, so after the first call at a batch size `run` allocates nothing. A large batch runs its
 /// first steps a few images at a time (``BatchPasses``).
 final class CompiledModel: Sendable {
     struct Step: Sendable {
@@ -21,34 +21,26 @@ final class CompiledModel: Sendable {
     let shapes: [Shape]
     /// The shape of one image of each model output.
     let outputShapes: [Shape]
-    let slot: [Int]
-    let slotOffsets: [Int]
-    let floatsPerImage: Int
+    /// Where each tensor lives in a workspace.
+    let buffers: BufferPlan
+    /// Floats per image of a workspace's buffers.
+    var floatsPerImage: Int { buffers.workspaceFloatsPerImage }
     /// Floats per image each step reads and writes, and its parameter floats (for ``BatchPasses``).
     let stepFootprints: [Int]
     let stepParameters: [Int]
     /// Idle workspaces of the batch sizes used lately (bounded in count and bytes).
     let pool = WorkspacePool()
 
-    /// `plan`'s buffers, with each step whose kernel adds its residual in place writing over it.
-    init(graph: Graph, plan basePlan: ExecutionPlan, steps: [Step]) {
-        let inPlace = Set(steps.indices.filter { (steps[$0].kernel as? any EpilogueReportingKernel)?.addsResidualInPlace == true })
-        let plan = basePlan.sharingResidualBuffers(graph: graph, inPlace: inPlace)
+    /// The steps of `plan` with their kernels built, and their buffers planned from what each
+    /// kernel writes in place (``Kernel/inPlaceInput``).
+    init(graph: Graph, plan: ExecutionPlan, steps: [Step]) {
         self.steps = steps
         self.stepNodes = plan.steps.map(\.node)
         self.inputTensors = Array(0 ..< graph.inputCount)
         self.outputTensors = graph.outputs.map { plan.storage[$0] }
         self.shapes = graph.shapes
         self.outputShapes = graph.outputs.map { graph.shapes[$0] }
-        self.slot = plan.slot
-        var offsets: [Int] = []
-        var total = 0
-        // Every buffer starts on a 64-byte boundary (sizes rounded up to 16 floats, a 64-byte
-        // aligned base): a 256-bit load from a buffer 16 bytes off a boundary splits a cache
-        // line every other time, which slows the depthwise kernel markedly.
-        for size in plan.slotSizes { offsets.append(total); total += (size + 15) / 16 * 16 }
-        self.slotOffsets = offsets
-        self.floatsPerImage = total
+        self.buffers = BufferPlan(graph: graph, plan: plan, inPlaceInputs: steps.map(\.kernel.inPlaceInput))
         self.stepFootprints = steps.map { saturatingSum($0.inputShapes.map(\.count) + [$0.outputShape.count]) }
         self.stepParameters = plan.steps.map { step in
             let node = graph.nodes[step.node]
@@ -155,7 +147,7 @@ final class CompiledModel: Sendable {
             memory.initialize(repeating: 0, count: floats)
             self.memory = memory
             func buffer(_ tensor: Int) -> UnsafeMutablePointer<Float> {
-                memory + model.slotOffsets[model.slot[tensor]] * batch
+                memory + model.buffers.offset(of: tensor, batch: batch)
             }
             io = model.steps.map { step in
                 KernelIO(inputs: step.inputs.map { UnsafePointer(buffer($0)) }, output: buffer(step.output),

@@ -11,7 +11,7 @@ struct Compiler {
 
     func compile(_ source: any ParameterSource) throws -> CompiledModel {
         _ = Compute.threadCount  // settles the thread settings (OpenBLAS single-threaded) before any kernel runs
-        guard plan.floatsPerImage < Int.max / 16 else {
+        guard plan.storedFloatsPerImage < Int.max / 16 else {
             throw AnvilError(.invalidShape, "the activations of one image are too large to allocate")
         }
         FreedHeapMemory.release()
@@ -88,12 +88,14 @@ struct Compiler {
                     continue
                 }
                 for fusion in step.fusions { try fusion.fill(&context, graph: graph, parameters: parameters) }
-                var kernel = try node.layer.makeKernel(context)
+                var kernel: any Kernel
                 if let fusable = node.layer as? any FusableLayer {
                     // The compiler, not the layer, guarantees the fused work is done.
-                    let epilogue = FusedEpilogue(foldedAffine: context.offeredAffine, addsResidual: context.fusedResidual,
+                    let epilogue = FusedEpilogue(foldedAffine: context.foldedAffine, addsResidual: context.fusedResidual,
                                                  activation: context.fusedActivation ?? fusable.activation)
-                    kernel = try epilogue.completing(kernel, layerTookAffine: context.affineUse.taken, layerName: node.name)
+                    kernel = try epilogue.completing(try fusable.makeFusedKernel(context), layerName: node.name)
+                } else {
+                    kernel = try node.layer.makeKernel(context)
                 }
                 for fusion in step.fusions { kernel = try fusion.finish(kernel, context: context, outputShape: outputShape) }
                 steps.append(CompiledModel.Step(kernel: kernel, inputs: step.inputs, output: step.output,

@@ -217,18 +217,20 @@ enum ConvolutionCostModel {
 }
 
 /// Builds the kernel for any convolution, as ``ConvolutionSelection`` chooses; throws when
-/// `ANVIL_CONVOLUTION` holds no valid value.
+/// `ANVIL_CONVOLUTION` holds no valid value. Every algorithm folds the context's affine map into
+/// its weights and bias.
 func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, inputChannels: Int,
                            outputChannels: Int, groups: Int, useBias: Bool,
-                           activation: ActivationFunction) throws -> any Kernel {
+                           activation: ActivationFunction) throws -> FusedKernel {
     let override = try ConvolutionOverride.environment.get()
     let algorithm = ConvolutionSelection.algorithm(geometry: geometry, inputChannels: inputChannels,
                                                    outputChannels: outputChannels, groups: groups, override: override)
     let finalActivation = context.fusedActivation ?? activation
     guard context.fusedResidual else {
-        return try makeConvolutionKernel(context, algorithm, geometry: geometry, inputChannels: inputChannels,
-                                         outputChannels: outputChannels, groups: groups, useBias: useBias,
-                                         finalActivation: finalActivation)
+        return FusedKernel(try makeConvolutionKernel(context, algorithm, geometry: geometry, inputChannels: inputChannels,
+                                                     outputChannels: outputChannels, groups: groups, useBias: useBias,
+                                                     finalActivation: finalActivation),
+                           appliesFoldedAffine: true)
     }
     // A fused residual: the direct kernel adds it in registers; any other is wrapped.
     let kernel = try makeConvolutionKernel(context, algorithm, geometry: geometry, inputChannels: inputChannels,
@@ -236,9 +238,10 @@ func makeConvolutionKernel(_ context: KernelContext, geometry: WindowGeometry, i
                                            finalActivation: .none)
     if var direct = kernel as? DirectConvolutionKernel {
         direct.activation = finalActivation
-        return direct
+        return FusedKernel(direct, appliesFoldedAffine: true)
     }
-    return EpilogueKernel(inner: kernel, affine: nil, addsSecondInput: true, activation: finalActivation)
+    return FusedKernel(EpilogueKernel(inner: kernel, affine: nil, addsSecondInput: true, activation: finalActivation),
+                       appliesFoldedAffine: true)
 }
 
 /// Builds the kernel of `algorithm` with the activation already resolved.
@@ -249,8 +252,6 @@ private func makeConvolutionKernel(_ context: KernelContext, _ algorithm: Convol
     let bias = useBias ? try context.parameter(.biases) : nil
     // Everything made from the weights goes through `sharedAcrossSizes`: an open model's kernels
     // for every input size share one copy per algorithm (a fixed-size model just makes it).
-    // Read outside the shared closures, which do not run when the value is already made: reading
-    // it tells the compiler the layer folds the affine map.
     let affine = context.foldedAffine
     if algorithm == .depthwise {
         let weights = context.sharedAcrossSizes("depthwise") {

@@ -6,10 +6,6 @@ protocol EpilogueReportingKernel: Kernel {
     var appliedActivation: ActivationFunction { get }
     /// Whether the kernel adds its second input, when given one, before the activation.
     var addsResidual: Bool { get }
-    /// Whether the kernel reads each value of its second input before it writes the output
-    /// value at the same index, and nothing else of it, so its output may be written over the
-    /// second input (``ExecutionPlan/sharingResidualBuffers(graph:inPlace:)``).
-    var addsResidualInPlace: Bool { get }
     /// The groups of a channel shuffle the kernel applies to its output, last (see
     /// ``KernelContext/fusedShuffleGroups``); `nil` if none.
     var appliedShuffleGroups: Int? { get }
@@ -18,6 +14,4 @@ protocol EpilogueReportingKernel: Kernel {
 extension EpilogueReportingKernel {
     /// None: only a concatenation takes a shuffle.
     var appliedShuffleGroups: Int? { nil }
-    /// No, unless the kernel says so.
-    var addsResidualInPlace: Bool { false }
 }

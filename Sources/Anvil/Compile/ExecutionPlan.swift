@@ -1,6 +1,6 @@
-/// What runs and where its data lives, decided from the graph alone (no parameters):
-/// which nodes fuse into the step of another (the rules of ``fusionRules``), the order of
-/// steps, and the buffer slot of every tensor, reused once a tensor is dead.
+/// What runs, decided from the graph alone (no parameters): which nodes fuse into the step of
+/// another (the rules of ``fusionRules``), the order of steps, and which tensor's buffer holds
+/// each tensor (a fused node's output is its step's; a cast that only renames its input's).
 struct ExecutionPlan {
     /// A node that runs, with the nodes fused into it.
     struct Step {
@@ -24,16 +24,14 @@ struct ExecutionPlan {
     let steps: [Step]
     /// For each graph tensor, the tensor whose buffer holds it (itself unless fused away).
     let storage: [Int]
-    /// Slot of each stored tensor (`-1` for tensors never stored).
-    let slot: [Int]
-    /// Floats per image of each slot.
-    let slotSizes: [Int]
-
-    /// Floats per image for all activation buffers.
-    var floatsPerImage: Int { saturatingSum(slotSizes) }
+    /// Floats per image of every tensor a step reads or writes, of the inputs and of the outputs,
+    /// summed: no less than the slots of any ``BufferPlan`` of it take, whatever its kernels
+    /// write in place (checked before kernels are built, so that no buffer size overflows).
+    let storedFloatsPerImage: Int
 
     /// The plan of `graph`: every node that runs makes a step, in graph order, with what the
-    /// fusion rules fuse into it; buffers as ``slots(graph:steps:storage:inPlace:)`` assigns them.
+    /// fusion rules fuse into it. Where the tensors live is the ``BufferPlan``'s, made once the
+    /// kernels have said what they write in place.
     init(graph: Graph) {
         var builder = PlanBuilder(graph: graph)
         var steps: [Step] = []
@@ -67,76 +65,9 @@ struct ExecutionPlan {
         steps = knownRead.map { Step(node: $0 - graph.inputCount, writesKnownValue: true, inputs: [], output: $0) } + steps
         self.steps = steps
         self.storage = storage
-        (slot, slotSizes) = Self.slots(graph: graph, steps: steps, storage: storage, inPlace: [])
-    }
-
-    private init(steps: [Step], storage: [Int], slot: [Int], slotSizes: [Int]) {
-        self.steps = steps
-        self.storage = storage
-        self.slot = slot
-        self.slotSizes = slotSizes
-    }
-
-    /// The same plan with the output of each step in `inPlace` written over its residual (its
-    /// second input) where that is the residual's last use and nothing else reads the buffer:
-    /// the kernel reads each residual value before it writes the output value in its place
-    /// (``EpilogueReportingKernel/addsResidualInPlace``). One stream through memory instead of
-    /// two: the output lines need no read for ownership and are the residual's, already
-    /// fetched (most help where the buffers are out of cache, as in the 1×1 layers that end a
-    /// ResNet block).
-    func sharingResidualBuffers(graph: Graph, inPlace: Set<Int>) -> ExecutionPlan {
-        guard !inPlace.isEmpty else { return self }
-        let (slot, sizes) = Self.slots(graph: graph, steps: steps, storage: storage, inPlace: inPlace)
-        return ExecutionPlan(steps: steps, storage: storage, slot: slot, slotSizes: sizes)
-    }
-
-    /// The buffer slot of every stored tensor and each slot's floats per image: a tensor lives
-    /// from the step that writes it to the last step that reads it, and a dead tensor's slot is
-    /// reused (best fit). A step in `inPlace` writes into its residual's slot when the residual
-    /// dies there, is not a model input and is not also one of the step's other inputs.
-    private static func slots(graph: Graph, steps: [Step], storage: [Int], inPlace: Set<Int>) -> (slot: [Int], sizes: [Int]) {
-        let tensorCount = graph.shapes.count
-        // Liveness: a tensor lives from the step that writes it to the last step that reads
-        // it; model inputs are written before step 0, outputs live to the end.
-        var lastUse = [Int](repeating: -1, count: tensorCount)
-        for (position, step) in steps.enumerated() { for input in step.inputs { lastUse[input] = position } }
-        for output in graph.outputs { lastUse[storage[output]] = steps.count }
-        var slot = [Int](repeating: -1, count: tensorCount)
-        var sizes: [Int] = []
-        var free: [Int] = []
-        func allocate(_ tensor: Int) {
-            let size = graph.shapes[tensor].count
-            // Best fit among free slots; otherwise grow the largest free one or add a slot.
-            if let best = free.filter({ sizes[$0] >= size }).min(by: { sizes[$0] < sizes[$1] }) {
-                slot[tensor] = best
-                free.removeAll { $0 == best }
-            } else if let largest = free.max(by: { sizes[$0] < sizes[$1] }) {
-                sizes[largest] = size
-                slot[tensor] = largest
-                free.removeAll { $0 == largest }
-            } else {
-                slot[tensor] = sizes.count
-                sizes.append(size)
-            }
-        }
-        for input in 0 ..< graph.inputCount { allocate(input) }
-        for (position, step) in steps.enumerated() {
-            let residual = step.inputs.count == 2 ? step.inputs[1] : -1
-            if inPlace.contains(position), residual >= graph.inputCount, residual != step.inputs[0],
-               lastUse[residual] == position, graph.shapes[residual].count == graph.shapes[step.output].count {
-                slot[step.output] = slot[residual]
-                for tensor in Set(step.inputs) where tensor != residual && lastUse[tensor] <= position {
-                    free.append(slot[tensor])
-                }
-                if lastUse[step.output] <= position { free.append(slot[step.output]) }
-                continue
-            }
-            allocate(step.output)
-            for tensor in Set(step.inputs) + [step.output] where lastUse[tensor] <= position {
-                free.append(slot[tensor])
-            }
-        }
-        // Inputs no step reads (a model whose output is its input) keep their slot.
-        return (slot, sizes)
+        var stored = Set(graph.outputs.map { storage[$0] })
+        stored.formUnion(0 ..< graph.inputCount)
+        for step in steps { stored.formUnion(step.inputs); stored.insert(step.output) }
+        storedFloatsPerImage = saturatingSum(stored.map { graph.shapes[$0].count })
     }
 }

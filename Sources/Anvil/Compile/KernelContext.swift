@@ -13,20 +13,11 @@ public struct KernelContext {
     /// The values of the inputs known when the plan was built (indices, target shapes), `nil`
     /// for the inputs computed at `predict`.
     public internal(set) var inputValues: [TensorValue?] = []
-    /// A per-channel affine map `y = scale * y + shift` folded in after the layer
-    /// (a BatchNormalization that follows a convolution or dense layer). Reading it tells the
-    /// compiler the layer folds it; otherwise the compiler applies it after the kernel.
-    var foldedAffine: (scale: [Float], shift: [Float])? {
-        get {
-            if offeredAffine != nil { affineUse.taken = true }
-            return offeredAffine
-        }
-        set { offeredAffine = newValue }
-    }
-    /// The affine map the compiler offers, read without marking it taken.
-    var offeredAffine: (scale: [Float], shift: [Float])? = nil
-    /// Whether the layer read ``foldedAffine`` (shared by every copy of this context).
-    let affineUse = AffineUse()
+    /// A per-channel affine map `y = scale * y + shift` to apply after the layer's own
+    /// computation (a BatchNormalization folded into a convolution or dense layer). A layer whose
+    /// kernel applies it says so in what it builds (``FusedKernel/appliesFoldedAffine``);
+    /// otherwise the compiler applies it after the kernel.
+    var foldedAffine: (scale: [Float], shift: [Float])? = nil
     /// An activation that follows the layer and is fused into it (after the residual, if any).
     var fusedActivation: ActivationFunction? = nil
     /// Whether an `Add` of a second tensor is fused into the layer: its kernel gets that tensor
@@ -73,12 +64,6 @@ public struct KernelContext {
         }
         return data
     }
-}
-
-/// Whether a layer took the folded affine map its ``KernelContext`` offered.
-final class AffineUse {
-    /// Set when the layer reads ``KernelContext/foldedAffine``.
-    var taken = false
 }
 
 /// Values shared by the kernels of every input size of an open model (see

@@ -2,7 +2,8 @@
 public struct KernelIO {
     /// One pointer per input, in the order the layer was applied to its inputs.
     public let inputs: [UnsafePointer<Float>]
-    /// The output buffer (`batch * outputShape.count` floats); it never aliases an input.
+    /// The output buffer (`batch * outputShape.count` floats); it aliases no input but the
+    /// kernel's ``Kernel/inPlaceInput``, and that one only when the buffer plan shares it.
     public let output: UnsafeMutablePointer<Float>
     /// Scratch memory of at least `scratchCount(batch:)` floats.
     public let scratch: UnsafeMutablePointer<Float>

@@ -45,7 +45,7 @@ final class OpenCompiledModel: Sendable {
             let resolved = try graph.resolved(inputShapes: shapes)
             let plan = ExecutionPlan(graph: resolved)
             let sizes = shapes.map { "\($0.height)×\($0.width)" }.joined(separator: ", ")
-            guard plan.floatsPerImage < Int.max / 16 else {
+            guard plan.storedFloatsPerImage < Int.max / 16 else {
                 throw AnvilError(.invalidInput, "input size \(sizes): the activations of one image are too large to allocate")
             }
             let steps: [CompiledModel.Step]

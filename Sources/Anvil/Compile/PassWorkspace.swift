@@ -69,7 +69,7 @@ final class PassWorkspace: @unchecked Sendable {
         self.memory = memory
         let scratchStart = memory + scratchOffset
         func buffer(_ tensor: Int) -> UnsafeMutablePointer<Float> {
-            memory + model.slotOffsets[model.slot[tensor]] * size
+            memory + model.buffers.offset(of: tensor, batch: size)
         }
         func arguments(images: Int) -> [KernelIO] {
             passed.map { step in

@@ -50,14 +50,19 @@ public final class Concatenate: LayoutLayer, FusableLayer {
 
     /// A copy for one input; the channel kernel along the channels (with the fused normalization,
     /// activation and channel shuffle, reading folded slices in place); strided copies otherwise.
-    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel { try makeFusedKernel(context).kernel }
+
+    /// The kernel of ``makeKernel(_:)``; only the channel kernel applies a folded BatchNormalization.
+    func makeFusedKernel(_ context: KernelContext) throws -> FusedKernel {
         let shapes = context.inputShapes, output = context.outputShape
         let axis = try LayoutAxes.resolve(self.axis, rank: output.rank)
         let alongChannels = joinsChannels(rank: output.rank)
         guard context.foldedSliceWindows.isEmpty || (shapes.count > 1 && alongChannels) else {
             throw AnvilError(.internalError, "slices folded into a concatenation that does not join channels")
         }
-        if shapes.count == 1 { return CopyKernel(shape: output, channelsFirst: false, activation: .none) }
+        if shapes.count == 1 {
+            return FusedKernel(CopyKernel(shape: output, channelsFirst: false, activation: .none), appliesFoldedAffine: false)
+        }
         if alongChannels {
             var affine = context.foldedAffine
             if let groups = context.fusedShuffleGroups, let (scale, shift) = affine {
@@ -70,13 +75,16 @@ public final class Concatenate: LayoutLayer, FusableLayer {
                 }
                 affine = (movedScale, movedShift)
             }
-            return ConcatenateKernel(channels: shapes.map(\.channels), pixelsPerImage: output.height * output.width,
-                                     affine: affine.map { (scale: ParameterData($0.scale), shift: ParameterData($0.shift)) },
-                                     activation: context.fusedActivation ?? .none, shuffleGroups: context.fusedShuffleGroups,
-                                     windows: shapes.indices.map { context.foldedSliceWindows[$0] ?? (0, shapes[$0].channels) })
+            let kernel = ConcatenateKernel(
+                channels: shapes.map(\.channels), pixelsPerImage: output.height * output.width,
+                affine: affine.map { (scale: ParameterData($0.scale), shift: ParameterData($0.shift)) },
+                activation: context.fusedActivation ?? .none, shuffleGroups: context.fusedShuffleGroups,
+                windows: shapes.indices.map { context.foldedSliceWindows[$0] ?? (0, shapes[$0].channels) })
+            return FusedKernel(kernel, appliesFoldedAffine: true)
         }
-        return StridedCopyKernel(copies: try copies(for: shapes, output: output)!, inputCounts: shapes.map(\.count),
-                                 outputCount: output.count)
+        let copies = StridedCopyKernel(copies: try copies(for: shapes, output: output)!, inputCounts: shapes.map(\.count),
+                                       outputCount: output.count)
+        return FusedKernel(copies, appliesFoldedAffine: false)
     }
 
     /// Any element type: the values only move.

@@ -77,7 +77,10 @@ public final class Convolution: Layer, FusableLayer {
 
     /// Winograd for 3×3 stride-1 layers where it is faster, im2col + GEMM otherwise, or the
     /// depthwise kernel when `groups` equals the input channels.
-    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel { try makeFusedKernel(context).kernel }
+
+    /// The kernel of ``makeKernel(_:)``, with a folded BatchNormalization in its weights.
+    func makeFusedKernel(_ context: KernelContext) throws -> FusedKernel {
         let input = context.inputShapes[0]
         return try makeConvolutionKernel(context, geometry: try geometry(input).absorbing(context.absorbedPad),
                                          inputChannels: input.channels,

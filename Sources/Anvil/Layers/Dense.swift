@@ -46,12 +46,15 @@ public final class Dense: Layer, FusableLayer {
     public func macs(for inputs: [Shape], output: Shape) -> Int { saturatingProduct(inputs[0].count, neurons) }
 
     /// `sgemv` / `sgemm`.
-    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel { try makeFusedKernel(context).kernel }
+
+    /// The kernel of ``makeKernel(_:)``, with a folded BatchNormalization in its weights.
+    func makeFusedKernel(_ context: KernelContext) throws -> FusedKernel {
         let input = context.inputShapes[0]
         if input.rank == 3 {
             // Per position on the last axis: a 1×1 convolution over the 1 × L image, whose
             // weights `[out][in]` (Forge, PyTorch) or `[in][out]` (Keras) read the same.
-            return try PointwiseConvolution(channels: neurons, useBias: useBias, activation: activation).makeKernel(context)
+            return try PointwiseConvolution(channels: neurons, useBias: useBias, activation: activation).makeFusedKernel(context)
         }
         let raw = try context.parameter(.weights)
         // PyTorch's C,H,W-ordered weights over a spatial input stay as they are; the kernel
@@ -69,8 +72,10 @@ public final class Dense: Layer, FusableLayer {
         }
         let weights = KernelWeights(source: raw, reordered: reordered, bias: useBias ? try context.parameter(.biases) : nil,
                                     outputs: neurons, weightsPerOutput: input.count, affine: context.foldedAffine)
-        return DenseKernel(inputs: input.count, outputs: neurons, weights: weights,
-                           activation: context.fusedActivation ?? activation, channelsFirstInput: channelsFirst ? input : nil)
+        return FusedKernel(DenseKernel(inputs: input.count, outputs: neurons, weights: weights,
+                                       activation: context.fusedActivation ?? activation,
+                                       channelsFirstInput: channelsFirst ? input : nil),
+                           appliesFoldedAffine: true)
     }
 }
 

@@ -64,7 +64,10 @@ public final class DepthwiseConvolution: Layer, FusableLayer {
     public func macs(for inputs: [Shape], output: Shape) -> Int { saturatingProduct(output.count, kernel.0, kernel.1) }
 
     /// The direct depthwise kernel.
-    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel { try makeFusedKernel(context).kernel }
+
+    /// The kernel of ``makeKernel(_:)``, with a folded BatchNormalization in its weights.
+    func makeFusedKernel(_ context: KernelContext) throws -> FusedKernel {
         let input = context.inputShapes[0]
         let outputs = input.channels * multiplier
         let g = try geometry(input).absorbing(context.absorbedPad)

@@ -42,7 +42,10 @@ public final class PointwiseConvolution: Layer, FusableLayer {
     var absorbs: FusionCapabilities { .all }
 
     /// One GEMM over the input.
-    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel { try makeFusedKernel(context).kernel }
+
+    /// The kernel of ``makeKernel(_:)``, with a folded BatchNormalization in its weights.
+    func makeFusedKernel(_ context: KernelContext) throws -> FusedKernel {
         let input = context.inputShapes[0]
         let geometry = try WindowGeometry(input: input, kernel: (1, 1), stride: (1, 1), dilation: (1, 1), padding: .valid)
         return try makeConvolutionKernel(context, geometry: geometry, inputChannels: input.channels,

@@ -129,7 +129,10 @@ public final class TransposedConvolution: Layer, FusableLayer {
     var absorbs: FusionCapabilities { .all }
 
     /// GEMM of the input by every tap's weights (OpenBLAS), then a col2im gather in C.
-    public func makeKernel(_ context: KernelContext) throws -> any Kernel {
+    public func makeKernel(_ context: KernelContext) throws -> any Kernel { try makeFusedKernel(context).kernel }
+
+    /// The kernel of ``makeKernel(_:)``, with a folded BatchNormalization in its weights and bias.
+    func makeFusedKernel(_ context: KernelContext) throws -> FusedKernel {
         let input = context.inputShapes[0]
         let g = try geometry(input)
         let raw = try context.parameter(.weights)
@@ -155,8 +158,9 @@ public final class TransposedConvolution: Layer, FusableLayer {
             dilation_height: Int32(dilation.0), dilation_width: Int32(dilation.1),
             pad_top: Int32(g.padTop), pad_left: Int32(g.padLeft),
             output_height: Int32(g.outputHeight), output_width: Int32(g.outputWidth))
-        return TransposedConvolutionKernel(shape: shape, inputChannels: input.channels, weights: packed,
-                                           bias: biasValues, activation: context.fusedActivation ?? activation)
+        let kernel = TransposedConvolutionKernel(shape: shape, inputChannels: input.channels, weights: packed,
+                                                 bias: biasValues, activation: context.fusedActivation ?? activation)
+        return FusedKernel(kernel, appliesFoldedAffine: true)
     }
 }
 

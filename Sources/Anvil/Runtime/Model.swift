@@ -150,11 +150,11 @@ public final class Model: Sendable {
     /// Multiply-accumulates per image (with open inputs, only those that do not depend on the size).
     public var macs: Int { saturatingSum(layers.map(\.macs)) }
 
-    /// Bytes of activation buffers per image, after buffer reuse (the most Anvil allocates: once
-    /// compiled, an output written over its residual can save a buffer); 0 with open inputs (see
-    /// ``activationBytesPerImage(forInputShapes:)``).
+    /// Bytes of activation buffers per image, after buffer reuse, before any kernel writes in
+    /// place (once compiled, an output written over its residual can save a buffer); 0 with open
+    /// inputs (see ``activationBytesPerImage(forInputShapes:)``).
     public var activationBytesPerImage: Int {
-        graph.isOpen ? 0 : saturatingProduct(plan.floatsPerImage, MemoryLayout<Float>.size)
+        graph.isOpen ? 0 : saturatingProduct(BufferPlan(graph: graph, plan: plan).floatsPerImage, MemoryLayout<Float>.size)
     }
 
     /// Multiply-accumulates per image at concrete input sizes.
@@ -164,8 +164,9 @@ public final class Model: Sendable {
 
     /// Bytes of activation buffers per image at concrete input sizes.
     public func activationBytesPerImage(forInputShapes inputShapes: [Shape]) throws -> Int {
-        saturatingProduct(ExecutionPlan(graph: try graph.resolved(inputShapes: inputShapes)).floatsPerImage,
-                          MemoryLayout<Float>.size)
+        let resolved = try graph.resolved(inputShapes: inputShapes)
+        return saturatingProduct(BufferPlan(graph: resolved, plan: ExecutionPlan(graph: resolved)).floatsPerImage,
+                                 MemoryLayout<Float>.size)
     }
 
     /// Whether `compile` has succeeded.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Anvil
 @testable import AnvilTestSupport
@@ -29,6 +30,41 @@ struct FusionGuaranteeTests {
             // Forgets context.fusedActivation, context.foldedAffine and context.fusedResidual.
             if let reportedActivation { return ReportingDoublingKernel(appliedActivation: reportedActivation) }
             return DoublingKernel()
+        }
+    }
+
+    /// Doubles its input; reads the folded affine map its context offers and says it leaves it
+    /// out, or, with `folds`, scales its doubling by it and says so.
+    final class AffineReadingDoubling: FusableLayer {
+        let name: String?
+        let activation: ActivationFunction = .none
+        let absorbs: FusionCapabilities = [.batchNormalization]
+        let folds: Bool
+        /// Whether the compiler offered a folded affine map (set when the kernel is built).
+        let offered = Mutex(false)
+
+        init(folds: Bool, name: String) {
+            self.folds = folds
+            self.name = name
+        }
+
+        func outputShape(for inputs: [Shape]) throws -> Shape { inputs[0] }
+
+        func makeKernel(_ context: KernelContext) throws -> any Kernel { try makeFusedKernel(context).kernel }
+
+        func makeFusedKernel(_ context: KernelContext) throws -> FusedKernel {
+            offered.withLock { $0 = context.foldedAffine != nil }
+            guard folds, let affine = context.foldedAffine else { return FusedKernel(DoublingKernel(), appliesFoldedAffine: false) }
+            return FusedKernel(AffineDoublingKernel(scale: affine.scale, shift: affine.shift), appliesFoldedAffine: true)
+        }
+    }
+
+    /// `output = scale[c] * 2 * input[0] + shift[c]`.
+    struct AffineDoublingKernel: Kernel {
+        let scale: [Float], shift: [Float]
+        func run(_ io: KernelIO) {
+            let channels = io.outputShape.channels
+            for i in 0 ..< io.batch * io.outputShape.count { io.output[i] = scale[i % channels] * 2 * io.inputs[0][i] + shift[i % channels] }
         }
     }
 
@@ -80,6 +116,25 @@ struct FusionGuaranteeTests {
         let normalized = Naive.batchNormalization(Self.doubled(x), gamma: gamma, beta: beta, mean: mean, variance: variance,
                                                   epsilon: 1e-3)
         refExpectClose(try model.predict(try x.tensor()), Naive.add([normalized, x], activation: .relu6), "relu6(bn(2x) + x)")
+    }
+
+    @Test("Reading the offered BatchNormalization takes nothing: what the layer reports decides who applies it", arguments: [false, true])
+    func affineReportedNotRead(folds: Bool) throws {
+        var random = RefRandom(seed: 9_303)
+        let x = random.tensor(n: 2, h: 3, w: 3, c: 4)
+        let gamma = random.floats(4, 0.5, 1.5), beta = random.floats(4), mean = random.floats(4)
+        let variance = random.floats(4, 0.2, 2)
+        let input = Input(width: 3, height: 3, channels: 4)
+        let layer = AffineReadingDoubling(folds: folds, name: "double")
+        let model = try Model(input: input, output: input --> layer --> BatchNormalization(epsilon: 1e-3, name: "bn"))
+        #expect(model.plan.steps.count == 1)
+        try model.compile(from: ArrayParameterSource(["bn_gamma": gamma, "bn_beta": beta, "bn_mean": mean, "bn_variance": variance]))
+        #expect(layer.offered.withLock { $0 })
+        let kernel = try model.compilation().model(for: model.inputShapes).steps[0].kernel
+        #expect((kernel is EpilogueKernel) == !folds, "the compiler applies the map only when the layer leaves it out")
+        let expected = Naive.batchNormalization(Self.doubled(x), gamma: gamma, beta: beta, mean: mean, variance: variance,
+                                                epsilon: 1e-3)
+        refExpectClose(try model.predict(try x.tensor()), expected, "bn(2x)")
     }
 
     @Test("A kernel that applies a different activation than the fused one fails compilation")

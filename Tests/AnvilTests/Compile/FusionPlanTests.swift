@@ -3,7 +3,7 @@ import Testing
 
 /// The execution plans of representative blocks, written out by hand from which nodes fuse: the
 /// steps (by node name, in graph order), what each reads and writes, which tensor holds each
-/// model output, and the slot sizes (floats per image) of the best-fit buffer reuse. A change to
+/// model output, and the slot sizes (floats per image) of the best-fit buffer reuse (``BufferPlan``). A change to
 /// a fusion rule that changes a plan fails here, not only in the speed of a benchmark.
 @Suite("Execution plans of fused blocks")
 struct FusionPlanTests {
@@ -35,6 +35,9 @@ struct FusionPlanTests {
         graph.outputs.map { graph.name(ofTensor: plan.storage[$0]) }
     }
 
+    /// The buffers of `model`'s plan before kernels are built (no step writes in place).
+    static func buffers(_ model: Model) -> BufferPlan { BufferPlan(graph: model.graph, plan: model.plan) }
+
     @Test("ResNet block: conv → BN → ReLU in one step, conv → BN → Add → ReLU in one step reading the shortcut")
     func residualBlock() throws {
         let x = Input(width: 4, height: 4, channels: 3, name: "x")
@@ -51,12 +54,13 @@ struct FusionPlanTests {
         ])
         #expect(Self.outputHolders(plan, model.graph) == ["conv2"])
         // x (48) dies after the stem; conv1 grows its slot; conv2 needs a third while stem and conv1 live.
-        #expect(plan.slotSizes == [128, 128, 128])
-        #expect(plan.slot[plan.storage[model.graph.outputs[0]]] == 2)
-        // Written over the shortcut, which dies there: two slots.
-        let shared = plan.sharingResidualBuffers(graph: model.graph, inPlace: [2])
-        #expect(shared.slotSizes == [128, 128])
-        #expect(shared.steps.map(\.inputs) == plan.steps.map(\.inputs) && shared.steps.map(\.output) == plan.steps.map(\.output))
+        let buffers = Self.buffers(model)
+        #expect(buffers.slotSizes == [128, 128, 128])
+        #expect(buffers.slot[plan.storage[model.graph.outputs[0]]] == 2)
+        // Written over the shortcut (its second input), which dies there: two slots.
+        let shared = BufferPlan(graph: model.graph, plan: plan, inPlaceInputs: [nil, nil, 1])
+        #expect(shared.slotSizes == [128, 128] && shared.sharedInputs == [nil, nil, 1])
+        #expect(shared.slot[plan.storage[model.graph.outputs[0]]] == shared.slot[plan.steps[2].inputs[1]])
     }
 
     @Test("ShuffleNet block: the kept half's Slice and the shuffle fold into the concatenation")
@@ -76,7 +80,7 @@ struct FusionPlanTests {
         ])
         #expect(Self.outputHolders(plan, model.graph) == ["cat"])
         // x (128) lives to the concatenation; split (64) is free when cat (128) grows it.
-        #expect(plan.slotSizes == [128, 128, 64])
+        #expect(Self.buffers(model).slotSizes == [128, 128, 64])
     }
 
     @Test("Squeeze and excitation: the gate's last convolution multiplies the map, the product is its output")
@@ -98,7 +102,7 @@ struct FusionPlanTests {
         ])
         #expect(Self.outputHolders(plan, model.graph) == ["proj"])
         // squeeze (8) and then the product (128) reuse x's slot; fc1 (2) gets one of its own.
-        #expect(plan.slotSizes == [128, 128, 2])
+        #expect(Self.buffers(model).slotSizes == [128, 128, 2])
     }
 
     @Test("A zero Pad and an activation around a convolution: one step reading the unpadded input")
@@ -109,7 +113,7 @@ struct FusionPlanTests {
         let plan = model.plan
         #expect(Self.namedSteps(plan, model.graph) == [NamedStep("conv", reads: ["x"], writes: "conv")])
         #expect(Self.outputHolders(plan, model.graph) == ["conv"])
-        #expect(plan.slotSizes == [48, 128])
+        #expect(Self.buffers(model).slotSizes == [48, 128])
     }
 
     @Test("Transpose → Flatten → Dense: one Dense step reading the untransposed input")
@@ -120,6 +124,6 @@ struct FusionPlanTests {
         let plan = model.plan
         #expect(Self.namedSteps(plan, model.graph) == [NamedStep("fc", reads: ["x"], writes: "fc")])
         #expect(Self.outputHolders(plan, model.graph) == ["fc"])
-        #expect(plan.slotSizes == [24, 5])
+        #expect(Self.buffers(model).slotSizes == [24, 5])
     }
 }

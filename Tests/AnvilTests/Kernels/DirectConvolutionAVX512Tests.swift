@@ -134,7 +134,7 @@ struct DirectConvolutionAVX512Tests {
         /// `body` over the pixel ranges `pixelCuts` split the image into, each over the block
         /// ranges `blockCuts` split the blocks into (as threads split the work). `inPlace`: the
         /// output buffer starts as the residual and is passed as it (an output written over its
-        /// residual, ``EpilogueReportingKernel/addsResidualInPlace``).
+        /// residual, ``Kernel/inPlaceInput``).
         func run(_ c: Case, _ body: Body, pixelCuts: [Int] = [], blockCuts: [Int] = [], inPlace: Bool = false) -> [Float] {
             var output = inPlace ? residual! : [Float](repeating: .nan, count: c.pixels * c.outputs)
             var shape = c.shape

@@ -67,6 +67,10 @@ struct DirectConvolutionKernel: Kernel {
     /// Saturates rather than traps for absurd batches, which the workspace then refuses.
     func scratchCount(batch: Int) -> Int { isPadded ? saturatingProduct(batch, paddedImageCount) : 0 }
 
+    /// The residual, when it has one: each tile loads its residual values before it stores its
+    /// outputs there, and threads split the output the same way as the residual.
+    var inPlaceInput: Int? { 1 }
+
     func run(_ io: KernelIO) {
         var input = io.inputs[0]
         // A second input is a residual fused in by the compiler (`conv + bias + residual`, then

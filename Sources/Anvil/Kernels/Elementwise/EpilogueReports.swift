@@ -25,9 +25,6 @@ extension DirectConvolutionKernel: EpilogueReportingKernel {
     var appliedActivation: ActivationFunction { activation }
     /// Adds a second input in registers.
     var addsResidual: Bool { true }
-    /// Each tile loads its residual values before it stores its outputs there, and threads
-    /// split the output the same way as the residual.
-    var addsResidualInPlace: Bool { true }
 }
 
 extension EpilogueKernel: EpilogueReportingKernel {
