@@ -111,17 +111,17 @@ extension DeformableConvolution: ModelFileCodable {
     static var fileTypeName: String { "DeformableConvolution" }
 
     /// Reads `channels` and `kernel` (required), `stride` ((1, 1)), `padding` (`"valid"`),
-    /// `dilation` ((1, 1)), `groups` and `offsetGroups` (1), `useBias` (true).
+    /// `dilation` ((1, 1)), `groups` and `offsetGroups` (1), `bias` (true).
     convenience init(fields: JSONFields, name: String) throws {
         self.init(channels: try fields.int("channels"), kernel: try fields.pair("kernel"), stride: try fields.pair("stride", default: (1, 1)),
                   padding: try fields.padding("padding", default: .valid), dilation: try fields.pair("dilation", default: (1, 1)),
                   groups: try fields.int("groups", default: 1), offsetGroups: try fields.int("offsetGroups", default: 1),
-                  useBias: try fields.bool("useBias", default: true), name: name)
+                  useBias: try fields.bool("bias", default: true), name: name)
     }
 
     /// Every option.
     func encodeFields() throws -> [(String, JSONValue)] {
         [("channels", .int(channels)), ("kernel", .pair(kernel)), ("stride", .pair(stride)), ("padding", .padding(padding)),
-         ("dilation", .pair(dilation)), ("groups", .int(groups)), ("offsetGroups", .int(offsetGroups)), ("useBias", .bool(useBias))]
+         ("dilation", .pair(dilation)), ("groups", .int(groups)), ("offsetGroups", .int(offsetGroups)), ("bias", .bool(useBias))]
     }
 }

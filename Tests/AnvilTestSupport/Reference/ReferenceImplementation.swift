@@ -465,33 +465,37 @@ enum Naive {
             x[x.n == 1 ? 0 : b, x.h == 1 ? 0 : py, x.w == 1 ? 0 : px, x.c == 1 ? 0 : ch]
         }
         for b in 0 ..< n { for py in 0 ..< h { for px in 0 ..< w { for ch in 0 ..< c {
-            let values = xs.map { at($0, b, py, px, ch) }
-            var r = values[0]
-            for v in values.dropFirst() {
-                switch op {
-                case .add, .mean: r += v
-                case .subtract: r -= v
-                case .multiply: r *= v
-                case .divide: r /= v
-                case .maximum: r = Swift.max(r, v)
-                case .minimum: r = Swift.min(r, v)
-                case .power: r = Foundation.pow(r, v)
-                case .remainder: r -= v * (r / v).rounded(.down)
-                case .fmod: r -= v * (r / v).rounded(.towardZero)
-                case .less: r = r < v ? 1 : 0
-                case .lessOrEqual: r = r <= v ? 1 : 0
-                case .greater: r = r > v ? 1 : 0
-                case .greaterOrEqual: r = r >= v ? 1 : 0
-                case .equal: r = r == v ? 1 : 0
-                case .and: r = r != 0 && v != 0 ? 1 : 0
-                case .or: r = r != 0 || v != 0 ? 1 : 0
-                case .xor: r = (r != 0) != (v != 0) ? 1 : 0
-                }
-            }
-            if op == .mean { r /= Double(values.count) }
-            y[b, py, px, ch] = activate(f, r)
+            y[b, py, px, ch] = activate(f, fold(xs.map { at($0, b, py, px, ch) }, op))
         } } } }
         return y
+    }
+
+    /// `values` folded left to right with `op` in float64 (`mean` divides the sum by their count;
+    /// comparisons and logic give 1 or 0).
+    static func fold(_ values: [Double], _ op: ElementwiseOperation) -> Double {
+        var r = values[0]
+        for v in values.dropFirst() {
+            switch op {
+            case .add, .mean: r += v
+            case .subtract: r -= v
+            case .multiply: r *= v
+            case .divide: r /= v
+            case .maximum: r = Swift.max(r, v)
+            case .minimum: r = Swift.min(r, v)
+            case .power: r = Foundation.pow(r, v)
+            case .remainder: r -= v * (r / v).rounded(.down)
+            case .fmod: r -= v * (r / v).rounded(.towardZero)
+            case .less: r = r < v ? 1 : 0
+            case .lessOrEqual: r = r <= v ? 1 : 0
+            case .greater: r = r > v ? 1 : 0
+            case .greaterOrEqual: r = r >= v ? 1 : 0
+            case .equal: r = r == v ? 1 : 0
+            case .and: r = r != 0 && v != 0 ? 1 : 0
+            case .or: r = r != 0 || v != 0 ? 1 : 0
+            case .xor: r = (r != 0) != (v != 0) ? 1 : 0
+            }
+        }
+        return op == .mean ? r / Double(values.count) : r
     }
 
     /// Joins along channels, pixel by pixel.

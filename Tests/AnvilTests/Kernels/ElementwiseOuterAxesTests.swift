@@ -37,30 +37,7 @@ struct ElementwiseOuterAxesTests {
                     let item = operand.batch == 1 ? 0 : n
                     return Double(operand.values[item * operand.shape.reduce(1, *) + index])
                 }
-                var r = values[0]
-                for v in values.dropFirst() {
-                    switch operation {
-                    case .add, .mean: r += v
-                    case .subtract: r -= v
-                    case .multiply: r *= v
-                    case .divide: r /= v
-                    case .maximum: r = Swift.max(r, v)
-                    case .minimum: r = Swift.min(r, v)
-                    case .power: r = Foundation.pow(r, v)
-                    case .remainder: r -= v * (r / v).rounded(.down)
-                    case .fmod: r -= v * (r / v).rounded(.towardZero)
-                    case .less: r = r < v ? 1 : 0
-                    case .lessOrEqual: r = r <= v ? 1 : 0
-                    case .greater: r = r > v ? 1 : 0
-                    case .greaterOrEqual: r = r >= v ? 1 : 0
-                    case .equal: r = r == v ? 1 : 0
-                    case .and: r = r != 0 && v != 0 ? 1 : 0
-                    case .or: r = r != 0 || v != 0 ? 1 : 0
-                    case .xor: r = (r != 0) != (v != 0) ? 1 : 0
-                    }
-                }
-                if operation == .mean { r /= Double(values.count) }
-                result.append(r)
+                result.append(Naive.fold(values, operation))
             }
         }
         return result
@@ -128,5 +105,32 @@ struct ElementwiseOuterAxesTests {
                 }
             }
         }
+    }
+
+    @Test("A gate whose broadcast alternates 4 times is not fused into the step computing it, and multiplies right")
+    func gateOfManyAlternations() throws {
+        // x [4, 3, 5, 6] times its mean over axes 0 and 2 ([1, 3, 1, 6]): broadcast, full, broadcast, full.
+        let dims = [4, 3, 5, 6]
+        let x = Input(shape: OpenShape(dimensions: dims), name: "x")
+        let gate = x --> Reduce(.mean, axes: [1, 3], name: "gate")
+        let model = try Model(input: x, output: [x, gate] --> Elementwise(.multiply, name: "scaled"))
+        try model.compile(from: ArrayParameterSource([:]))
+        var rng = RefRandom(seed: 45_001)
+        let batch = 2, count = dims.reduce(1, *)
+        let values = (0 ..< batch * count).map { _ in rng.float(-2, 2) }
+        let output = try model.predict(Tensor(batch: batch, shape: try Shape(dimensions: dims), values: values))
+        var expected: [Double] = []
+        for n in 0 ..< batch {
+            func at(_ a: Int, _ b: Int, _ c: Int, _ d: Int) -> Double {
+                Double(values[n * count + ((a * 3 + b) * 5 + c) * 6 + d])
+            }
+            for a in 0 ..< 4 { for b in 0 ..< 3 { for c in 0 ..< 5 { for d in 0 ..< 6 {
+                var sum = 0.0
+                for i in 0 ..< 4 { for k in 0 ..< 5 { sum += at(i, b, k, d) } }
+                expected.append(at(a, b, c, d) * sum / 20)
+            } } } }
+        }
+        let bad = zip(output.values, expected).filter { abs(Double($0) - $1) > 1e-5 * max(1, abs($1)) }.count
+        #expect(output.values.count == expected.count && bad == 0, "\(bad) values differ")
     }
 }

@@ -20,11 +20,19 @@ struct SqueezeExcitationGateFusion: FusionRule {
               multiply.constant == nil, graph.nodes[next].inputs.count == 2,
               let map = graph.nodes[next].inputs.first(where: { $0 != tail }), builder.computed(map, before: step.node),
               graph.shapes[tail].count < graph.shapes[map].count, graph.shapes[map].elementType == .float32,
-              graph.shapes[graph.nodes[next].output] == graph.shapes[map] else { return }
+              graph.shapes[graph.nodes[next].output] == graph.shapes[map],
+              // The gate multiplies in one C call per range: a broadcast of more alternations stays a step.
+              Self.runsInOneCall(gate: graph.shapes[tail], map: graph.shapes[map]) else { return }
         step.fusions.append(SqueezeExcitationGateFusion(node: next, layer: multiply))
         builder.fused.insert(next)
         step.inputs.append(builder.storage[map])
         step.output = graph.nodes[next].output
+    }
+
+    /// Whether ``GatedKernel`` can multiply `map` by `gate`: their broadcast merges into the three
+    /// axes one `anvil_binary` call walks.
+    static func runsInOneCall(gate: Shape, map: Shape) -> Bool {
+        ElementwiseKernel.broadcast(output: map, map, map.count, gate, gate.count).outer.isEmpty
     }
 
     /// The map, read as the last input.
